@@ -1,0 +1,400 @@
+//! Writing the canonical block for an ordered list of tensors.
+//!
+//! Everything the parser would reject is refused before the first byte is
+//! written, by the same rules the parser runs ([`super::rules`]). Offsets,
+//! heap positions and padding come from one walk over the specs
+//! ([`Placements`]) that both the checking pass and the writing pass use.
+
+use super::descriptor::*;
+use super::rules;
+use crate::dtype::{Dtype, DtypeCode};
+use crate::error::{Error, Refusal, Result};
+use crate::frozen::{Encode, Frozen};
+use crate::order::{self, Element};
+use crate::schema::Schema;
+use crate::wire::{Sink, Writer};
+
+/// A tensor's payload as the builder receives it.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Payload<'a> {
+    bytes: &'a [u8],
+    /// 0 when `bytes` are already wire bytes; else the width of the host
+    /// numbers they hold, which a big-endian host swaps while writing.
+    host_width: usize,
+    host_code: Option<u16>,
+}
+
+impl<'a> Payload<'a> {
+    /// Bytes already in wire order (little-endian), for any dtype.
+    pub const fn wire(bytes: &'a [u8]) -> Payload<'a> {
+        Payload {
+            bytes,
+            host_width: 0,
+            host_code: None,
+        }
+    }
+
+    /// Host numbers; written little-endian on every host.
+    pub fn host<T: Element>(values: &'a [T]) -> Payload<'a> {
+        Payload {
+            bytes: bytemuck::cast_slice(values),
+            host_width: T::WIDTH,
+            host_code: Some(T::DTYPE_CODE),
+        }
+    }
+
+    /// Length in bytes.
+    pub const fn len(&self) -> usize {
+        self.bytes.len()
+    }
+
+    /// Whether there are no bytes.
+    pub const fn is_empty(&self) -> bool {
+        self.bytes.is_empty()
+    }
+
+    fn write<S: Sink>(&self, w: &mut Writer<S>) -> Result<()> {
+        order::write_host_elements(self.bytes, self.host_width, w)
+    }
+}
+
+/// Quantization links of a tensor to spec, by index in the same list.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
+pub enum QuantSpec {
+    /// Scheme 0.
+    #[default]
+    None,
+    /// Scheme 1: `scales` holds one scale per group.
+    Scales {
+        /// Dimension the groups run along.
+        axis: u16,
+        /// Elements per group.
+        group_size: u32,
+        /// Index of the scale tensor.
+        scales: u32,
+    },
+    /// Scheme 2: scheme 1 plus a one-element f32 `outer` tensor.
+    ScalesOuter {
+        /// Dimension the groups run along.
+        axis: u16,
+        /// Elements per group.
+        group_size: u32,
+        /// Index of the scale tensor.
+        scales: u32,
+        /// Index of the outer scale tensor.
+        outer: u32,
+    },
+}
+
+/// One tensor to write.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct TensorSpec<'a> {
+    /// Closed or opaque dtype.
+    pub dtype: DtypeCode,
+    /// Dimensions; empty for a scalar.
+    pub shape: &'a [u64],
+    /// Name; either every tensor of a directory has one or none does.
+    pub name: Option<&'a str>,
+    /// Layout name, for an opaque dtype only.
+    pub layout: Option<&'a str>,
+    /// Opaque block size; 0 for closed dtypes.
+    pub block_size: u32,
+    /// Quantization links.
+    pub quant: QuantSpec,
+    /// The elements.
+    pub payload: Payload<'a>,
+}
+
+impl<'a> TensorSpec<'a> {
+    /// A tensor of a closed dtype from wire-order bytes.
+    pub const fn new(dtype: Dtype, shape: &'a [u64], bytes: &'a [u8]) -> TensorSpec<'a> {
+        TensorSpec {
+            dtype: DtypeCode::Closed(dtype),
+            shape,
+            name: None,
+            layout: None,
+            block_size: 0,
+            quant: QuantSpec::None,
+            payload: Payload::wire(bytes),
+        }
+    }
+
+    /// A tensor from host numbers; the dtype follows from `T`.
+    ///
+    /// ```
+    /// use kiln_nostd::{TensorSpec, Tensors, to_slice, Directory};
+    /// let values = [1.0f32, -2.0];
+    /// let specs = [TensorSpec::from_host(&[2], &values)];
+    /// let mut buf = [0u8; 256];
+    /// let block = to_slice(&Tensors(&specs), &mut buf).unwrap();
+    /// assert_eq!(block.len(), 200);
+    /// assert_eq!(&block[192..], &[0, 0, 0x80, 0x3f, 0, 0, 0, 0xc0]);
+    /// let dir = Directory::parse(block).unwrap();
+    /// let mut out = [0f32; 2];
+    /// dir.get(0).unwrap().copy_into(&mut out).unwrap();
+    /// assert_eq!(out, values);
+    /// ```
+    pub fn from_host<T: Element>(shape: &'a [u64], values: &'a [T]) -> TensorSpec<'a> {
+        TensorSpec {
+            dtype: DtypeCode::from_code(T::DTYPE_CODE).unwrap_or(DtypeCode::Opaque(T::DTYPE_CODE)),
+            payload: Payload::host(values),
+            ..TensorSpec::new(Dtype::U8, shape, &[])
+        }
+    }
+
+    /// An opaque tensor: a foreign block layout Kiln stores and does not
+    /// interpret.
+    pub const fn opaque(
+        code: u16,
+        layout: &'a str,
+        block_size: u32,
+        shape: &'a [u64],
+        bytes: &'a [u8],
+    ) -> TensorSpec<'a> {
+        TensorSpec {
+            dtype: DtypeCode::Opaque(code),
+            shape,
+            name: None,
+            layout: Some(layout),
+            block_size,
+            quant: QuantSpec::None,
+            payload: Payload::wire(bytes),
+        }
+    }
+
+    /// The same tensor with a name.
+    pub const fn named(mut self, name: &'a str) -> TensorSpec<'a> {
+        self.name = Some(name);
+        self
+    }
+
+    /// The same tensor with quantization links.
+    pub const fn quantized(mut self, quant: QuantSpec) -> TensorSpec<'a> {
+        self.quant = quant;
+        self
+    }
+}
+
+/// An ordered list of tensors, encoded as one canonical directory block.
+/// This is how a struct writes its `tensors` field.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Tensors<'a>(pub &'a [TensorSpec<'a>]);
+
+impl Frozen for Tensors<'_> {
+    const SCHEMA: Schema = Schema::Tensors;
+}
+
+impl Encode for Tensors<'_> {
+    fn encode<S: Sink>(&self, w: &mut Writer<S>) -> Result<()> {
+        let plan = check(self.0, w)?;
+        write(self.0, &plan, w)
+    }
+}
+
+fn refuse(fault: &'static str) -> Error {
+    Error::refused(Refusal::NotEncodable, fault)
+}
+
+/// What the checking pass learned and the writing pass needs.
+struct Plan {
+    count: u32,
+    names_total: u64,
+    name_bytes: u32,
+    payload_bytes: u64,
+    named: bool,
+}
+
+/// The descriptors of the specs in order, with canonical heap offsets and
+/// greedy payload offsets. The one place those positions are computed.
+struct Placements<'s, 'a> {
+    specs: core::slice::Iter<'s, TensorSpec<'a>>,
+    name_cursor: u64,
+    layout_cursor: u64,
+    payload_end: u64,
+}
+
+impl<'s, 'a> Placements<'s, 'a> {
+    fn new(specs: &'s [TensorSpec<'a>], names_total: u64) -> Self {
+        Placements {
+            specs: specs.iter(),
+            name_cursor: 0,
+            layout_cursor: names_total,
+            payload_end: 0,
+        }
+    }
+}
+
+/// A heap slot at `cursor`: `(offset, length)`, refused when it cannot be
+/// expressed in the u16 fields.
+fn slot(text: Option<&str>, cursor: &mut u64) -> Result<(u16, u16)> {
+    let Some(text) = text else {
+        return Ok((NO_OFFSET, 0));
+    };
+    if text.is_empty() {
+        return Err(refuse("empty name or layout name"));
+    }
+    let len = u16::try_from(text.len()).map_err(|_| refuse("name longer than 65,535 bytes"))?;
+    let off = u16::try_from(*cursor)
+        .ok()
+        .filter(|&off| off != NO_OFFSET)
+        .ok_or(refuse("name heap offset does not fit below 0xFFFF"))?;
+    *cursor = cursor.saturating_add(u64::from(len));
+    Ok((off, len))
+}
+
+/// The descriptor of one spec with its positions left at zero: all that
+/// the quantization rule needs to know about a linked tensor.
+fn bare_descriptor(spec: &TensorSpec<'_>) -> Result<Descriptor> {
+    let rank = u8::try_from(spec.shape.len())
+        .ok()
+        .filter(|&r| r <= MAX_RANK)
+        .ok_or(refuse("rank above 8"))?;
+    let mut shape = [0u64; 8];
+    for (slot, &dim) in shape.iter_mut().zip(spec.shape) {
+        *slot = dim;
+    }
+    let (quant_scheme, quant_axis, group_size, scale_index, outer_index) = match spec.quant {
+        QuantSpec::None => (0, NO_AXIS, 0, NO_INDEX, NO_INDEX),
+        QuantSpec::Scales {
+            axis,
+            group_size,
+            scales,
+        } => (1, axis, group_size, scales, NO_INDEX),
+        QuantSpec::ScalesOuter {
+            axis,
+            group_size,
+            scales,
+            outer,
+        } => (2, axis, group_size, scales, outer),
+    };
+    Ok(Descriptor {
+        dtype: spec.dtype.code(),
+        rank,
+        name_off: NO_OFFSET,
+        name_len: 0,
+        layout_off: NO_OFFSET,
+        layout_len: 0,
+        block_size: spec.block_size,
+        quant_scheme,
+        quant_axis,
+        group_size,
+        scale_index,
+        outer_index,
+        byte_offset: 0,
+        byte_length: spec.payload.len() as u64,
+        shape,
+    })
+}
+
+impl Iterator for Placements<'_, '_> {
+    type Item = Result<Descriptor>;
+
+    fn next(&mut self) -> Option<Result<Descriptor>> {
+        let spec = self.specs.next()?;
+        let mut place = || -> Result<Descriptor> {
+            let mut d = bare_descriptor(spec)?;
+            (d.name_off, d.name_len) = slot(spec.name, &mut self.name_cursor)?;
+            (d.layout_off, d.layout_len) = slot(spec.layout, &mut self.layout_cursor)?;
+            d.byte_offset = align_up(self.payload_end).ok_or(refuse("payload region overflows"))?;
+            self.payload_end = d.range_end().ok_or(refuse("payload region overflows"))?;
+            Ok(d)
+        };
+        Some(place())
+    }
+}
+
+/// The checking pass: every rule the parser applies, on the descriptors
+/// the writing pass will emit.
+fn check<S: Sink>(specs: &[TensorSpec<'_>], w: &Writer<S>) -> Result<Plan> {
+    let limits = w.limits();
+    let count = u32::try_from(specs.len())
+        .ok()
+        .filter(|&c| c <= limits.count_cap)
+        .ok_or(refuse("more tensors than the count cap"))?;
+    let named = specs.iter().any(|s| s.name.is_some());
+    if named && specs.iter().any(|s| s.name.is_none()) {
+        return Err(refuse("some tensors are named and some are not"));
+    }
+    let text_len = |t: Option<&str>| t.map_or(0, |t| t.len() as u64);
+    let names_total: u64 = specs.iter().map(|s| text_len(s.name)).sum();
+    let heap_total: u64 = names_total + specs.iter().map(|s| text_len(s.layout)).sum::<u64>();
+    let name_bytes = u32::try_from(heap_total)
+        .ok()
+        .filter(|&n| n <= limits.byte_cap)
+        .ok_or(refuse("name heap above the byte cap"))?;
+
+    let mut placements = Placements::new(specs, names_total);
+    for (i, spec) in (0u32..).zip(specs) {
+        let d = placements.next().unwrap_or(Err(refuse("tensor list changed")))?;
+        let in_tensor = |e: Error| refuse(e.fault()).in_tensor(i);
+        if let Some(code) = spec.payload.host_code {
+            if code != d.dtype {
+                return Err(refuse("host element type does not match the dtype").in_tensor(i));
+            }
+        }
+        rules::check_shape_and_range(&d, u64::MAX).map_err(in_tensor)?;
+        rules::check_payload_bits(&d, spec.payload.bytes).map_err(in_tensor)?;
+        rules::check_quant(i, &d, count, |j| {
+            specs.get(j as usize).and_then(|s| bare_descriptor(s).ok())
+        })
+        .map_err(in_tensor)?;
+    }
+    let name_of = |i: u32| specs.get(i as usize).and_then(|s| s.name).unwrap_or("").as_bytes();
+    if let Some(i) = rules::first_repeated_name(count, name_of) {
+        return Err(refuse("tensor name repeats an earlier name").in_tensor(i));
+    }
+    let directory_end = HEADER_LEN + u64::from(count) * DESCRIPTOR_LEN + u64::from(name_bytes);
+    align_up(directory_end)
+        .and_then(|base| base.checked_add(placements.payload_end))
+        .ok_or(refuse("block length overflows 64 bits"))?;
+    Ok(Plan {
+        count,
+        names_total,
+        name_bytes,
+        payload_bytes: placements.payload_end,
+        named,
+    })
+}
+
+/// The writing pass: header, descriptors, heap, padding, payloads.
+fn write<S: Sink>(specs: &[TensorSpec<'_>], plan: &Plan, w: &mut Writer<S>) -> Result<()> {
+    let directory_bytes = u64::from(plan.count) * DESCRIPTOR_LEN + u64::from(plan.name_bytes);
+    // Header.
+    w.put(&MAGIC)?;
+    w.u8(DIRECTORY_VERSION)?;
+    w.u8(FLAG_LITTLE_ENDIAN | if plan.named { FLAG_NAMES } else { 0 })?;
+    w.u16(0)?;
+    w.u32(plan.count)?;
+    w.u32(plan.name_bytes)?;
+    w.u64(plan.payload_bytes)?;
+    w.u64(directory_bytes)?;
+    w.put_zeros(32)?;
+    // Descriptors.
+    for d in Placements::new(specs, plan.names_total) {
+        d?.write(w)?;
+    }
+    // Heap: names in order, then layout names in order.
+    for name in specs.iter().filter_map(|s| s.name) {
+        w.put(name.as_bytes())?;
+    }
+    for layout in specs.iter().filter_map(|s| s.layout) {
+        w.put(layout.as_bytes())?;
+    }
+    // Padding to the payload base.
+    let heap_end = HEADER_LEN + directory_bytes;
+    let base = align_up(heap_end).ok_or(refuse("block length overflows"))?;
+    w.put_zeros(to_usize(base - heap_end)?)?;
+    // Payloads, each at its greedy offset, gaps zero.
+    let mut end: u64 = 0;
+    for (spec, d) in specs.iter().zip(Placements::new(specs, plan.names_total)) {
+        let d = d?;
+        w.put_zeros(to_usize(d.byte_offset - end)?)?;
+        spec.payload.write(w)?;
+        end = d.byte_offset + d.byte_length;
+    }
+    Ok(())
+}
+
+fn to_usize(n: u64) -> Result<usize> {
+    usize::try_from(n).map_err(|_| refuse("length does not fit in memory"))
+}

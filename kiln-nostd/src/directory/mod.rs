@@ -1,0 +1,395 @@
+//! The tensor directory: [`Directory::parse`] checks a whole block once, in
+//! the format's check order; afterwards [`TensorView`]s borrow names,
+//! shapes and payloads from it without allocating. [`TensorSpec`] and
+//! [`Tensors`] write the canonical block.
+
+mod build;
+mod descriptor;
+mod parse;
+mod rules;
+
+pub use build::{Payload, QuantSpec, TensorSpec, Tensors};
+pub use descriptor::{
+    align_up, ALIGN, DESCRIPTOR_LEN, DIRECTORY_VERSION, FLAG_LITTLE_ENDIAN, FLAG_NAMES, HEADER_LEN,
+    MAGIC, MAX_RANK,
+};
+pub use rules::element_count;
+
+use descriptor::{Descriptor, NO_INDEX};
+use parse::Placement;
+
+use crate::dtype::{Dtype, DtypeCode};
+use crate::error::{Code, Error, Refusal, Result};
+use crate::frozen::{Decode, Encode, Frozen};
+use crate::limits::Limits;
+use crate::order::{self, Element};
+use crate::schema::Schema;
+use crate::wire::{Reader, Sink, Writer};
+
+/// A checked tensor directory block, borrowed from the caller's buffer.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Directory<'a> {
+    /// Exactly the block: header through the last payload byte.
+    block: &'a [u8],
+    tensor_count: u32,
+    name_bytes: u32,
+    payload_base: usize,
+    flags: u8,
+}
+
+impl<'a> Directory<'a> {
+    /// Checks a standalone block under the default caps. The buffer must be
+    /// exactly one block.
+    ///
+    /// ```
+    /// use kiln_nostd::Directory;
+    /// let mut empty = [0u8; 64];
+    /// empty[..6].copy_from_slice(b"KLNT\x02\x02");
+    /// let dir = Directory::parse(&empty).unwrap();
+    /// assert_eq!(dir.len(), 0);
+    /// ```
+    pub fn parse(buf: &'a [u8]) -> Result<Directory<'a>> {
+        Directory::parse_with(buf, Limits::DEFAULT)
+    }
+
+    /// Checks a standalone block under `limits`.
+    pub fn parse_with(buf: &'a [u8], limits: Limits) -> Result<Directory<'a>> {
+        parse::parse(buf, limits, Placement::Standalone, false)
+    }
+
+    /// Checks the block at the start of `buf`, which may continue with
+    /// other data (a `tensors` field followed by more fields).
+    /// [`Directory::block_len`] says where the block ends.
+    pub fn parse_prefix(buf: &'a [u8], limits: Limits) -> Result<Directory<'a>> {
+        parse::parse(buf, limits, Placement::Field, false)
+    }
+
+    /// Reads a block this process just wrote. Every bound is still checked,
+    /// so a bad buffer cannot cause a read outside it, but UTF-8 of names
+    /// and the quantization rules are skipped: [`TensorView::name`] of a
+    /// bad name is `None`, and quantization links may be nonsense.
+    pub fn parse_trusted(buf: &'a [u8], limits: Limits) -> Result<Directory<'a>> {
+        parse::parse(buf, limits, Placement::Standalone, true)
+    }
+
+    /// How many tensors.
+    pub const fn len(&self) -> usize {
+        self.tensor_count as usize
+    }
+
+    /// Whether there are none.
+    pub const fn is_empty(&self) -> bool {
+        self.tensor_count == 0
+    }
+
+    /// The block's bytes (canonical, since it was checked).
+    pub const fn as_bytes(&self) -> &'a [u8] {
+        self.block
+    }
+
+    /// The block's length in bytes.
+    pub const fn block_len(&self) -> usize {
+        self.block.len()
+    }
+
+    /// Whether the name flag is set (every tensor has a name).
+    pub const fn has_names(&self) -> bool {
+        self.flags & FLAG_NAMES != 0
+    }
+
+    /// Tensor `index`, in descriptor order.
+    pub fn get(&self, index: usize) -> Option<TensorView<'a>> {
+        let index = u32::try_from(index).ok().filter(|&i| i < self.tensor_count)?;
+        Some(TensorView {
+            dir: *self,
+            index,
+            desc: self.descriptor(index),
+        })
+    }
+
+    /// The tensor named `name` (a linear scan of the descriptors).
+    pub fn by_name(&self, name: &str) -> Option<TensorView<'a>> {
+        (0..self.tensor_count)
+            .find(|&i| self.name_bytes_of(i) == name.as_bytes())
+            .and_then(|i| self.get(i as usize))
+    }
+
+    /// The tensors in descriptor order.
+    pub fn iter(&self) -> TensorIter<'a> {
+        self.into_iter()
+    }
+
+    // -- byte access for the parser and the views ---------------------------
+
+    fn record_start(&self, index: u32) -> usize {
+        (HEADER_LEN as usize).saturating_add((index as usize).saturating_mul(DESCRIPTOR_LEN as usize))
+    }
+
+    fn record(&self, index: u32) -> [u8; 128] {
+        let start = self.record_start(index);
+        let mut record = [0u8; 128];
+        if let Some(src) = self.block.get(start..start.saturating_add(128)) {
+            record.copy_from_slice(src);
+        }
+        record
+    }
+
+    fn descriptor(&self, index: u32) -> Descriptor {
+        Descriptor::read(&self.record(index))
+    }
+
+    fn heap_start(&self) -> usize {
+        self.record_start(self.tensor_count)
+    }
+
+    fn heap_slice(&self, off: u16, len: u16) -> &'a [u8] {
+        if len == 0 {
+            return &[];
+        }
+        let start = self.heap_start().saturating_add(usize::from(off));
+        self.block
+            .get(start..start.saturating_add(usize::from(len)))
+            .unwrap_or(&[])
+    }
+
+    fn name_bytes_of(&self, index: u32) -> &'a [u8] {
+        let d = self.descriptor(index);
+        self.heap_slice(d.name_off, d.name_len)
+    }
+
+    /// Payload bytes `[start, end)` measured from the payload base.
+    fn payload_region(&self, start: u64, end: u64) -> &'a [u8] {
+        let to_abs = |v: u64| {
+            usize::try_from(v)
+                .ok()
+                .and_then(|v| v.checked_add(self.payload_base))
+        };
+        match (to_abs(start), to_abs(end)) {
+            (Some(s), Some(e)) => self.block.get(s..e).unwrap_or(&[]),
+            _ => &[],
+        }
+    }
+
+    fn payload_of(&self, d: &Descriptor) -> &'a [u8] {
+        self.payload_region(d.byte_offset, d.range_end().unwrap_or(0))
+    }
+
+    fn fault_in(&self, index: u32, code: Code, fault: &'static str, field: usize) -> Error {
+        Error::wire(code, fault, self.record_start(index).saturating_add(field)).in_tensor(index)
+    }
+}
+
+impl<'a> IntoIterator for &Directory<'a> {
+    type Item = TensorView<'a>;
+    type IntoIter = TensorIter<'a>;
+
+    fn into_iter(self) -> TensorIter<'a> {
+        TensorIter { dir: *self, next: 0 }
+    }
+}
+
+/// The tensors of a [`Directory`] in descriptor order.
+#[derive(Clone, Debug)]
+pub struct TensorIter<'a> {
+    dir: Directory<'a>,
+    next: usize,
+}
+
+impl<'a> Iterator for TensorIter<'a> {
+    type Item = TensorView<'a>;
+
+    fn next(&mut self) -> Option<TensorView<'a>> {
+        let view = self.dir.get(self.next)?;
+        self.next = self.next.saturating_add(1);
+        Some(view)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let left = self.dir.len().saturating_sub(self.next);
+        (left, Some(left))
+    }
+}
+
+impl ExactSizeIterator for TensorIter<'_> {}
+
+/// How a tensor's elements are quantized. Kiln stores the links and never
+/// applies a scale.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Quant<'a> {
+    /// Scheme 0: plain elements.
+    None,
+    /// Scheme 1: one sibling tensor holds a scale per group of `group_size`
+    /// elements along `axis`.
+    Scales {
+        /// Dimension the groups run along.
+        axis: u16,
+        /// Elements per group.
+        group_size: u32,
+        /// The scale tensor.
+        scales: TensorView<'a>,
+    },
+    /// Scheme 2: scheme 1 plus one f32 outer scale for the whole tensor.
+    ScalesOuter {
+        /// Dimension the groups run along.
+        axis: u16,
+        /// Elements per group.
+        group_size: u32,
+        /// The scale tensor.
+        scales: TensorView<'a>,
+        /// The one-element f32 outer scale tensor.
+        outer: TensorView<'a>,
+    },
+}
+
+/// One tensor of a checked [`Directory`].
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct TensorView<'a> {
+    dir: Directory<'a>,
+    index: u32,
+    desc: Descriptor,
+}
+
+impl<'a> TensorView<'a> {
+    /// Position in the directory.
+    pub const fn index(&self) -> usize {
+        self.index as usize
+    }
+
+    /// The dtype code, closed or opaque.
+    pub fn dtype(&self) -> DtypeCode {
+        // Checked by parse; the fallback is never taken.
+        DtypeCode::from_code(self.desc.dtype).unwrap_or(DtypeCode::Opaque(self.desc.dtype))
+    }
+
+    /// Number of dimensions, 0 through 8.
+    pub const fn rank(&self) -> usize {
+        self.desc.rank as usize
+    }
+
+    /// The dimensions (empty for a scalar).
+    pub fn shape(&self) -> &[u64] {
+        self.desc.dims()
+    }
+
+    /// Product of the dimensions (1 for a scalar).
+    pub fn element_count(&self) -> u64 {
+        element_count(self.desc.dims()).unwrap_or(0)
+    }
+
+    /// The tensor's name, if the directory names its tensors.
+    pub fn name(&self) -> Option<&'a str> {
+        let bytes = self.dir.heap_slice(self.desc.name_off, self.desc.name_len);
+        (!bytes.is_empty()).then(|| core::str::from_utf8(bytes).ok()).flatten()
+    }
+
+    /// The opaque layout name (e.g. `Q4_K`), for an opaque dtype.
+    pub fn layout(&self) -> Option<&'a str> {
+        let bytes = self.dir.heap_slice(self.desc.layout_off, self.desc.layout_len);
+        (!bytes.is_empty()).then(|| core::str::from_utf8(bytes).ok()).flatten()
+    }
+
+    /// The opaque block size in bytes (0 for closed dtypes).
+    pub const fn block_size(&self) -> u32 {
+        self.desc.block_size
+    }
+
+    /// Offset of the payload from the start of the payload region.
+    pub const fn byte_offset(&self) -> u64 {
+        self.desc.byte_offset
+    }
+
+    /// The raw little-endian payload, borrowed from the buffer.
+    pub fn bytes(&self) -> &'a [u8] {
+        self.dir.payload_of(&self.desc)
+    }
+
+    /// Quantization scheme and the tensors it links to.
+    pub fn quant(&self) -> Quant<'a> {
+        let link = |i: u32| (i != NO_INDEX).then(|| self.dir.get(i as usize)).flatten();
+        let (axis, group_size) = (self.desc.quant_axis, self.desc.group_size);
+        match (self.desc.quant_scheme, link(self.desc.scale_index), link(self.desc.outer_index)) {
+            (1, Some(scales), _) => Quant::Scales {
+                axis,
+                group_size,
+                scales,
+            },
+            (2, Some(scales), Some(outer)) => Quant::ScalesOuter {
+                axis,
+                group_size,
+                scales,
+                outer,
+            },
+            _ => Quant::None,
+        }
+    }
+
+    fn check_element<T: Element>(&self) -> Result<()> {
+        if self.desc.dtype != T::DTYPE_CODE {
+            return Err(Error::refused(
+                Refusal::WrongElementType,
+                "element type does not match the tensor's dtype",
+            )
+            .in_tensor(self.index));
+        }
+        Ok(())
+    }
+
+    /// The payload in place as host numbers: no copy. Refused on a
+    /// big-endian host, at a misaligned address, or when `T` is not this
+    /// tensor's dtype. The payload's offset from the block start is a
+    /// multiple of 64, so it is aligned when the block is.
+    pub fn as_slice<T: Element>(&self) -> Result<&'a [T]> {
+        self.check_element::<T>()?;
+        order::view(self.bytes()).map_err(|e| e.in_tensor(self.index))
+    }
+
+    /// Copies the payload into `out` as host numbers (one copy on a
+    /// little-endian host, a swap per element on a big-endian one) and
+    /// returns the element count.
+    pub fn copy_into<T: Element>(&self, out: &mut [T]) -> Result<usize> {
+        self.check_element::<T>()?;
+        order::copy_into(self.bytes(), out).map_err(|e| e.in_tensor(self.index))
+    }
+
+    /// An owned copy of the payload as host numbers. Refused with LIMIT
+    /// when the payload is above the byte cap.
+    #[cfg(feature = "alloc")]
+    pub fn to_vec<T: Element + Default>(&self, limits: Limits) -> Result<alloc::vec::Vec<T>> {
+        self.check_element::<T>()?;
+        if self.bytes().len() as u64 > u64::from(limits.byte_cap) {
+            return Err(Error::wire(Code::Limit, "payload above the byte cap for an owned copy", 0)
+                .in_tensor(self.index));
+        }
+        let mut out = alloc::vec![T::default(); self.bytes().len() / T::WIDTH];
+        order::copy_into(self.bytes(), &mut out)?;
+        Ok(out)
+    }
+
+    /// The closed dtype, if this tensor has one.
+    pub fn closed_dtype(&self) -> Option<Dtype> {
+        Dtype::from_code(self.desc.dtype)
+    }
+}
+
+impl Frozen for Directory<'_> {
+    const SCHEMA: Schema = Schema::Tensors;
+}
+
+impl<'de> Decode<'de> for Directory<'de> {
+    /// A `tensors` field: the block starts here, the next field starts
+    /// where it ends.
+    fn decode(r: &mut Reader<'de>) -> Result<Self> {
+        let at = r.position();
+        let dir = parse::parse(r.unread(), r.limits(), Placement::Field, r.is_trusted())
+            .map_err(|e| e.shifted(at))?;
+        r.skip(dir.block_len(), "directory block")?;
+        Ok(dir)
+    }
+}
+
+impl Encode for Directory<'_> {
+    /// Re-emits the checked (and so canonical) block.
+    fn encode<S: Sink>(&self, w: &mut Writer<S>) -> Result<()> {
+        w.put(self.block)
+    }
+}

@@ -1,0 +1,317 @@
+//! `Directory::parse`: the one gate. It runs the wire text's check order,
+//! steps 1 to 12, each step over every descriptor before the next starts,
+//! so that a block with several faults reports the same first fault in
+//! every reader. Nothing is allocated; the cost is proportional to the
+//! tensor count, the name bytes and the alignment gaps, plus one pass over
+//! bool payloads (the format requires their bytes to be checked).
+
+use super::descriptor::*;
+use super::rules;
+use super::Directory;
+use crate::error::{Code, Error, Result};
+use crate::limits::Limits;
+use crate::wire::{check_cap, check_fits};
+
+/// How the block sits in the caller's buffer.
+#[derive(Copy, Clone, PartialEq, Eq)]
+pub(crate) enum Placement {
+    /// The buffer is this one block: bytes after it are TRAILING.
+    Standalone,
+    /// The block is a `tensors` field: bytes after it belong to the next
+    /// field.
+    Field,
+}
+
+fn fault(code: Code, fault: &'static str, at: u64) -> Error {
+    Error::wire(code, fault, usize::try_from(at).unwrap_or(usize::MAX))
+}
+
+fn u16_at(buf: &[u8], at: usize) -> u16 {
+    let mut b = [0u8; 2];
+    if let Some(src) = buf.get(at..at.saturating_add(2)) {
+        b.copy_from_slice(src);
+    }
+    u16::from_le_bytes(b)
+}
+
+fn u32_at(buf: &[u8], at: usize) -> u32 {
+    let mut b = [0u8; 4];
+    if let Some(src) = buf.get(at..at.saturating_add(4)) {
+        b.copy_from_slice(src);
+    }
+    u32::from_le_bytes(b)
+}
+
+fn u64_at(buf: &[u8], at: usize) -> u64 {
+    let mut b = [0u8; 8];
+    if let Some(src) = buf.get(at..at.saturating_add(8)) {
+        b.copy_from_slice(src);
+    }
+    u64::from_le_bytes(b)
+}
+
+pub(crate) fn parse<'a>(
+    buf: &'a [u8],
+    limits: Limits,
+    placement: Placement,
+    trusted: bool,
+) -> Result<Directory<'a>> {
+    // Step 1: magic, and a whole header.
+    if buf.len() < MAGIC.len() {
+        return Err(fault(Code::Eof, "fewer than 4 bytes for the directory magic", 0));
+    }
+    if buf.get(..4) != Some(&MAGIC[..]) {
+        return Err(fault(Code::Frame, "directory magic is not KLNT", 0));
+    }
+    if (buf.len() as u64) < HEADER_LEN {
+        return Err(fault(Code::Eof, "fewer than 64 bytes for the directory header", 4));
+    }
+
+    // Step 2: version, flags, reserved header bytes.
+    let version = buf.get(4).copied().unwrap_or(0);
+    let flags = buf.get(5).copied().unwrap_or(0);
+    if version != DIRECTORY_VERSION {
+        return Err(fault(Code::Frame, "directory version is not 2", 4));
+    }
+    if flags & !(FLAG_NAMES | FLAG_LITTLE_ENDIAN) != 0 {
+        return Err(fault(Code::Frame, "unknown directory flag bit", 5));
+    }
+    if flags & FLAG_LITTLE_ENDIAN == 0 {
+        return Err(fault(Code::Frame, "little-endian flag is clear", 5));
+    }
+    let reserved = buf.get(6..8).into_iter().chain(buf.get(32..64)).flatten();
+    if reserved.clone().any(|&b| b != 0) {
+        let at = if u16_at(buf, 6) != 0 { 6 } else { 32 };
+        return Err(fault(Code::Frame, "nonzero reserved header byte", at));
+    }
+
+    // Step 3: caps, before anything is sized by the claims.
+    let tensor_count = u32_at(buf, 8);
+    let name_bytes = u32_at(buf, 12);
+    let payload_bytes = u64_at(buf, 16);
+    let directory_bytes = u64_at(buf, 24);
+    check_cap(tensor_count.into(), limits.count_cap, "tensor count above the cap", 8)?;
+    check_cap(name_bytes.into(), limits.byte_cap, "name heap above the byte cap", 12)?;
+
+    // Step 4: directory_bytes agrees with the count and the heap. The sum
+    // of a u32 times 128 and a u32 cannot overflow a u64.
+    let expected_directory = u64::from(tensor_count)
+        .saturating_mul(DESCRIPTOR_LEN)
+        .saturating_add(u64::from(name_bytes));
+    if directory_bytes != expected_directory {
+        return Err(fault(
+            Code::Type,
+            "directory_bytes is not tensor_count * 128 + name_bytes",
+            24,
+        ));
+    }
+
+    // Step 5: descriptors and heap lie inside the buffer.
+    check_fits(
+        tensor_count.into(),
+        DESCRIPTOR_LEN,
+        HEADER_LEN.saturating_add(name_bytes.into()),
+        buf.len(),
+        "directory extends past the end of the buffer",
+        8,
+    )?;
+
+    // Step 6: the whole block lies inside the buffer.
+    let heap_end = HEADER_LEN.saturating_add(directory_bytes);
+    let payload_base = align_up(heap_end).unwrap_or(u64::MAX);
+    let block_len = payload_base.checked_add(payload_bytes).ok_or(fault(
+        Code::Limit,
+        "payload_base + payload_bytes overflows 64 bits",
+        16,
+    ))?;
+    if block_len > buf.len() as u64 {
+        return Err(fault(Code::Eof, "payload region extends past the end of the buffer", 16));
+    }
+    // Every offset below is inside `buf`, so it fits in usize.
+    let as_usize = |v: u64| usize::try_from(v).unwrap_or(usize::MAX);
+    let block = buf.get(..as_usize(block_len)).unwrap_or(&[]);
+
+    // Step 7: padding between the heap and the payloads is zero.
+    let padding = block.get(as_usize(heap_end)..as_usize(payload_base)).unwrap_or(&[]);
+    if let Some(i) = padding.iter().position(|&b| b != 0) {
+        return Err(fault(
+            Code::Type,
+            "nonzero padding byte before the payloads",
+            heap_end.saturating_add(i as u64),
+        ));
+    }
+
+    let dir = Directory {
+        block,
+        tensor_count,
+        name_bytes,
+        payload_base: as_usize(payload_base),
+        flags,
+    };
+
+    check_names(&dir, trusted)?;
+    check_shapes_and_ranges(&dir, payload_bytes)?;
+    check_canonical_placement(&dir, payload_bytes)?;
+    check_payload_bits_and_quant(&dir, trusted)?;
+
+    // Step 12: a standalone block is the whole buffer.
+    if placement == Placement::Standalone && buf.len() > block.len() {
+        return Err(fault(Code::Trailing, "bytes after the end of the directory block", block_len));
+    }
+    Ok(dir)
+}
+
+/// Step 8: (a) reserved descriptor bytes, (b) flag rules and every name and
+/// layout slice against the canonical heap, (c) UTF-8, (d) unique names.
+fn check_names(dir: &Directory<'_>, trusted: bool) -> Result<()> {
+    // (a)
+    for i in 0..dir.tensor_count {
+        let record = dir.record(i);
+        let reserved = record
+            .get(RESERVED_BYTE)
+            .into_iter()
+            .chain(record.get(RESERVED_TAIL).into_iter().flatten());
+        if reserved.clone().any(|&b| b != 0) {
+            return Err(dir.fault_in(i, Code::Frame, "nonzero reserved descriptor byte", 3));
+        }
+    }
+
+    // (b) The heap is the names in descriptor order, then the layout names
+    // in descriptor order, with nothing between or after.
+    let named = dir.flags & FLAG_NAMES != 0;
+    if named && dir.tensor_count == 0 {
+        return Err(fault(Code::Type, "name flag set on an empty directory", 5));
+    }
+    let heap_len = u64::from(dir.name_bytes);
+    let mut cursor: u64 = 0;
+    let mut walk = |i: u32, off: u16, len: u16, must_be_present: Option<bool>, field: usize| {
+        let present = len != 0;
+        if let Some(required) = must_be_present {
+            if present != required {
+                let fault = if required {
+                    "name flag set but this tensor has no name"
+                } else {
+                    "name flag clear but this tensor has a name"
+                };
+                return Err(dir.fault_in(i, Code::Type, fault, field));
+            }
+        }
+        if !present {
+            if off != NO_OFFSET {
+                return Err(dir.fault_in(i, Code::Type, "empty slice with an offset", field));
+            }
+            return Ok(());
+        }
+        if off == NO_OFFSET || u64::from(off) != cursor {
+            return Err(dir.fault_in(i, Code::Type, "slice is not at its canonical heap offset", field));
+        }
+        cursor = cursor.saturating_add(u64::from(len));
+        if cursor > heap_len {
+            return Err(dir.fault_in(i, Code::Type, "slice ends past the name heap", field));
+        }
+        Ok(())
+    };
+    for i in 0..dir.tensor_count {
+        let d = dir.descriptor(i);
+        walk(i, d.name_off, d.name_len, Some(named), 4)?;
+    }
+    for i in 0..dir.tensor_count {
+        let d = dir.descriptor(i);
+        walk(i, d.layout_off, d.layout_len, None, 8)?;
+    }
+    if cursor != heap_len {
+        return Err(fault(Code::Type, "name heap has bytes no name uses", 12));
+    }
+
+    // (c)
+    if !trusted {
+        for i in 0..dir.tensor_count {
+            let d = dir.descriptor(i);
+            for (off, len) in [(d.name_off, d.name_len), (d.layout_off, d.layout_len)] {
+                let bytes = dir.heap_slice(off, len);
+                if let Err(e) = core::str::from_utf8(bytes) {
+                    let at = dir.heap_start().saturating_add(usize::from(off)).saturating_add(e.valid_up_to());
+                    return Err(Error::wire(Code::Utf8, "name is not UTF-8", at).in_tensor(i));
+                }
+            }
+        }
+    }
+
+    // (d)
+    if let Some(i) = rules::first_repeated_name(dir.tensor_count, |i| dir.name_bytes_of(i)) {
+        return Err(dir.fault_in(i, Code::Type, "tensor name repeats an earlier name", 4));
+    }
+    Ok(())
+}
+
+/// Step 9: per descriptor, dtype, rank, shape, lengths and range; then, over
+/// all of them, overlap.
+fn check_shapes_and_ranges(dir: &Directory<'_>, payload_bytes: u64) -> Result<()> {
+    for i in 0..dir.tensor_count {
+        rules::check_shape_and_range(&dir.descriptor(i), payload_bytes)
+            .map_err(|e| e.shifted(dir.record_start(i)).in_tensor(i))?;
+    }
+    // Nonzero ranges in increasing offset order overlap exactly when one
+    // starts before the previous one ends. Ranges out of order cannot be
+    // canonical, so they are reported here with the same code.
+    let mut previous_end: u64 = 0;
+    for i in 0..dir.tensor_count {
+        let d = dir.descriptor(i);
+        if d.byte_length == 0 {
+            continue;
+        }
+        if d.byte_offset < previous_end {
+            return Err(dir.fault_in(
+                i,
+                Code::Type,
+                "payload range overlaps another or is out of order",
+                32,
+            ));
+        }
+        previous_end = d.range_end().unwrap_or(u64::MAX);
+    }
+    Ok(())
+}
+
+/// Step 10: greedy 64-aligned offsets, payload_bytes equal to the running
+/// end, and zero bytes in every gap.
+fn check_canonical_placement(dir: &Directory<'_>, payload_bytes: u64) -> Result<()> {
+    let mut end: u64 = 0;
+    for i in 0..dir.tensor_count {
+        let d = dir.descriptor(i);
+        let offset = align_up(end).unwrap_or(u64::MAX);
+        if d.byte_offset != offset {
+            return Err(dir.fault_in(i, Code::Type, "payload offset is not the canonical placement", 32));
+        }
+        let gap = dir.payload_region(end, offset);
+        if let Some(k) = gap.iter().position(|&b| b != 0) {
+            let at = dir.payload_base.saturating_add(usize::try_from(end).unwrap_or(usize::MAX)).saturating_add(k);
+            return Err(Error::wire(Code::Type, "nonzero byte in an alignment gap", at).in_tensor(i));
+        }
+        end = d.range_end().unwrap_or(u64::MAX);
+    }
+    if payload_bytes != end {
+        return Err(fault(Code::Type, "payload_bytes is not the end of the last payload", 16));
+    }
+    Ok(())
+}
+
+/// Step 11: bool bytes, odd packed tails, then quantization.
+fn check_payload_bits_and_quant(dir: &Directory<'_>, trusted: bool) -> Result<()> {
+    for i in 0..dir.tensor_count {
+        let d = dir.descriptor(i);
+        rules::check_payload_bits(&d, dir.payload_of(&d))
+            .map_err(|e| e.shifted(dir.record_start(i)).in_tensor(i))?;
+    }
+    if trusted {
+        return Ok(());
+    }
+    for i in 0..dir.tensor_count {
+        let d = dir.descriptor(i);
+        rules::check_quant(i, &d, dir.tensor_count, |j| {
+            (j < dir.tensor_count).then(|| dir.descriptor(j))
+        })
+        .map_err(|e| e.shifted(dir.record_start(i)).in_tensor(i))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,216 @@
+//! Rules about one descriptor and its payload that the parser and the
+//! builder share, so that what the builder writes is exactly what the
+//! parser accepts. Offsets in errors are relative to the descriptor's
+//! first byte; callers shift them.
+
+use super::descriptor::{Descriptor, MAX_RANK, NO_AXIS, NO_INDEX};
+use crate::dtype::{Dtype, DtypeCode};
+use crate::error::{Code, Error, Result};
+
+const fn type_fault(fault: &'static str, field: usize) -> Error {
+    Error::wire(Code::Type, fault, field)
+}
+
+/// The element count: the exact product of the dimensions (1 for rank 0).
+/// A zero dimension makes it 0 whatever the others are; otherwise a product
+/// above 2^64 - 1 is `None`.
+pub fn element_count(dims: &[u64]) -> Option<u64> {
+    if dims.contains(&0) {
+        return Some(0);
+    }
+    dims.iter().try_fold(1u64, |acc, &dim| acc.checked_mul(dim))
+}
+
+/// Step 9 for one descriptor: dtype code, rank, shape tail, shape product,
+/// then the opaque or closed length rules, then the payload range.
+/// Returns the element count.
+pub fn check_shape_and_range(d: &Descriptor, payload_bytes: u64) -> Result<u64> {
+    let code = DtypeCode::from_code(d.dtype)
+        .ok_or(type_fault("dtype code is 0, reserved, or above 32767", 0))?;
+    if d.rank > MAX_RANK {
+        return Err(type_fault("rank above 8", 2));
+    }
+    let rank = usize::from(d.rank);
+    let tail = d.shape.get(rank..).unwrap_or(&[]);
+    if let Some(slot) = tail.iter().position(|&dim| dim != 0) {
+        let at = 48usize.saturating_add(rank.saturating_add(slot).saturating_mul(8));
+        return Err(type_fault("nonzero shape slot at or past the rank", at));
+    }
+    let count = element_count(d.dims()).ok_or(Error::wire(
+        Code::Limit,
+        "shape product overflows 64 bits",
+        48,
+    ))?;
+    match code {
+        DtypeCode::Opaque(_) => {
+            if d.layout_len == 0 {
+                return Err(type_fault("opaque dtype without a layout name", 10));
+            }
+            if d.block_size == 0 {
+                return Err(type_fault("opaque dtype with block size 0", 12));
+            }
+            if !d.byte_length.is_multiple_of(u64::from(d.block_size)) {
+                return Err(type_fault("opaque length not a multiple of the block size", 40));
+            }
+        }
+        DtypeCode::Closed(dtype) => {
+            if d.layout_len != 0 {
+                return Err(type_fault("layout name on a closed dtype", 10));
+            }
+            if d.block_size != 0 {
+                return Err(type_fault("block size on a closed dtype", 12));
+            }
+            let expected = dtype.byte_length(count).map_err(|e| e.shifted(40))?;
+            if d.byte_length != expected {
+                return Err(type_fault("byte length does not match dtype and shape", 40));
+            }
+        }
+    }
+    let end = d
+        .range_end()
+        .ok_or(Error::wire(Code::Limit, "payload range end overflows 64 bits", 32))?;
+    if end > payload_bytes {
+        return Err(type_fault("payload range extends past the payload region", 32));
+    }
+    Ok(count)
+}
+
+/// Step 11, first part: bool bytes are 0 or 1, and an odd count of packed
+/// nibbles leaves the last high nibble 0. `payload` is this tensor's bytes.
+pub fn check_payload_bits(d: &Descriptor, payload: &[u8]) -> Result<()> {
+    match Dtype::from_code(d.dtype) {
+        Some(Dtype::Bool) if payload.iter().any(|&b| b > 1) => {
+            return Err(type_fault("bool byte other than 0 or 1", 40));
+        }
+        Some(Dtype::I4 | Dtype::U4 | Dtype::E2M1) => {
+            let odd = element_count(d.dims()).is_some_and(|n| n % 2 == 1);
+            if odd && payload.last().is_some_and(|&b| b & 0xF0 != 0) {
+                return Err(type_fault("nonzero high nibble after an odd packed count", 40));
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// Step 11, second part: the quantization fields of tensor `index` and the
+/// tensors they link to. `get` returns another descriptor of the same
+/// directory; `count` is how many there are.
+pub fn check_quant(
+    index: u32,
+    d: &Descriptor,
+    count: u32,
+    get: impl Fn(u32) -> Option<Descriptor>,
+) -> Result<()> {
+    match d.quant_scheme {
+        0 => {
+            if d.quant_axis != NO_AXIS
+                || d.group_size != 0
+                || d.scale_index != NO_INDEX
+                || d.outer_index != NO_INDEX
+            {
+                return Err(type_fault("scheme 0 with axis, group or index fields set", 16));
+            }
+            Ok(())
+        }
+        1 | 2 => {
+            if d.rank == 0 || d.quant_axis >= u16::from(d.rank) {
+                return Err(type_fault("quantization axis not below the rank", 18));
+            }
+            if d.group_size == 0 {
+                return Err(type_fault("quantization group size 0", 20));
+            }
+            let scales = link(index, d.scale_index, count, &get, 24)?;
+            if scales.quant_scheme != 0 {
+                return Err(type_fault("scale tensor is itself quantized", 24));
+            }
+            if element_count(scales.dims()) != Some(scale_count(d)) {
+                return Err(type_fault("scale tensor element count is not one per group", 24));
+            }
+            if d.quant_scheme == 1 {
+                if d.outer_index != NO_INDEX {
+                    return Err(type_fault("scheme 1 with an outer index", 28));
+                }
+                return Ok(());
+            }
+            if d.outer_index == d.scale_index {
+                return Err(type_fault("outer tensor is the scale tensor", 28));
+            }
+            let outer = link(index, d.outer_index, count, &get, 28)?;
+            if outer.dtype != Dtype::F32.code()
+                || outer.quant_scheme != 0
+                || element_count(outer.dims()) != Some(1)
+            {
+                return Err(type_fault("outer tensor is not one unquantized f32", 28));
+            }
+            Ok(())
+        }
+        _ => Err(type_fault("quantization scheme above 2", 16)),
+    }
+}
+
+/// The descriptor that `target` links to: in range and not `index` itself.
+fn link(
+    index: u32,
+    target: u32,
+    count: u32,
+    get: &impl Fn(u32) -> Option<Descriptor>,
+    field: usize,
+) -> Result<Descriptor> {
+    if target == index || target >= count {
+        return Err(type_fault("quantization link to itself or out of range", field));
+    }
+    get(target).ok_or(type_fault("quantization link out of range", field))
+}
+
+/// `ceil(shape[axis] / group) * product(other dimensions)`, exact. It never
+/// exceeds the data tensor's own element count, which step 9 bounded.
+fn scale_count(d: &Descriptor) -> u64 {
+    let dims = d.dims();
+    let axis = usize::from(d.quant_axis);
+    let groups = dims
+        .get(axis)
+        .map_or(0, |&n| n.div_ceil(u64::from(d.group_size.max(1))));
+    let others = dims
+        .iter()
+        .enumerate()
+        .filter(|&(i, _)| i != axis)
+        .map(|(_, &n)| n);
+    let mut product = groups;
+    for n in others {
+        product = product.saturating_mul(n);
+    }
+    if dims.contains(&0) {
+        0
+    } else {
+        product
+    }
+}
+
+/// The first index whose name repeats an earlier one. Names are compared
+/// pairwise only when a 4096-bit bitmap of their hashes says the hash was
+/// seen before, so distinct names cost one hash each; `name(i)` empty means
+/// unnamed.
+pub fn first_repeated_name<'n>(count: u32, name: impl Fn(u32) -> &'n [u8]) -> Option<u32> {
+    let mut seen = [0u64; 64];
+    for i in 0..count {
+        let this = name(i);
+        if this.is_empty() {
+            continue;
+        }
+        let hash = this.iter().fold(crate::schema::FNV_OFFSET, |h, &b| {
+            (h ^ u64::from(b)).wrapping_mul(crate::schema::FNV_PRIME)
+        });
+        let bit = (hash % 4096) as usize;
+        let Some(word) = seen.get_mut(bit / 64) else {
+            continue;
+        };
+        let mask = 1u64 << (bit % 64);
+        let maybe_seen = *word & mask != 0;
+        *word |= mask;
+        if maybe_seen && (0..i).any(|j| name(j) == this) {
+            return Some(i);
+        }
+    }
+    None
+}

@@ -1,0 +1,890 @@
+//! Frozen values: the [`Frozen`], [`Encode`] and [`Decode`] traits and their
+//! implementations for scalars, strings, lists, optionals, dicts and
+//! structs. The tensor directory implements them in [`crate::directory`].
+//!
+//! Decoding never allocates: a value is borrowed from the buffer
+//! (`&str`, [`ListView`], [`PodList`], [`DictView`]) or copied into
+//! storage whose capacity is part of its type (`heapless::Vec<T, N>`,
+//! `heapless::String<N>`, `heapless::LinearMap<K, V, N>`). A count above
+//! that capacity is LIMIT before any element is read, exactly like a count
+//! above the cap of [`crate::Limits`].
+
+use core::marker::PhantomData;
+
+use crate::error::{Code, Error, Refusal, Result};
+use crate::order::{self, Element};
+use crate::schema::{Field, Scalar, Schema};
+use crate::wire::{Reader, Sink, Writer};
+
+/// A Rust type with a Kiln type. Its canonical type text, schema hash and
+/// minimum wire size follow from [`Frozen::SCHEMA`] at compile time.
+pub trait Frozen {
+    /// The Kiln type of `Self`.
+    const SCHEMA: Schema;
+    /// FNV-1a 64 hash of the canonical type text, as a frame carries it.
+    const HASH: u64 = Self::SCHEMA.hash();
+    /// The fewest bytes a value can take; the allocation rule's `m`.
+    const MIN_SIZE: u64 = Self::SCHEMA.min_size();
+}
+
+/// Writes a value's canonical bytes.
+pub trait Encode: Frozen {
+    /// Appends the value to `w`.
+    fn encode<S: Sink>(&self, w: &mut Writer<S>) -> Result<()>;
+}
+
+/// Reads a value, checking every rule of the format on the way.
+pub trait Decode<'de>: Frozen + Sized {
+    /// Reads one value from `r`.
+    fn decode(r: &mut Reader<'de>) -> Result<Self>;
+}
+
+// ---------------------------------------------------------------------------
+// Entry points
+
+/// Decodes a standalone value under the default caps: the value must use
+/// the whole buffer.
+pub fn from_bytes<'de, T: Decode<'de>>(buf: &'de [u8]) -> Result<T> {
+    from_bytes_with(buf, crate::Limits::DEFAULT)
+}
+
+/// Decodes a standalone value under `limits`.
+pub fn from_bytes_with<'de, T: Decode<'de>>(buf: &'de [u8], limits: crate::Limits) -> Result<T> {
+    let mut r = Reader::new(buf, limits);
+    let value = T::decode(&mut r)?;
+    r.finish()?;
+    Ok(value)
+}
+
+/// Encodes `value` into the start of `buf` and returns the bytes written.
+/// A buffer that is too small is refused; [`encoded_len`] gives the size.
+pub fn to_slice<'a, T: Encode + ?Sized>(value: &T, buf: &'a mut [u8]) -> Result<&'a mut [u8]> {
+    let mut w = Writer::new(crate::wire::SliceSink::new(buf));
+    value.encode(&mut w)?;
+    Ok(w.into_sink().into_written())
+}
+
+/// The exact length [`to_slice`] writes, from running the encoder into a
+/// counting sink.
+pub fn encoded_len<T: Encode + ?Sized>(value: &T) -> Result<usize> {
+    let mut w = Writer::new(crate::wire::CountingSink::new());
+    value.encode(&mut w)?;
+    Ok(w.written())
+}
+
+/// Encodes `value` into a new vector.
+#[cfg(feature = "alloc")]
+pub fn to_vec<T: Encode + ?Sized>(value: &T) -> Result<alloc::vec::Vec<u8>> {
+    let mut w = Writer::new(alloc::vec::Vec::new());
+    value.encode(&mut w)?;
+    Ok(w.into_sink())
+}
+
+// ---------------------------------------------------------------------------
+// Scalars
+
+impl Frozen for bool {
+    const SCHEMA: Schema = Schema::Scalar(Scalar::Bool);
+}
+
+impl Encode for bool {
+    fn encode<S: Sink>(&self, w: &mut Writer<S>) -> Result<()> {
+        w.u8(u8::from(*self))
+    }
+}
+
+impl<'de> Decode<'de> for bool {
+    fn decode(r: &mut Reader<'de>) -> Result<Self> {
+        let at = r.position();
+        match r.u8("bool")? {
+            0 => Ok(false),
+            1 => Ok(true),
+            _ => Err(Error::wire(Code::Type, "bool byte other than 0 or 1", at)),
+        }
+    }
+}
+
+macro_rules! fixed_width {
+    ($($ty:ty => $scalar:ident),* $(,)?) => {$(
+        impl Frozen for $ty {
+            const SCHEMA: Schema = Schema::Scalar(Scalar::$scalar);
+        }
+        impl Encode for $ty {
+            fn encode<S: Sink>(&self, w: &mut Writer<S>) -> Result<()> {
+                w.put(&self.to_le_bytes())
+            }
+        }
+        impl<'de> Decode<'de> for $ty {
+            fn decode(r: &mut Reader<'de>) -> Result<Self> {
+                r.array(stringify!($ty)).map(<$ty>::from_le_bytes)
+            }
+        }
+    )*};
+}
+
+// f32 and f64 go through from_le_bytes/to_le_bytes, which move bits and
+// never values: NaN payloads and the sign of zero survive.
+fixed_width! {
+    i8 => I8, u8 => U8, i16 => I16, u16 => U16, i32 => I32, u32 => U32,
+    i64 => I64, u64 => U64, f32 => F32, f64 => F64,
+}
+
+/// The Kiln `int` type: the bytes of an `i64` under its own type name (and
+/// so its own schema hash). A bare Rust `i64` is the Kiln `i64`.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct Int(pub i64);
+
+/// The Kiln `uint` type: the bytes of a `u64` under its own type name.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct Uint(pub u64);
+
+macro_rules! named_wide {
+    ($($ty:ident($inner:ty) => $scalar:ident),*) => {$(
+        impl Frozen for $ty {
+            const SCHEMA: Schema = Schema::Scalar(Scalar::$scalar);
+        }
+        impl Encode for $ty {
+            fn encode<S: Sink>(&self, w: &mut Writer<S>) -> Result<()> {
+                self.0.encode(w)
+            }
+        }
+        impl<'de> Decode<'de> for $ty {
+            fn decode(r: &mut Reader<'de>) -> Result<Self> {
+                <$inner>::decode(r).map($ty)
+            }
+        }
+    )*};
+}
+
+named_wide!(Int(i64) => Int, Uint(u64) => Uint);
+
+// ---------------------------------------------------------------------------
+// Strings and bytes
+
+impl Frozen for str {
+    const SCHEMA: Schema = Schema::Str;
+}
+
+impl Encode for str {
+    fn encode<S: Sink>(&self, w: &mut Writer<S>) -> Result<()> {
+        w.byte_run(self.as_bytes())
+    }
+}
+
+impl Frozen for &str {
+    const SCHEMA: Schema = Schema::Str;
+}
+
+impl Encode for &str {
+    fn encode<S: Sink>(&self, w: &mut Writer<S>) -> Result<()> {
+        (**self).encode(w)
+    }
+}
+
+impl<'de> Decode<'de> for &'de str {
+    fn decode(r: &mut Reader<'de>) -> Result<Self> {
+        r.str()
+    }
+}
+
+const BYTES: Schema = Schema::List(&Schema::Scalar(Scalar::U8));
+
+impl Frozen for &[u8] {
+    const SCHEMA: Schema = BYTES;
+}
+
+impl Encode for &[u8] {
+    fn encode<S: Sink>(&self, w: &mut Writer<S>) -> Result<()> {
+        (**self).encode(w)
+    }
+}
+
+impl<'de> Decode<'de> for &'de [u8] {
+    fn decode(r: &mut Reader<'de>) -> Result<Self> {
+        r.nested(|r| r.byte_run("byte string longer than the bytes that remain"))
+    }
+}
+
+impl<const N: usize> Frozen for heapless::String<N> {
+    const SCHEMA: Schema = Schema::Str;
+}
+
+impl<const N: usize> Encode for heapless::String<N> {
+    fn encode<S: Sink>(&self, w: &mut Writer<S>) -> Result<()> {
+        w.byte_run(self.as_bytes())
+    }
+}
+
+impl<'de, const N: usize> Decode<'de> for heapless::String<N> {
+    fn decode(r: &mut Reader<'de>) -> Result<Self> {
+        let at = r.position();
+        let capped = r.limits().byte_cap.min(capacity_u32(N));
+        let len = r.claim(capped, 1, "string longer than the bytes that remain")?;
+        let body_at = r.position();
+        let bytes = r.take(len as usize, "string body")?;
+        let text = core::str::from_utf8(bytes).map_err(|e| {
+            Error::wire(Code::Utf8, "string is not UTF-8", body_at.saturating_add(e.valid_up_to()))
+        })?;
+        let mut out = heapless::String::new();
+        out.push_str(text)
+            .map_err(|_| Error::wire(Code::Limit, "string longer than its storage", at))?;
+        Ok(out)
+    }
+}
+
+fn capacity_u32(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+// ---------------------------------------------------------------------------
+// Lists
+
+/// Reads a list's count under `cap` (narrowed to a storage capacity where
+/// there is one), choosing the byte cap for `list<u8>`.
+fn claim_list<'de, T: Frozen>(r: &mut Reader<'de>, storage: usize) -> Result<u32> {
+    let cap = list_cap(r.limits(), T::SCHEMA == Schema::Scalar(Scalar::U8));
+    r.claim(cap.min(capacity_u32(storage)), T::MIN_SIZE, "list longer than the bytes that remain")
+}
+
+/// The cap on a list's count: the byte cap for `list<u8>` (a byte run),
+/// the count cap for every other list.
+pub(crate) fn list_cap(limits: crate::Limits, of_u8: bool) -> u32 {
+    if of_u8 {
+        limits.byte_cap
+    } else {
+        limits.count_cap
+    }
+}
+
+fn encode_list<'a, T: Encode + 'a, S: Sink>(
+    w: &mut Writer<S>,
+    items: impl ExactSizeIterator<Item = &'a T>,
+) -> Result<()> {
+    let cap = list_cap(w.limits(), T::SCHEMA == Schema::Scalar(Scalar::U8));
+    w.nested(|w| {
+        w.count(items.len(), cap)?;
+        items.into_iter().try_for_each(|item| item.encode(w))
+    })
+}
+
+impl<T: Frozen, const N: usize> Frozen for heapless::Vec<T, N> {
+    const SCHEMA: Schema = Schema::List(&T::SCHEMA);
+}
+
+impl<T: Encode, const N: usize> Encode for heapless::Vec<T, N> {
+    fn encode<S: Sink>(&self, w: &mut Writer<S>) -> Result<()> {
+        encode_list(w, self.iter())
+    }
+}
+
+impl<'de, T: Decode<'de>, const N: usize> Decode<'de> for heapless::Vec<T, N> {
+    fn decode(r: &mut Reader<'de>) -> Result<Self> {
+        r.nested(|r| {
+            let count = claim_list::<T>(r, N)?;
+            let mut out = heapless::Vec::new();
+            for _ in 0..count {
+                let at = r.position();
+                out.push(T::decode(r)?)
+                    .map_err(|_| Error::wire(Code::Limit, "list longer than its storage", at))?;
+            }
+            Ok(out)
+        })
+    }
+}
+
+impl<T: Frozen> Frozen for [T] {
+    const SCHEMA: Schema = Schema::List(&T::SCHEMA);
+}
+
+impl<T: Encode> Encode for [T] {
+    fn encode<S: Sink>(&self, w: &mut Writer<S>) -> Result<()> {
+        encode_list(w, self.iter())
+    }
+}
+
+impl<T: Frozen, const N: usize> Frozen for [T; N] {
+    const SCHEMA: Schema = Schema::List(&T::SCHEMA);
+}
+
+impl<T: Encode, const N: usize> Encode for [T; N] {
+    fn encode<S: Sink>(&self, w: &mut Writer<S>) -> Result<()> {
+        encode_list(w, self.iter())
+    }
+}
+
+/// A borrowed `list<T>`, checked in full when decoded and read again, lazily,
+/// when iterated. Stores nothing per element.
+#[derive(Clone, Debug)]
+pub struct ListView<'de, T> {
+    bytes: &'de [u8],
+    count: u32,
+    reader: Reader<'de>,
+    _element: PhantomData<T>,
+}
+
+impl<'de, T> ListView<'de, T> {
+    /// How many elements the list holds.
+    pub const fn len(&self) -> usize {
+        self.count as usize
+    }
+
+    /// Whether the list is empty.
+    pub const fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// The encoded elements (without the count word).
+    pub const fn as_bytes(&self) -> &'de [u8] {
+        self.bytes
+    }
+}
+
+impl<'de, T: Decode<'de>> ListView<'de, T> {
+    /// The elements, decoded one at a time from the borrowed bytes.
+    pub fn iter(&self) -> ListIter<'de, T> {
+        ListIter {
+            reader: self.reader.clone(),
+            left: self.count,
+            _element: PhantomData,
+        }
+    }
+}
+
+impl<'de, T: Decode<'de>> IntoIterator for &ListView<'de, T> {
+    type Item = T;
+    type IntoIter = ListIter<'de, T>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+/// Iterator over a [`ListView`].
+#[derive(Clone, Debug)]
+pub struct ListIter<'de, T> {
+    reader: Reader<'de>,
+    left: u32,
+    _element: PhantomData<T>,
+}
+
+impl<'de, T: Decode<'de>> Iterator for ListIter<'de, T> {
+    type Item = T;
+
+    fn next(&mut self) -> Option<T> {
+        self.left = self.left.checked_sub(1)?;
+        // Every element was checked when the view was decoded, so this
+        // cannot fail; if it somehow did, the iteration ends.
+        T::decode(&mut self.reader).ok()
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.left as usize, Some(self.left as usize))
+    }
+}
+
+impl<T: Frozen> Frozen for ListView<'_, T> {
+    const SCHEMA: Schema = Schema::List(&T::SCHEMA);
+}
+
+impl<'de, T: Decode<'de>> Decode<'de> for ListView<'de, T> {
+    fn decode(r: &mut Reader<'de>) -> Result<Self> {
+        r.nested(|r| {
+            let count = claim_list::<T>(r, usize::MAX)?;
+            let start = r.position();
+            let inner = r.sub(r.unread(), r.depth());
+            for _ in 0..count {
+                T::decode(r)?;
+            }
+            let len = r.position().saturating_sub(start);
+            let bytes = inner.buffer().get(..len).unwrap_or(&[]);
+            Ok(ListView {
+                bytes,
+                count,
+                reader: inner.sub(bytes, r.depth()),
+                _element: PhantomData,
+            })
+        })
+    }
+}
+
+impl<'de, T: Decode<'de> + Encode> Encode for ListView<'de, T> {
+    fn encode<S: Sink>(&self, w: &mut Writer<S>) -> Result<()> {
+        w.nested(|w| {
+            w.count(self.len(), u32::MAX)?;
+            self.iter().try_for_each(|item| item.encode(w))
+        })
+    }
+}
+
+/// A borrowed `list<T>` of fixed-width numbers: the payload is the array.
+/// View it in place ([`PodList::as_slice`], little-endian hosts and aligned
+/// addresses only), copy it out ([`PodList::copy_into`], every host), or read
+/// one element ([`PodList::get`]).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct PodList<'de, T> {
+    bytes: &'de [u8],
+    _element: PhantomData<T>,
+}
+
+impl<'de, T: Element> PodList<'de, T> {
+    /// How many elements.
+    pub fn len(&self) -> usize {
+        self.bytes.len().checked_div(T::WIDTH).unwrap_or(0)
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.bytes.is_empty()
+    }
+
+    /// The little-endian element bytes.
+    pub const fn as_bytes(&self) -> &'de [u8] {
+        self.bytes
+    }
+
+    /// The elements in place, without copying. Refused on a big-endian host
+    /// or at a misaligned address.
+    pub fn as_slice(&self) -> Result<&'de [T]> {
+        order::view(self.bytes)
+    }
+
+    /// Copies the elements into `out` (swapping on a big-endian host);
+    /// returns how many.
+    pub fn copy_into(&self, out: &mut [T]) -> Result<usize> {
+        order::copy_into(self.bytes, out)
+    }
+
+    /// Element `index`, on any host.
+    pub fn get(&self, index: usize) -> Option<T> {
+        order::get(self.bytes, index)
+    }
+
+    /// The elements, decoded one at a time on any host.
+    pub fn iter(&self) -> impl Iterator<Item = T> + 'de {
+        self.bytes.chunks_exact(T::WIDTH).filter_map(T::from_le)
+    }
+}
+
+impl<T: Frozen> Frozen for PodList<'_, T> {
+    const SCHEMA: Schema = Schema::List(&T::SCHEMA);
+}
+
+impl<'de, T: Frozen + Element> Decode<'de> for PodList<'de, T> {
+    fn decode(r: &mut Reader<'de>) -> Result<Self> {
+        r.nested(|r| {
+            let count = claim_list::<T>(r, usize::MAX)?;
+            let len = (count as usize)
+                .checked_mul(T::WIDTH)
+                .ok_or(Error::wire(Code::Limit, "size product overflows", r.position()))?;
+            let bytes = r.take(len, "list longer than the bytes that remain")?;
+            Ok(PodList {
+                bytes,
+                _element: PhantomData,
+            })
+        })
+    }
+}
+
+impl<T: Frozen + Element> Encode for PodList<'_, T> {
+    fn encode<S: Sink>(&self, w: &mut Writer<S>) -> Result<()> {
+        w.nested(|w| {
+            w.count(self.len(), w.limits().count_cap)?;
+            w.put(self.bytes)
+        })
+    }
+}
+
+/// A `list<T>` of fixed-width numbers written from host memory: the
+/// encoder's side of [`PodList`]. Swaps on a big-endian host.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct PodSlice<'a, T>(pub &'a [T]);
+
+impl<T: Frozen> Frozen for PodSlice<'_, T> {
+    const SCHEMA: Schema = Schema::List(&T::SCHEMA);
+}
+
+impl<T: Frozen + Element> Encode for PodSlice<'_, T> {
+    fn encode<S: Sink>(&self, w: &mut Writer<S>) -> Result<()> {
+        let cap = list_cap(w.limits(), T::SCHEMA == Schema::Scalar(Scalar::U8));
+        w.nested(|w| {
+            w.count(self.0.len(), cap)?;
+            order::write_le(self.0, w)
+        })
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Optionals
+
+impl<T: Frozen> Frozen for Option<T> {
+    const SCHEMA: Schema = Schema::Opt(&T::SCHEMA);
+}
+
+impl<T: Encode> Encode for Option<T> {
+    fn encode<S: Sink>(&self, w: &mut Writer<S>) -> Result<()> {
+        w.nested(|w| match self {
+            None => w.u8(0),
+            Some(value) => {
+                w.u8(1)?;
+                value.encode(w)
+            }
+        })
+    }
+}
+
+impl<'de, T: Decode<'de>> Decode<'de> for Option<T> {
+    fn decode(r: &mut Reader<'de>) -> Result<Self> {
+        r.nested(|r| {
+            let at = r.position();
+            match r.u8("opt tag")? {
+                0 => Ok(None),
+                1 => T::decode(r).map(Some),
+                _ => Err(Error::wire(Code::Type, "opt tag other than 0 or 1", at)),
+            }
+        })
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Dicts
+
+/// Reads a dict: count under the count cap (narrowed to `storage`) with
+/// `m = 4 + value_min`, then pairs whose keys strictly increase in bytewise
+/// order; `value` reads each value. Shared by the typed decoders and the
+/// run-time [`crate::check()`].
+pub(crate) fn read_dict<'de>(
+    r: &mut Reader<'de>,
+    storage: usize,
+    value_min: u64,
+    mut value: impl FnMut(&mut Reader<'de>, &'de str, usize) -> Result<()>,
+) -> Result<u32> {
+    r.nested(|r| {
+        let cap = r.limits().count_cap.min(capacity_u32(storage));
+        let pair_min = value_min.saturating_add(4);
+        let count = r.claim(cap, pair_min, "dict longer than the bytes that remain")?;
+        let mut previous: Option<&'de str> = None;
+        for _ in 0..count {
+            let at = r.position();
+            let key = r.str()?;
+            if previous.is_some_and(|p| p.as_bytes() >= key.as_bytes()) {
+                return Err(Error::wire(
+                    Code::Type,
+                    "dict key not greater than the key before it",
+                    at,
+                ));
+            }
+            previous = Some(key);
+            value(r, key, at)?;
+        }
+        Ok(count)
+    })
+}
+
+fn decode_dict<'de, V: Decode<'de>>(
+    r: &mut Reader<'de>,
+    storage: usize,
+    mut each: impl FnMut(&'de str, V, usize) -> Result<()>,
+) -> Result<u32> {
+    read_dict(r, storage, V::MIN_SIZE, |r, key, at| each(key, V::decode(r)?, at))
+}
+
+/// A borrowed `dict<str,V>`, checked in full when decoded; iterates its
+/// pairs in key order without storing them.
+#[derive(Clone, Debug)]
+pub struct DictView<'de, V> {
+    count: u32,
+    reader: Reader<'de>,
+    _value: PhantomData<V>,
+}
+
+impl<'de, V: Decode<'de>> DictView<'de, V> {
+    /// How many pairs.
+    pub const fn len(&self) -> usize {
+        self.count as usize
+    }
+
+    /// Whether there are none.
+    pub const fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// The pairs, in strictly increasing key order.
+    pub fn iter(&self) -> impl Iterator<Item = (&'de str, V)> + '_ {
+        let mut reader = self.reader.clone();
+        (0..self.count).map_while(move |_| {
+            let key = reader.str().ok()?;
+            Some((key, V::decode(&mut reader).ok()?))
+        })
+    }
+
+    /// The value under `key` (a linear scan that stops early, keys being
+    /// sorted).
+    pub fn get(&self, key: &str) -> Option<V> {
+        self.iter()
+            .take_while(|(k, _)| k.as_bytes() <= key.as_bytes())
+            .find(|(k, _)| *k == key)
+            .map(|(_, v)| v)
+    }
+}
+
+impl<V: Frozen> Frozen for DictView<'_, V> {
+    const SCHEMA: Schema = Schema::Dict(&V::SCHEMA);
+}
+
+impl<'de, V: Decode<'de>> Decode<'de> for DictView<'de, V> {
+    fn decode(r: &mut Reader<'de>) -> Result<Self> {
+        // The pairs start after the count word.
+        let depth = r.depth().saturating_add(1);
+        let pairs_start = r.position().saturating_add(4);
+        let count = decode_dict::<V>(r, usize::MAX, |_, _, _| Ok(()))?;
+        let bytes = r
+            .buffer()
+            .get(pairs_start..r.position())
+            .unwrap_or(&[]);
+        Ok(DictView {
+            count,
+            reader: r.sub(bytes, depth),
+            _value: PhantomData,
+        })
+    }
+}
+
+impl<'de, V: Decode<'de> + Encode> Encode for DictView<'de, V> {
+    fn encode<S: Sink>(&self, w: &mut Writer<S>) -> Result<()> {
+        w.nested(|w| {
+            w.count(self.len(), w.limits().count_cap)?;
+            self.iter().try_for_each(|(k, v)| {
+                k.encode(w)?;
+                v.encode(w)
+            })
+        })
+    }
+}
+
+/// Dict keys stored in a `heapless::LinearMap`: anything that can be built
+/// from a borrowed `&str` and read back as one.
+pub trait DictKey: Sized {
+    /// The key's text.
+    fn as_key(&self) -> &str;
+    /// Builds a key, or `None` when the text does not fit its storage.
+    fn from_key(key: &str) -> Option<Self>;
+}
+
+impl DictKey for &str {
+    fn as_key(&self) -> &str {
+        self
+    }
+    fn from_key(_: &str) -> Option<Self> {
+        // Borrowed keys are built by the decoder directly.
+        None
+    }
+}
+
+impl<const N: usize> DictKey for heapless::String<N> {
+    fn as_key(&self) -> &str {
+        self.as_str()
+    }
+    fn from_key(key: &str) -> Option<Self> {
+        let mut out = heapless::String::new();
+        out.push_str(key).ok()?;
+        Some(out)
+    }
+}
+
+impl<K, V: Frozen, const N: usize> Frozen for heapless::LinearMap<K, V, N> {
+    const SCHEMA: Schema = Schema::Dict(&V::SCHEMA);
+}
+
+impl<K: DictKey + Eq, V: Encode, const N: usize> Encode for heapless::LinearMap<K, V, N> {
+    /// Writes the pairs sorted by the bytes of their keys, whatever order
+    /// they were inserted in.
+    fn encode<S: Sink>(&self, w: &mut Writer<S>) -> Result<()> {
+        let mut sorted: heapless::Vec<(&K, &V), N> = self.iter().collect();
+        sorted.sort_unstable_by(|a, b| a.0.as_key().as_bytes().cmp(b.0.as_key().as_bytes()));
+        let repeated = sorted
+            .windows(2)
+            .any(|pair| matches!(pair, [a, b] if a.0.as_key() == b.0.as_key()));
+        if repeated {
+            return Err(Error::refused(Refusal::NotEncodable, "dict keys repeat"));
+        }
+        w.nested(|w| {
+            w.count(sorted.len(), w.limits().count_cap)?;
+            sorted.iter().try_for_each(|(k, v)| {
+                k.as_key().encode(w)?;
+                v.encode(w)
+            })
+        })
+    }
+}
+
+impl<'de, V: Decode<'de>, const N: usize> Decode<'de> for heapless::LinearMap<&'de str, V, N> {
+    fn decode(r: &mut Reader<'de>) -> Result<Self> {
+        let mut out = heapless::LinearMap::new();
+        decode_dict::<V>(r, N, |key, value, at| {
+            out.insert(key, value)
+                .map(|_| ())
+                .map_err(|_| Error::wire(Code::Limit, "dict longer than its storage", at))
+        })?;
+        Ok(out)
+    }
+}
+
+impl<'de, V: Decode<'de>, const K: usize, const N: usize> Decode<'de>
+    for heapless::LinearMap<heapless::String<K>, V, N>
+{
+    fn decode(r: &mut Reader<'de>) -> Result<Self> {
+        let mut out = heapless::LinearMap::new();
+        decode_dict::<V>(r, N, |key, value, at| {
+            let key = heapless::String::from_key(key)
+                .ok_or(Error::wire(Code::Limit, "dict key longer than its storage", at))?;
+            out.insert(key, value)
+                .map(|_| ())
+                .map_err(|_| Error::wire(Code::Limit, "dict longer than its storage", at))
+        })?;
+        Ok(out)
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Structs
+
+/// Helpers a struct's `Encode`/`Decode` impls call (by hand, through
+/// [`frozen_struct!`](crate::frozen_struct), or from a derive macro): a
+/// struct is one container holding its fields in declaration order.
+pub fn encode_struct<S: Sink>(
+    w: &mut Writer<S>,
+    fields: impl FnOnce(&mut Writer<S>) -> Result<()>,
+) -> Result<()> {
+    w.nested(fields)
+}
+
+/// See [`encode_struct`].
+pub fn decode_struct<'de, T>(
+    r: &mut Reader<'de>,
+    fields: impl FnOnce(&mut Reader<'de>) -> Result<T>,
+) -> Result<T> {
+    r.nested(fields)
+}
+
+/// The schema of a struct from its fields, for `const SCHEMA`.
+pub const fn struct_schema(fields: &'static [Field]) -> Schema {
+    Schema::Struct(fields)
+}
+
+/// Implements [`Frozen`], [`Encode`] and [`Decode`] for a struct with named
+/// fields, in declaration order: what a derive macro generates.
+///
+/// ```
+/// use kiln_nostd::{frozen_struct, from_bytes, to_slice};
+///
+/// #[derive(Debug, PartialEq)]
+/// struct Reading<'a> { id: i64, name: &'a str }
+/// frozen_struct!(Reading<'a> { id: i64, name: &'a str });
+///
+/// let mut buf = [0u8; 32];
+/// let bytes = to_slice(&Reading { id: 7, name: "t" }, &mut buf).unwrap();
+/// assert_eq!(bytes, &[7, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, b't']);
+/// assert_eq!(from_bytes::<Reading>(bytes).unwrap(), Reading { id: 7, name: "t" });
+/// ```
+#[macro_export]
+macro_rules! frozen_struct {
+    ($name:ident $(<$lt:lifetime>)? { $($field:ident : $ty:ty),* $(,)? }) => {
+        impl $(<$lt>)? $crate::Frozen for $name $(<$lt>)? {
+            const SCHEMA: $crate::Schema = $crate::Schema::Struct(&[
+                $($crate::Field {
+                    name: stringify!($field),
+                    ty: &<$ty as $crate::Frozen>::SCHEMA,
+                }),*
+            ]);
+        }
+        impl $(<$lt>)? $crate::Encode for $name $(<$lt>)? {
+            fn encode<S: $crate::Sink>(&self, w: &mut $crate::Writer<S>) -> $crate::Result<()> {
+                $crate::encode_struct(w, |_w| {
+                    $($crate::Encode::encode(&self.$field, _w)?;)*
+                    Ok(())
+                })
+            }
+        }
+        impl<'de $(: $lt, $lt: 'de)?> $crate::Decode<'de> for $name $(<$lt>)? {
+            fn decode(r: &mut $crate::Reader<'de>) -> $crate::Result<Self> {
+                $crate::decode_struct(r, |_r| {
+                    Ok($name {
+                        $($field: <$ty as $crate::Decode<'de>>::decode(_r)?,)*
+                    })
+                })
+            }
+        }
+    };
+}
+
+/// `struct{}`: zero bytes on the wire, still one container deep.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Empty;
+
+impl Frozen for Empty {
+    const SCHEMA: Schema = Schema::Struct(&[]);
+}
+
+impl Encode for Empty {
+    fn encode<S: Sink>(&self, w: &mut Writer<S>) -> Result<()> {
+        encode_struct(w, |_| Ok(()))
+    }
+}
+
+impl<'de> Decode<'de> for Empty {
+    fn decode(r: &mut Reader<'de>) -> Result<Self> {
+        decode_struct(r, |_| Ok(Empty))
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Owned containers
+
+#[cfg(feature = "alloc")]
+mod owned {
+    use super::*;
+    use alloc::string::String;
+    use alloc::vec::Vec;
+
+    impl Frozen for String {
+        const SCHEMA: Schema = Schema::Str;
+    }
+
+    impl Encode for String {
+        fn encode<S: Sink>(&self, w: &mut Writer<S>) -> Result<()> {
+            w.byte_run(self.as_bytes())
+        }
+    }
+
+    impl<'de> Decode<'de> for String {
+        fn decode(r: &mut Reader<'de>) -> Result<Self> {
+            r.str().map(String::from)
+        }
+    }
+
+    impl<T: Frozen> Frozen for Vec<T> {
+        const SCHEMA: Schema = Schema::List(&T::SCHEMA);
+    }
+
+    impl<T: Encode> Encode for Vec<T> {
+        fn encode<S: Sink>(&self, w: &mut Writer<S>) -> Result<()> {
+            encode_list(w, self.iter())
+        }
+    }
+
+    impl<'de, T: Decode<'de>> Decode<'de> for Vec<T> {
+        fn decode(r: &mut Reader<'de>) -> Result<Self> {
+            r.nested(|r| {
+                // The allocation rule has bounded `count` by the bytes that
+                // remain before this reservation.
+                let count = claim_list::<T>(r, usize::MAX)?;
+                let mut out = Vec::with_capacity(count as usize);
+                for _ in 0..count {
+                    out.push(T::decode(r)?);
+                }
+                Ok(out)
+            })
+        }
+    }
+}

@@ -1,0 +1,102 @@
+//! # kiln-nostd: the Kiln v2 codec core
+//!
+//! Kiln is a positional little-endian encoding for records whose schema the
+//! program already knows and which carry numeric arrays. This crate reads
+//! and writes it with no allocator: values are borrowed from the caller's
+//! buffer or copied into storage whose capacity is in its type, and every
+//! claimed count is checked against the bytes that remain before it sizes
+//! anything.
+//!
+//! One module per concern of the format:
+//!
+//! | module | concern |
+//! |---|---|
+//! | [`wire`] | bounds-checked reader, the allocation rule, writer and sinks |
+//! | [`frozen`] | `Encode`/`Decode` for scalars, strings, lists, opts, dicts, structs |
+//! | [`directory`] | the tensor directory: `Directory::parse`, views, the canonical builder |
+//! | [`frame`] | the 16-byte frame and its schema hash check |
+//! | [`schema`] | type text, schema hash, minimum sizes |
+//! | [`order`] | byte order: zero-copy views, swapping copies and writers |
+//! | [`check()`] | validating bytes against run-time type text |
+//!
+//! ## Example
+//!
+//! Decode a `struct{id:i64,name:str,batch:tensors,}` message into stack
+//! storage and copy its f32 tensor into an array.
+//!
+//! ```
+//! use kiln_nostd::{frozen_struct, Directory, TensorSpec, Tensors, from_bytes, to_slice};
+//!
+//! // The writer's side: the tensors field is written from an ordered list.
+//! struct Out<'a> { id: i64, name: &'a str, batch: Tensors<'a> }
+//! frozen_struct!(Out<'a> { id: i64, name: &'a str, batch: Tensors<'a> });
+//!
+//! // The reader's side: everything borrowed, nothing allocated.
+//! struct In<'a> { id: i64, name: heapless::String<16>, batch: Directory<'a> }
+//! frozen_struct!(In<'a> { id: i64, name: heapless::String<16>, batch: Directory<'a> });
+//!
+//! let weights = [1.0f32, -2.0, 0.5];
+//! let specs = [TensorSpec::from_host(&[3], &weights).named("w")];
+//! let mut buf = [0u8; 512];
+//! let message = to_slice(&Out { id: 7, name: "probe", batch: Tensors(&specs) }, &mut buf).unwrap();
+//!
+//! let decoded: In = from_bytes(message).unwrap();
+//! assert_eq!(decoded.id, 7);
+//! assert_eq!(decoded.name.as_str(), "probe");
+//! let w = decoded.batch.by_name("w").unwrap();
+//! assert_eq!(w.shape(), &[3]);
+//! let mut values = [0f32; 3];
+//! w.copy_into(&mut values).unwrap(); // swaps on a big-endian host
+//! assert_eq!(values, weights);
+//! ```
+//!
+//! ## Features
+//!
+//! - `alloc`: `Vec`/`String` impls, `to_vec`, owned payload copies.
+//! - `defmt`: `defmt::Format` for errors and plain types.
+
+#![cfg_attr(not(test), no_std)]
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+#![deny(
+    clippy::indexing_slicing,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::todo,
+    clippy::unimplemented
+)]
+
+#[cfg(feature = "alloc")]
+extern crate alloc;
+
+mod check;
+pub mod directory;
+pub mod dtype;
+mod error;
+pub mod frame;
+pub mod frozen;
+mod limits;
+pub mod order;
+pub mod schema;
+pub mod wire;
+
+pub use check::check;
+pub use directory::{Directory, Payload, Quant, QuantSpec, TensorSpec, TensorView, Tensors};
+pub use dtype::{Dtype, DtypeCode};
+pub use error::{Code, Error, Kind, Refusal, Result};
+pub use frame::{from_frame, to_frame_slice};
+pub use frozen::{
+    decode_struct, encode_struct, encoded_len, from_bytes, from_bytes_with, to_slice, Decode,
+    DictView, Empty, Encode, Frozen, Int, ListView, PodList, PodSlice, Uint,
+};
+#[cfg(feature = "alloc")]
+pub use frozen::to_vec;
+pub use half::{bf16, f16};
+pub use limits::{Limits, DEFAULT_CAP, WIRE_MAX};
+pub use order::Element;
+pub use schema::{Field, Scalar, Schema, TypeText};
+pub use wire::{CountingSink, Reader, Sink, SliceSink, Writer};
+
+/// The directory version this crate reads and writes.
+pub const DIRECTORY_VERSION: u8 = directory::DIRECTORY_VERSION;

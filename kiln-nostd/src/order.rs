@@ -1,0 +1,182 @@
+//! Byte order. Every copy of a multi-byte number between host memory and
+//! wire bytes goes through this module.
+//!
+//! The wire is little-endian on every host. On a little-endian host a
+//! payload already *is* an array of host numbers, so it can be viewed in
+//! place (when its address is aligned) or copied with one `memcpy`. On a
+//! big-endian host a zero-copy view would give wrong numbers, so it is
+//! refused, and copies swap each element. One-byte and packed dtypes are
+//! plain bytes on every host.
+
+use crate::error::{Error, Refusal, Result};
+use crate::wire::{Sink, Writer};
+use bytemuck::PodCastError;
+use half::{bf16, f16};
+
+/// True when host memory order equals wire order.
+pub const HOST_IS_LITTLE_ENDIAN: bool = cfg!(target_endian = "little");
+
+/// A fixed-width number that can live in a Kiln payload or a Frozen list.
+pub trait Element: bytemuck::Pod + PartialEq + core::fmt::Debug {
+    /// Bytes per element on the wire.
+    const WIDTH: usize;
+    /// The directory dtype code of this element type.
+    const DTYPE_CODE: u16;
+    /// Reads one element from exactly `WIDTH` little-endian bytes.
+    fn from_le(bytes: &[u8]) -> Option<Self>;
+    /// Writes one element as `WIDTH` little-endian bytes into `out`.
+    fn to_le(self, out: &mut [u8]) -> Option<()>;
+}
+
+macro_rules! element {
+    ($($ty:ty => $code:expr),* $(,)?) => {$(
+        impl Element for $ty {
+            const WIDTH: usize = core::mem::size_of::<$ty>();
+            const DTYPE_CODE: u16 = $code;
+            fn from_le(bytes: &[u8]) -> Option<Self> {
+                bytes.try_into().ok().map(<$ty>::from_le_bytes)
+            }
+            fn to_le(self, out: &mut [u8]) -> Option<()> {
+                let out: &mut [u8; core::mem::size_of::<$ty>()] = out.try_into().ok()?;
+                *out = self.to_le_bytes();
+                Some(())
+            }
+        }
+    )*};
+}
+
+element! {
+    f64 => 1, f32 => 2, f16 => 3, bf16 => 4,
+    i8 => 8, u8 => 9, i16 => 10, u16 => 11,
+    i32 => 12, u32 => 13, i64 => 14, u64 => 15,
+}
+
+/// Views a little-endian payload as host numbers without copying.
+///
+/// Refused on a big-endian host for any element wider than one byte
+/// ([`Refusal::BigEndianHost`]), when the payload's address is not aligned
+/// for `T` ([`Refusal::Misaligned`]), and when `T::WIDTH` does not divide
+/// the length ([`Refusal::WrongElementType`]). Never returns wrong numbers.
+pub fn view<T: Element>(payload: &[u8]) -> Result<&[T]> {
+    if !HOST_IS_LITTLE_ENDIAN && T::WIDTH > 1 {
+        return Err(Error::refused(
+            Refusal::BigEndianHost,
+            "zero-copy typed view of little-endian data on a big-endian host",
+        ));
+    }
+    bytemuck::try_cast_slice(payload).map_err(|e| match e {
+        PodCastError::TargetAlignmentGreaterAndInputNotAligned => Error::refused(
+            Refusal::Misaligned,
+            "payload address is not aligned for the element type",
+        ),
+        _ => Error::refused(
+            Refusal::WrongElementType,
+            "payload length is not a multiple of the element width",
+        ),
+    })
+}
+
+/// Copies a little-endian payload into host numbers: one copy on a
+/// little-endian host, a byte swap per element on a big-endian one.
+/// Returns the element count. `out` may be longer than needed.
+pub fn copy_into<T: Element>(payload: &[u8], out: &mut [T]) -> Result<usize> {
+    if HOST_IS_LITTLE_ENDIAN {
+        copy_native(payload, out)
+    } else {
+        copy_per_element(payload, out)
+    }
+}
+
+/// The little-endian host's copy: the wire bytes are the host bytes.
+fn copy_native<T: Element>(payload: &[u8], out: &mut [T]) -> Result<usize> {
+    let count = element_count::<T>(payload)?;
+    let out_bytes: &mut [u8] = bytemuck::cast_slice_mut(out_prefix(out, count)?);
+    out_bytes.copy_from_slice(payload);
+    Ok(count)
+}
+
+/// The portable copy: decodes each element from its little-endian bytes.
+/// Correct on every host; the big-endian path.
+pub fn copy_per_element<T: Element>(payload: &[u8], out: &mut [T]) -> Result<usize> {
+    let count = element_count::<T>(payload)?;
+    for (slot, bytes) in out_prefix(out, count)?
+        .iter_mut()
+        .zip(payload.chunks_exact(T::WIDTH))
+    {
+        *slot = T::from_le(bytes).ok_or(wrong_width())?;
+    }
+    Ok(count)
+}
+
+/// Writes host numbers as little-endian wire bytes: the host bytes on a
+/// little-endian host, one swapped element at a time on a big-endian one.
+pub fn write_le<T: Element, S: Sink>(values: &[T], w: &mut Writer<S>) -> Result<()> {
+    if HOST_IS_LITTLE_ENDIAN {
+        w.put(bytemuck::cast_slice(values))
+    } else {
+        write_per_element(values, w)
+    }
+}
+
+/// The portable writer: encodes each element to little-endian bytes.
+pub fn write_per_element<T: Element, S: Sink>(values: &[T], w: &mut Writer<S>) -> Result<()> {
+    let mut scratch = [0u8; 8];
+    for &value in values {
+        let bytes = scratch.get_mut(..T::WIDTH).ok_or(wrong_width())?;
+        value.to_le(bytes).ok_or(wrong_width())?;
+        w.put(bytes)?;
+    }
+    Ok(())
+}
+
+/// Element `index` of a little-endian payload, on any host.
+pub fn get<T: Element>(payload: &[u8], index: usize) -> Option<T> {
+    let start = index.checked_mul(T::WIDTH)?;
+    let end = start.checked_add(T::WIDTH)?;
+    T::from_le(payload.get(start..end)?)
+}
+
+fn element_count<T: Element>(payload: &[u8]) -> Result<usize> {
+    if !payload.len().is_multiple_of(T::WIDTH) {
+        return Err(wrong_width());
+    }
+    Ok(payload.len() / T::WIDTH)
+}
+
+fn out_prefix<T>(out: &mut [T], count: usize) -> Result<&mut [T]> {
+    out.get_mut(..count).ok_or(Error::refused(
+        Refusal::BufferTooSmall,
+        "output slice shorter than the element count",
+    ))
+}
+
+fn wrong_width() -> Error {
+    Error::refused(
+        Refusal::WrongElementType,
+        "payload length is not a multiple of the element width",
+    )
+}
+
+/// Writes `bytes` that hold host-order elements of `width` bytes each as
+/// little-endian wire bytes: unchanged on a little-endian host, each
+/// element's bytes reversed on a big-endian one. Width 1 is never swapped.
+pub fn write_host_elements<S: Sink>(bytes: &[u8], width: usize, w: &mut Writer<S>) -> Result<()> {
+    if HOST_IS_LITTLE_ENDIAN || width <= 1 {
+        return w.put(bytes);
+    }
+    write_reversed_elements(bytes, width, w)
+}
+
+/// Reverses the bytes of each `width`-byte element: the swap from one
+/// byte order to the other. Public so both hosts can test it.
+pub fn write_reversed_elements<S: Sink>(bytes: &[u8], width: usize, w: &mut Writer<S>) -> Result<()> {
+    let mut scratch = [0u8; 8];
+    for element in bytes.chunks(width.max(1)) {
+        let out = scratch.get_mut(..element.len()).ok_or(wrong_width())?;
+        for (dst, src) in out.iter_mut().zip(element.iter().rev()) {
+            *dst = *src;
+        }
+        w.put(out)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,463 @@
+//! Wire primitives: a bounds-checked little-endian [`Reader`], the
+//! allocation rule every claimed count goes through, and a [`Writer`] over a
+//! [`Sink`] that says where encoded bytes go.
+//!
+//! Integers are read and written with `from_le_bytes`/`to_le_bytes`, which
+//! give wire order on every host. Payload slices go through
+//! [`crate::order`].
+
+use crate::error::{Code, Error, Refusal, Result};
+use crate::limits::Limits;
+
+/// Containers a value may sit inside; entering one more is DEPTH.
+pub const MAX_DEPTH: u8 = 64;
+
+// ---------------------------------------------------------------------------
+// The allocation rule
+
+/// Step 2 of the allocation rule: a claimed count above its cap is LIMIT.
+/// Runs before anything whose size depends on the count.
+pub fn check_cap(count: u64, cap: u32, what: &'static str, at: usize) -> Result<()> {
+    if count > u64::from(cap) {
+        return Err(Error::wire(Code::Limit, what, at));
+    }
+    Ok(())
+}
+
+/// Steps 3 and 4 of the allocation rule: `count * min_element + fixed`
+/// must not overflow (LIMIT) and must fit in `unread` bytes (EOF).
+/// `fixed` is bytes the claim needs besides its elements (a directory's
+/// header and name heap); it is 0 for a Frozen list.
+pub fn check_fits(
+    count: u64,
+    min_element: u64,
+    fixed: u64,
+    unread: usize,
+    what: &'static str,
+    at: usize,
+) -> Result<u64> {
+    let needed = count
+        .checked_mul(min_element)
+        .and_then(|bytes| bytes.checked_add(fixed))
+        .ok_or(Error::wire(Code::Limit, "size product overflows 64 bits", at))?;
+    if needed > unread as u64 {
+        return Err(Error::wire(Code::Eof, what, at));
+    }
+    Ok(needed)
+}
+
+// ---------------------------------------------------------------------------
+// Reader
+
+/// A cursor over a borrowed buffer. Every read is bounds-checked; a read
+/// past the end is EOF and moves nothing.
+#[derive(Clone, Debug)]
+pub struct Reader<'de> {
+    buf: &'de [u8],
+    pos: usize,
+    limits: Limits,
+    depth: u8,
+    trusted: bool,
+}
+
+impl<'de> Reader<'de> {
+    /// A checking reader over `buf`.
+    pub const fn new(buf: &'de [u8], limits: Limits) -> Reader<'de> {
+        Reader {
+            buf,
+            pos: 0,
+            limits,
+            depth: 0,
+            trusted: false,
+        }
+    }
+
+    /// A reader for a buffer this process just wrote: it skips UTF-8
+    /// checks of directory names and the quantization arithmetic, but every
+    /// bound is still checked, so a bad buffer can give wrong answers but
+    /// never a read outside it.
+    pub const fn trusted(buf: &'de [u8], limits: Limits) -> Reader<'de> {
+        Reader {
+            buf,
+            pos: 0,
+            limits,
+            depth: 0,
+            trusted: true,
+        }
+    }
+
+    /// The caps in force.
+    pub const fn limits(&self) -> Limits {
+        self.limits
+    }
+
+    /// Whether this reader skips the checks a trusted buffer may skip.
+    pub const fn is_trusted(&self) -> bool {
+        self.trusted
+    }
+
+    /// Bytes consumed so far.
+    pub const fn position(&self) -> usize {
+        self.pos
+    }
+
+    /// The whole buffer this reader walks.
+    pub const fn buffer(&self) -> &'de [u8] {
+        self.buf
+    }
+
+    /// The bytes not yet read.
+    pub fn unread(&self) -> &'de [u8] {
+        self.buf.get(self.pos..).unwrap_or(&[])
+    }
+
+    /// How many bytes are not yet read.
+    pub fn remaining(&self) -> usize {
+        self.buf.len().saturating_sub(self.pos)
+    }
+
+    /// Takes the next `len` bytes, or EOF naming `what`.
+    pub fn take(&mut self, len: usize, what: &'static str) -> Result<&'de [u8]> {
+        let end = self
+            .pos
+            .checked_add(len)
+            .ok_or(Error::wire(Code::Eof, what, self.pos))?;
+        let bytes = self
+            .buf
+            .get(self.pos..end)
+            .ok_or(Error::wire(Code::Eof, what, self.pos))?;
+        self.pos = end;
+        Ok(bytes)
+    }
+
+    /// Takes the next `N` bytes as an array.
+    pub fn array<const N: usize>(&mut self, what: &'static str) -> Result<[u8; N]> {
+        let at = self.pos;
+        let bytes = self.take(N, what)?;
+        bytes
+            .try_into()
+            .map_err(|_| Error::wire(Code::Eof, what, at))
+    }
+
+    /// One byte.
+    pub fn u8(&mut self, what: &'static str) -> Result<u8> {
+        self.array::<1>(what).map(u8::from_le_bytes)
+    }
+
+    /// A little-endian u16.
+    pub fn u16(&mut self, what: &'static str) -> Result<u16> {
+        self.array(what).map(u16::from_le_bytes)
+    }
+
+    /// A little-endian u32.
+    pub fn u32(&mut self, what: &'static str) -> Result<u32> {
+        self.array(what).map(u32::from_le_bytes)
+    }
+
+    /// A little-endian u64.
+    pub fn u64(&mut self, what: &'static str) -> Result<u64> {
+        self.array(what).map(u64::from_le_bytes)
+    }
+
+    /// Reads a u32 count and applies the allocation rule: count word EOF,
+    /// cap LIMIT, `count * min_element` overflow LIMIT, more than the
+    /// unread bytes EOF. Only a count that passes may size storage or a
+    /// loop.
+    pub fn claim(&mut self, cap: u32, min_element: u64, what: &'static str) -> Result<u32> {
+        let at = self.pos;
+        let count = self.u32("count word")?;
+        check_cap(u64::from(count), cap, "count above the cap", at)?;
+        check_fits(
+            u64::from(count),
+            min_element,
+            0,
+            self.remaining(),
+            what,
+            at,
+        )?;
+        Ok(count)
+    }
+
+    /// Reads a length-prefixed byte run (`str`, `list<u8>`) under the byte
+    /// cap.
+    pub fn byte_run(&mut self, what: &'static str) -> Result<&'de [u8]> {
+        let len = self.claim(self.limits.byte_cap, 1, what)?;
+        self.take(len as usize, what)
+    }
+
+    /// Reads a `str`: a byte run that must be UTF-8.
+    pub fn str(&mut self) -> Result<&'de str> {
+        let at = self.pos.saturating_add(4);
+        let bytes = self.byte_run("string longer than the bytes that remain")?;
+        core::str::from_utf8(bytes).map_err(|e| {
+            Error::wire(Code::Utf8, "string is not UTF-8", at.saturating_add(e.valid_up_to()))
+        })
+    }
+
+    /// Enters a container (struct, list, dict, opt). The 65th nested one is
+    /// DEPTH, before any of its bytes is read.
+    pub fn enter(&mut self) -> Result<()> {
+        if self.depth >= MAX_DEPTH {
+            return Err(Error::wire(
+                Code::Depth,
+                "value nested inside more than 64 containers",
+                self.pos,
+            ));
+        }
+        self.depth = self.depth.saturating_add(1);
+        Ok(())
+    }
+
+    /// Leaves the container entered last.
+    pub fn leave(&mut self) {
+        self.depth = self.depth.saturating_sub(1);
+    }
+
+    /// Runs `body` one container deeper.
+    pub fn nested<T>(&mut self, body: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
+        self.enter()?;
+        let value = body(self);
+        self.leave();
+        value
+    }
+
+    /// The current container depth.
+    pub const fn depth(&self) -> u8 {
+        self.depth
+    }
+
+    /// A reader over `self`'s unread bytes that starts at `depth`, for
+    /// re-reading a validated region lazily.
+    pub(crate) fn sub(&self, bytes: &'de [u8], depth: u8) -> Reader<'de> {
+        Reader {
+            buf: bytes,
+            pos: 0,
+            limits: self.limits,
+            depth,
+            trusted: self.trusted,
+        }
+    }
+
+    /// Moves past `len` bytes already validated by someone else.
+    pub fn skip(&mut self, len: usize, what: &'static str) -> Result<()> {
+        self.take(len, what).map(|_| ())
+    }
+
+    /// A standalone value must use the whole buffer: anything left is
+    /// TRAILING.
+    pub fn finish(&self) -> Result<()> {
+        if self.pos < self.buf.len() {
+            return Err(Error::wire(
+                Code::Trailing,
+                "bytes after the end of the value",
+                self.pos,
+            ));
+        }
+        Ok(())
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Sinks and the writer
+
+/// Where encoded bytes go. A sink that runs out of room refuses with
+/// [`Refusal::BufferTooSmall`] and never panics.
+pub trait Sink {
+    /// Appends `bytes`.
+    fn put(&mut self, bytes: &[u8]) -> Result<()>;
+
+    /// Appends `count` zero bytes (padding, alignment gaps).
+    fn put_zeros(&mut self, count: usize) -> Result<()> {
+        const ZEROS: [u8; 64] = [0; 64];
+        let mut left = count;
+        while left > 0 {
+            let step = left.min(ZEROS.len());
+            self.put(ZEROS.get(..step).unwrap_or(&[]))?;
+            left = left.saturating_sub(step);
+        }
+        Ok(())
+    }
+
+    /// Bytes written so far.
+    fn written(&self) -> usize;
+}
+
+/// A sink over a caller's buffer.
+#[derive(Debug)]
+pub struct SliceSink<'a> {
+    buf: &'a mut [u8],
+    len: usize,
+}
+
+impl<'a> SliceSink<'a> {
+    /// Writes from the start of `buf`.
+    pub fn new(buf: &'a mut [u8]) -> SliceSink<'a> {
+        SliceSink { buf, len: 0 }
+    }
+
+    /// The bytes written.
+    pub fn into_written(self) -> &'a mut [u8] {
+        let len = self.len;
+        self.buf.get_mut(..len).unwrap_or_default()
+    }
+}
+
+impl Sink for SliceSink<'_> {
+    fn put(&mut self, bytes: &[u8]) -> Result<()> {
+        let too_small = Error::refused(Refusal::BufferTooSmall, "output buffer too small");
+        let end = self.len.checked_add(bytes.len()).ok_or(too_small)?;
+        self.buf
+            .get_mut(self.len..end)
+            .ok_or(too_small)?
+            .copy_from_slice(bytes);
+        self.len = end;
+        Ok(())
+    }
+
+    fn written(&self) -> usize {
+        self.len
+    }
+}
+
+/// A sink that only counts: running the real encoder into it gives the
+/// exact encoded length.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct CountingSink {
+    len: usize,
+}
+
+impl CountingSink {
+    /// A counter at zero.
+    pub const fn new() -> CountingSink {
+        CountingSink { len: 0 }
+    }
+}
+
+impl Sink for CountingSink {
+    fn put(&mut self, bytes: &[u8]) -> Result<()> {
+        self.put_zeros(bytes.len())
+    }
+
+    fn put_zeros(&mut self, count: usize) -> Result<()> {
+        self.len = self.len.checked_add(count).ok_or(Error::refused(
+            Refusal::NotEncodable,
+            "encoded length overflows usize",
+        ))?;
+        Ok(())
+    }
+
+    fn written(&self) -> usize {
+        self.len
+    }
+}
+
+#[cfg(feature = "alloc")]
+impl Sink for alloc::vec::Vec<u8> {
+    fn put(&mut self, bytes: &[u8]) -> Result<()> {
+        self.extend_from_slice(bytes);
+        Ok(())
+    }
+
+    fn written(&self) -> usize {
+        self.len()
+    }
+}
+
+/// Encodes into a [`Sink`], refusing what its own reader would reject.
+#[derive(Debug)]
+pub struct Writer<S> {
+    sink: S,
+    limits: Limits,
+    depth: u8,
+}
+
+impl<S: Sink> Writer<S> {
+    /// A writer under the default caps.
+    pub fn new(sink: S) -> Writer<S> {
+        Writer::with_limits(sink, Limits::DEFAULT)
+    }
+
+    /// A writer that refuses lengths above `limits`.
+    pub fn with_limits(sink: S, limits: Limits) -> Writer<S> {
+        Writer {
+            sink,
+            limits,
+            depth: 0,
+        }
+    }
+
+    /// The caps in force.
+    pub fn limits(&self) -> Limits {
+        self.limits
+    }
+
+    /// The sink, with what was written.
+    pub fn into_sink(self) -> S {
+        self.sink
+    }
+
+    /// Bytes written so far.
+    pub fn written(&self) -> usize {
+        self.sink.written()
+    }
+
+    /// Appends raw bytes.
+    pub fn put(&mut self, bytes: &[u8]) -> Result<()> {
+        self.sink.put(bytes)
+    }
+
+    /// Appends zero bytes.
+    pub fn put_zeros(&mut self, count: usize) -> Result<()> {
+        self.sink.put_zeros(count)
+    }
+
+    /// One byte.
+    pub fn u8(&mut self, value: u8) -> Result<()> {
+        self.put(&[value])
+    }
+
+    /// A little-endian u16.
+    pub fn u16(&mut self, value: u16) -> Result<()> {
+        self.put(&value.to_le_bytes())
+    }
+
+    /// A little-endian u32.
+    pub fn u32(&mut self, value: u32) -> Result<()> {
+        self.put(&value.to_le_bytes())
+    }
+
+    /// A little-endian u64.
+    pub fn u64(&mut self, value: u64) -> Result<()> {
+        self.put(&value.to_le_bytes())
+    }
+
+    /// A count or length word, refused above `cap`.
+    pub fn count(&mut self, count: usize, cap: u32) -> Result<()> {
+        let count = u32::try_from(count)
+            .ok()
+            .filter(|&c| c <= cap)
+            .ok_or(Error::refused(Refusal::NotEncodable, "count or length above the cap"))?;
+        self.u32(count)
+    }
+
+    /// A length-prefixed byte run under the byte cap.
+    pub fn byte_run(&mut self, bytes: &[u8]) -> Result<()> {
+        self.count(bytes.len(), self.limits.byte_cap)?;
+        self.put(bytes)
+    }
+
+    /// Runs `body` one container deeper; a value the reader would find
+    /// too deep is refused.
+    pub fn nested(&mut self, body: impl FnOnce(&mut Self) -> Result<()>) -> Result<()> {
+        if self.depth >= MAX_DEPTH {
+            return Err(Error::refused(
+                Refusal::NotEncodable,
+                "value nested inside more than 64 containers",
+            ));
+        }
+        self.depth = self.depth.saturating_add(1);
+        let result = body(self);
+        self.depth = self.depth.saturating_sub(1);
+        result
+    }
+}
