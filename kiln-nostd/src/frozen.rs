@@ -787,9 +787,13 @@ pub const fn struct_schema(fields: &'static [Field]) -> Schema {
 /// assert_eq!(bytes, &[7, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, b't']);
 /// assert_eq!(from_bytes::<Reading>(bytes).unwrap(), Reading { id: 7, name: "t" });
 /// ```
+///
+/// A struct whose fields can only be written (a [`Tensors`](crate::Tensors)
+/// field, say) takes the `write` form, which leaves `Decode` out:
+/// `frozen_struct!(write Out<'a> { id: i64, batch: Tensors<'a> });`
 #[macro_export]
 macro_rules! frozen_struct {
-    ($name:ident $(<$lt:lifetime>)? { $($field:ident : $ty:ty),* $(,)? }) => {
+    (write $name:ident $(<$lt:lifetime>)? { $($field:ident : $ty:ty),* $(,)? }) => {
         impl $(<$lt>)? $crate::Frozen for $name $(<$lt>)? {
             const SCHEMA: $crate::Schema = $crate::Schema::Struct(&[
                 $($crate::Field {
@@ -806,6 +810,9 @@ macro_rules! frozen_struct {
                 })
             }
         }
+    };
+    ($name:ident $(<$lt:lifetime>)? { $($field:ident : $ty:ty),* $(,)? }) => {
+        $crate::frozen_struct!(write $name $(<$lt>)? { $($field: $ty),* });
         impl<'de $(: $lt, $lt: 'de)?> $crate::Decode<'de> for $name $(<$lt>)? {
             fn decode(r: &mut $crate::Reader<'de>) -> $crate::Result<Self> {
                 $crate::decode_struct(r, |_r| {

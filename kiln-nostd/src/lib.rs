@@ -29,7 +29,7 @@
 //!
 //! // The writer's side: the tensors field is written from an ordered list.
 //! struct Out<'a> { id: i64, name: &'a str, batch: Tensors<'a> }
-//! frozen_struct!(Out<'a> { id: i64, name: &'a str, batch: Tensors<'a> });
+//! frozen_struct!(write Out<'a> { id: i64, name: &'a str, batch: Tensors<'a> });
 //!
 //! // The reader's side: everything borrowed, nothing allocated.
 //! struct In<'a> { id: i64, name: heapless::String<16>, batch: Directory<'a> }

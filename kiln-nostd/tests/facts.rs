@@ -1,0 +1,184 @@
+//! The byte facts the format states outright, asserted directly.
+
+use kiln_nostd::directory::ALIGN;
+use kiln_nostd::{
+    bf16, check, f16, frozen_struct, from_bytes, to_slice, Code, Directory, Dtype, Frozen, Limits,
+    PodSlice, Schema, TensorSpec, Tensors, TypeText,
+};
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn encode<T: kiln_nostd::Encode>(value: &T) -> Vec<u8> {
+    let mut buf = vec![0u8; 4096];
+    let len = to_slice(value, &mut buf).unwrap().len();
+    assert_eq!(kiln_nostd::encoded_len(value).unwrap(), len);
+    buf.truncate(len);
+    buf
+}
+
+struct Batch<'a> {
+    id: i64,
+    batch: Directory<'a>,
+}
+frozen_struct!(Batch<'a> { id: i64, batch: Directory<'a> });
+
+const BATCH_HASH: u64 = <Batch as Frozen>::HASH;
+
+#[test]
+fn schema_hash_of_the_wire_text_example() {
+    assert_eq!(BATCH_HASH, 0xe58aadc7552f0d82);
+    assert_eq!(Batch::SCHEMA.to_string(), "struct{id:i64,batch:tensors,}");
+    let text = TypeText::parse("struct{id:i64,batch:tensors,}").unwrap();
+    assert_eq!(text.hash().unwrap(), 0xe58aadc7552f0d82);
+    assert_eq!(Batch::MIN_SIZE, 8 + 64);
+    assert_eq!(text.min_size().unwrap(), 72);
+}
+
+#[test]
+fn float_bits_are_little_endian_and_exact() {
+    assert_eq!(encode(&1.0f32), [0x00, 0x00, 0x80, 0x3f]);
+    assert_eq!(encode(&-0.0f32), [0x00, 0x00, 0x00, 0x80]);
+    let nan = f64::from_bits(0x7FF8000000000001);
+    let bytes = encode(&nan);
+    assert_eq!(bytes, 0x7FF8000000000001u64.to_le_bytes());
+    assert_eq!(from_bytes::<f64>(&bytes).unwrap().to_bits(), 0x7FF8000000000001);
+    let neg_zero = from_bytes::<f32>(&[0, 0, 0, 0x80]).unwrap();
+    assert!(neg_zero == 0.0 && neg_zero.is_sign_negative());
+}
+
+#[test]
+fn half_precision_payloads() {
+    let one_bf16 = [bf16::from_f32(1.0)];
+    let one_f16 = [f16::from_f32(1.0)];
+    let specs = [
+        TensorSpec::from_host(&[], &one_bf16),
+        TensorSpec::from_host(&[], &one_f16),
+    ];
+    let block = encode(&Tensors(&specs));
+    let dir = Directory::parse(&block).unwrap();
+    assert_eq!(dir.get(0).unwrap().bytes(), [0x80, 0x3f]);
+    assert_eq!(dir.get(1).unwrap().bytes(), [0x00, 0x3c]);
+    assert_eq!(dir.get(1).unwrap().byte_offset(), ALIGN);
+}
+
+#[test]
+fn packed_nibbles_low_first() {
+    let specs = [TensorSpec::new(Dtype::U4, &[3], &[0x21, 0x03])];
+    let block = encode(&Tensors(&specs));
+    assert_eq!(Directory::parse(&block).unwrap().get(0).unwrap().bytes(), [0x21, 0x03]);
+    // A nonzero high nibble after an odd count cannot be written...
+    let bad = [TensorSpec::new(Dtype::U4, &[3], &[0x21, 0x13])];
+    assert!(to_slice(&Tensors(&bad), &mut [0u8; 512]).is_err());
+    // ...and is TYPE when read.
+    let mut patched = block.clone();
+    let last = patched.len() - 1;
+    patched[last] = 0x13;
+    assert_eq!(Directory::parse(&patched).unwrap_err().code(), Some(Code::Type));
+}
+
+#[test]
+fn empty_directory_is_the_64_byte_header() {
+    let block = encode(&Tensors(&[]));
+    assert_eq!(
+        hex(&block),
+        "4b4c4e5402020000000000000000000000000000000000000000000000000000\
+         0000000000000000000000000000000000000000000000000000000000000000"
+    );
+}
+
+#[test]
+fn f32_vector_block_is_200_bytes() {
+    let values = [1.0f32, -2.0];
+    let block = encode(&Tensors(&[TensorSpec::from_host(&[2], &values)]));
+    assert_eq!(block.len(), 200);
+    let expected = [
+        // header: magic, version 2, flags LE, reserved, count 1, no heap,
+        // payload 8, directory 128, reserved
+        "4b4c4e54", "02", "02", "0000", "01000000", "00000000",
+        "0800000000000000", "8000000000000000", &"00".repeat(32),
+        // descriptor: f32, rank 1, unnamed, no layout, no block, scheme 0
+        "0200", "01", "00", "ffff", "0000", "ffff", "0000", "00000000",
+        "0000", "ffff", "00000000", "ffffffff", "ffffffff",
+        "0000000000000000", "0800000000000000",
+        "0200000000000000", &"00".repeat(56), &"00".repeat(16),
+        // payload
+        "0000803f000000c0",
+    ]
+    .concat();
+    assert_eq!(hex(&block), expected);
+}
+
+#[test]
+fn f8_pair_second_offset_is_64() {
+    let specs = [
+        TensorSpec::new(Dtype::F8E4M3, &[1], &[0x38]),
+        TensorSpec::new(Dtype::F8E5M2, &[1], &[0x3c]),
+    ];
+    let block = encode(&Tensors(&specs));
+    let dir = Directory::parse(&block).unwrap();
+    assert_eq!(dir.get(0).unwrap().byte_offset(), 0);
+    assert_eq!(dir.get(1).unwrap().byte_offset(), 64);
+    assert_eq!(dir.get(1).unwrap().bytes(), [0x3c]);
+    // 64 header + 2 * 128 descriptors, payload 65 bytes with 63 zero.
+    assert_eq!(block.len(), 320 + 65);
+    assert!(block[321..384].iter().all(|&b| b == 0));
+}
+
+#[test]
+fn struct_with_tensors_field_continues_after_the_block() {
+    let values = [1.0f32, -2.0];
+    let specs = [TensorSpec::from_host(&[2], &values)];
+    struct Out<'a> {
+        id: i64,
+        batch: Tensors<'a>,
+        tail: u8,
+    }
+    frozen_struct!(write Out<'a> { id: i64, batch: Tensors<'a>, tail: u8 });
+    struct In<'a> {
+        id: i64,
+        batch: Directory<'a>,
+        tail: u8,
+    }
+    frozen_struct!(In<'a> { id: i64, batch: Directory<'a>, tail: u8 });
+    let bytes = encode(&Out { id: 7, batch: Tensors(&specs), tail: 9 });
+    assert_eq!(bytes.len(), 8 + 200 + 1);
+    let decoded: In = from_bytes(&bytes).unwrap();
+    assert_eq!((decoded.id, decoded.tail, decoded.batch.len()), (7, 9, 1));
+    assert!(check("struct{id:i64,batch:tensors,tail:u8,}", &bytes, false, Limits::DEFAULT).is_ok());
+}
+
+#[test]
+fn type_text_round_trips_and_rejects_garbage() {
+    for text in [
+        "bool",
+        "struct{}",
+        "list<list<u8>>",
+        "dict<str,opt<struct{a:f64,b_2:tensors,}>>",
+        "struct{x:struct{},y:list<str>,}",
+    ] {
+        assert_eq!(TypeText::parse(text).unwrap().as_str(), text);
+    }
+    for bad in [
+        "", "list<>", "list<u8", "struct{a:u8}", "struct{a:u8,a:u8,}", "dict<u8,u8>",
+        "struct{1a:u8,}", "u8 ", "float", "opt<u8>>",
+    ] {
+        assert!(TypeText::parse(bad).is_err(), "{bad}");
+    }
+    // Deep type text is fine; only decoding enters containers.
+    let deep = format!("{}u8{}", "opt<".repeat(200), ">".repeat(200));
+    assert!(TypeText::parse(&deep).is_ok());
+    let too_deep = format!("{}u8{}", "opt<".repeat(300), ">".repeat(300));
+    assert!(TypeText::parse(&too_deep).is_err());
+}
+
+#[test]
+fn schema_display_matches_type_text_hash() {
+    type Deep<'a> = Option<heapless::Vec<kiln_nostd::DictView<'a, PodSlice<'a, f32>>, 4>>;
+    let text = <Deep as Frozen>::SCHEMA.to_string();
+    assert_eq!(text, "opt<list<dict<str,list<f32>>>>");
+    assert_eq!(TypeText::parse(&text).unwrap().hash().unwrap(), <Deep as Frozen>::HASH);
+    assert_eq!(<kiln_nostd::Int as Frozen>::SCHEMA, Schema::Scalar(kiln_nostd::Scalar::Int));
+    assert_ne!(<kiln_nostd::Int as Frozen>::HASH, <i64 as Frozen>::HASH);
+}
