@@ -39,7 +39,11 @@ fn every_golden_case() {
     assert!(cases.len() >= 46);
     for case in &cases {
         let name = case["name"].as_str().unwrap();
-        let mut args = vec!["check".to_string(), "--type".into(), case["type"].as_str().unwrap().into()];
+        let mut args = vec![
+            "check".to_string(),
+            "--type".into(),
+            case["type"].as_str().unwrap().into(),
+        ];
         if case["framed"].as_bool().unwrap() {
             args.push("--framed".into());
         }
@@ -56,7 +60,10 @@ fn every_golden_case() {
             code => {
                 assert_eq!(status, 1, "{name}: {stdout}{stderr}");
                 let prefix = format!("error: {code}: ");
-                assert!(stderr.starts_with(&prefix), "{name}: expected {code}, got {stderr}");
+                assert!(
+                    stderr.starts_with(&prefix),
+                    "{name}: expected {code}, got {stderr}"
+                );
             }
         }
     }
@@ -68,6 +75,9 @@ fn usage_and_io_errors_exit_2() {
     assert_eq!(status, 2, "{stderr}");
     let (status, _, _) = run(&["check".into(), "/nonexistent/kiln".into()], b"");
     assert_eq!(status, 2);
-    let (status, _, _) = run(&["check".into(), "--type".into(), "list<".into(), "-".into()], b"");
+    let (status, _, _) = run(
+        &["check".into(), "--type".into(), "list<".into(), "-".into()],
+        b"",
+    );
     assert_eq!(status, 2);
 }

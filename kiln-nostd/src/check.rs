@@ -61,7 +61,11 @@ fn walk(ty: TypeText<'_>, r: &mut Reader<'_>) -> Result<()> {
             match r.u8("opt tag")? {
                 0 => Ok(()),
                 1 => walk(inner, r),
-                _ => Err(crate::Error::wire(crate::Code::Type, "opt tag other than 0 or 1", at)),
+                _ => Err(crate::Error::wire(
+                    crate::Code::Type,
+                    "opt tag other than 0 or 1",
+                    at,
+                )),
             }
         }),
         Node::Dict(value) => {

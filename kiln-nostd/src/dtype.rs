@@ -127,12 +127,9 @@ impl Dtype {
             Dtype::F64 | Dtype::I64 | Dtype::U64 => Width::Bytes(8),
             Dtype::F32 | Dtype::I32 | Dtype::U32 => Width::Bytes(4),
             Dtype::F16 | Dtype::Bf16 | Dtype::I16 | Dtype::U16 => Width::Bytes(2),
-            Dtype::F8E4M3
-            | Dtype::F8E5M2
-            | Dtype::Bool
-            | Dtype::I8
-            | Dtype::U8
-            | Dtype::E8M0 => Width::Bytes(1),
+            Dtype::F8E4M3 | Dtype::F8E5M2 | Dtype::Bool | Dtype::I8 | Dtype::U8 | Dtype::E8M0 => {
+                Width::Bytes(1)
+            }
             Dtype::I4 | Dtype::U4 | Dtype::E2M1 => Width::Nibbles,
         }
     }

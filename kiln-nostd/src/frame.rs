@@ -6,7 +6,7 @@ use crate::error::{Code, Error, Result};
 use crate::frozen::{Decode, Encode};
 use crate::limits::Limits;
 use crate::schema::TypeText;
-use crate::wire::{Reader, SliceSink, Sink, Writer};
+use crate::wire::{Reader, Sink, SliceSink, Writer};
 
 /// ASCII `KLN0`.
 pub const FRAME_MAGIC: [u8; 4] = *b"KLN0";
@@ -19,18 +19,30 @@ pub const PROFILE_FROZEN: u8 = 0;
 /// order, and returns the value's bytes (everything after the 16 bytes).
 pub fn open(buf: &[u8], expected_hash: u64) -> Result<&[u8]> {
     if buf.len() < FRAME_MAGIC.len() {
-        return Err(Error::wire(Code::Eof, "fewer than 4 bytes for the frame magic", 0));
+        return Err(Error::wire(
+            Code::Eof,
+            "fewer than 4 bytes for the frame magic",
+            0,
+        ));
     }
     if buf.get(..4) != Some(&FRAME_MAGIC[..]) {
         return Err(Error::wire(Code::Frame, "frame magic is not KLN0", 0));
     }
-    let header: [u8; FRAME_LEN] = buf
-        .get(..FRAME_LEN)
-        .and_then(|h| h.try_into().ok())
-        .ok_or(Error::wire(Code::Eof, "fewer than 16 bytes for the frame", 4))?;
+    let header: [u8; FRAME_LEN] =
+        buf.get(..FRAME_LEN)
+            .and_then(|h| h.try_into().ok())
+            .ok_or(Error::wire(
+                Code::Eof,
+                "fewer than 16 bytes for the frame",
+                4,
+            ))?;
     let [_, _, _, _, profile, flags, r0, r1, hash @ ..] = header;
     if profile != PROFILE_FROZEN {
-        return Err(Error::wire(Code::Frame, "frame profile is not 0 (Frozen)", 4));
+        return Err(Error::wire(
+            Code::Frame,
+            "frame profile is not 0 (Frozen)",
+            4,
+        ));
     }
     if flags != 0 {
         return Err(Error::wire(Code::Frame, "nonzero frame flags", 5));
@@ -66,7 +78,10 @@ pub fn from_frame<'de, T: Decode<'de>>(buf: &'de [u8], limits: Limits) -> Result
 }
 
 /// Encodes `value` in a frame into the start of `buf`.
-pub fn to_frame_slice<'a, T: Encode + ?Sized>(value: &T, buf: &'a mut [u8]) -> Result<&'a mut [u8]> {
+pub fn to_frame_slice<'a, T: Encode + ?Sized>(
+    value: &T,
+    buf: &'a mut [u8],
+) -> Result<&'a mut [u8]> {
     let mut w = Writer::new(SliceSink::new(buf));
     write_header(&mut w, T::HASH)?;
     value.encode(&mut w)?;

@@ -225,7 +225,11 @@ impl<'de, const N: usize> Decode<'de> for heapless::String<N> {
         let body_at = r.position();
         let bytes = r.take(len as usize, "string body")?;
         let text = core::str::from_utf8(bytes).map_err(|e| {
-            Error::wire(Code::Utf8, "string is not UTF-8", body_at.saturating_add(e.valid_up_to()))
+            Error::wire(
+                Code::Utf8,
+                "string is not UTF-8",
+                body_at.saturating_add(e.valid_up_to()),
+            )
         })?;
         let mut out = heapless::String::new();
         out.push_str(text)
@@ -245,7 +249,11 @@ fn capacity_u32(n: usize) -> u32 {
 /// there is one), choosing the byte cap for `list<u8>`.
 fn claim_list<'de, T: Frozen>(r: &mut Reader<'de>, storage: usize) -> Result<u32> {
     let cap = list_cap(r.limits(), T::SCHEMA == Schema::Scalar(Scalar::U8));
-    r.claim(cap.min(capacity_u32(storage)), T::MIN_SIZE, "list longer than the bytes that remain")
+    r.claim(
+        cap.min(capacity_u32(storage)),
+        T::MIN_SIZE,
+        "list longer than the bytes that remain",
+    )
 }
 
 /// The cap on a list's count: the byte cap for `list<u8>` (a byte run),
@@ -474,9 +482,11 @@ impl<'de, T: Frozen + Element> Decode<'de> for PodList<'de, T> {
     fn decode(r: &mut Reader<'de>) -> Result<Self> {
         r.nested(|r| {
             let count = claim_list::<T>(r, usize::MAX)?;
-            let len = (count as usize)
-                .checked_mul(T::WIDTH)
-                .ok_or(Error::wire(Code::Limit, "size product overflows", r.position()))?;
+            let len = (count as usize).checked_mul(T::WIDTH).ok_or(Error::wire(
+                Code::Limit,
+                "size product overflows",
+                r.position(),
+            ))?;
             let bytes = r.take(len, "list longer than the bytes that remain")?;
             Ok(PodList {
                 bytes,
@@ -586,7 +596,9 @@ fn decode_dict<'de, V: Decode<'de>>(
     storage: usize,
     mut each: impl FnMut(&'de str, V, usize) -> Result<()>,
 ) -> Result<u32> {
-    read_dict(r, storage, V::MIN_SIZE, |r, key, at| each(key, V::decode(r)?, at))
+    read_dict(r, storage, V::MIN_SIZE, |r, key, at| {
+        each(key, V::decode(r)?, at)
+    })
 }
 
 /// A borrowed `dict<str,V>`, checked in full when decoded; iterates its
@@ -638,10 +650,7 @@ impl<'de, V: Decode<'de>> Decode<'de> for DictView<'de, V> {
         let depth = r.depth().saturating_add(1);
         let pairs_start = r.position().saturating_add(4);
         let count = decode_dict::<V>(r, usize::MAX, |_, _, _| Ok(()))?;
-        let bytes = r
-            .buffer()
-            .get(pairs_start..r.position())
-            .unwrap_or(&[]);
+        let bytes = r.buffer().get(pairs_start..r.position()).unwrap_or(&[]);
         Ok(DictView {
             count,
             reader: r.sub(bytes, depth),
@@ -736,8 +745,11 @@ impl<'de, V: Decode<'de>, const K: usize, const N: usize> Decode<'de>
     fn decode(r: &mut Reader<'de>) -> Result<Self> {
         let mut out = heapless::LinearMap::new();
         decode_dict::<V>(r, N, |key, value, at| {
-            let key = heapless::String::from_key(key)
-                .ok_or(Error::wire(Code::Limit, "dict key longer than its storage", at))?;
+            let key = heapless::String::from_key(key).ok_or(Error::wire(
+                Code::Limit,
+                "dict key longer than its storage",
+                at,
+            ))?;
             out.insert(key, value)
                 .map(|_| ())
                 .map_err(|_| Error::wire(Code::Limit, "dict longer than its storage", at))

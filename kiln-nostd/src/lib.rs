@@ -86,12 +86,12 @@ pub use directory::{Directory, Payload, Quant, QuantSpec, TensorSpec, TensorView
 pub use dtype::{Dtype, DtypeCode};
 pub use error::{Code, Error, Kind, Refusal, Result};
 pub use frame::{from_frame, to_frame_slice};
+#[cfg(feature = "alloc")]
+pub use frozen::to_vec;
 pub use frozen::{
     decode_struct, encode_struct, encoded_len, from_bytes, from_bytes_with, to_slice, Decode,
     DictView, Empty, Encode, Frozen, Int, ListView, PodList, PodSlice, Uint,
 };
-#[cfg(feature = "alloc")]
-pub use frozen::to_vec;
 pub use half::{bf16, f16};
 pub use limits::{Limits, DEFAULT_CAP, WIRE_MAX};
 pub use order::Element;

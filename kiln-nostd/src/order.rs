@@ -169,7 +169,11 @@ pub fn write_host_elements<S: Sink>(bytes: &[u8], width: usize, w: &mut Writer<S
 
 /// Reverses the bytes of each `width`-byte element: the swap from one
 /// byte order to the other. Public so both hosts can test it.
-pub fn write_reversed_elements<S: Sink>(bytes: &[u8], width: usize, w: &mut Writer<S>) -> Result<()> {
+pub fn write_reversed_elements<S: Sink>(
+    bytes: &[u8],
+    width: usize,
+    w: &mut Writer<S>,
+) -> Result<()> {
     let mut scratch = [0u8; 8];
     for element in bytes.chunks(width.max(1)) {
         let out = scratch.get_mut(..element.len()).ok_or(wrong_width())?;

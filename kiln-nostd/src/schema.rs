@@ -379,11 +379,17 @@ impl<'t> Iterator for Fields<'t> {
             return None;
         }
         let step = || -> Result<(&'t str, TypeText<'t>, &'t str)> {
-            let colon = self.rest.find(':').ok_or(bad_text("field without a type"))?;
+            let colon = self
+                .rest
+                .find(':')
+                .ok_or(bad_text("field without a type"))?;
             let name = self.rest.get(..colon).ok_or(bad_text("field name"))?;
             let ty_start = colon.saturating_add(1);
             let ty_end = scan_type(self.rest, ty_start)?;
-            let ty = self.rest.get(ty_start..ty_end).ok_or(bad_text("field type"))?;
+            let ty = self
+                .rest
+                .get(ty_start..ty_end)
+                .ok_or(bad_text("field type"))?;
             let rest = self
                 .rest
                 .get(ty_end..)
@@ -418,14 +424,18 @@ fn scan_type(text: &str, at: usize) -> Result<usize> {
             .into_iter()
             .find(|p| here.starts_with(p));
         if let Some(prefix) = opener {
-            let slot = closers.get_mut(open).ok_or(bad_text("type text nests too deeply"))?;
+            let slot = closers
+                .get_mut(open)
+                .ok_or(bad_text("type text nests too deeply"))?;
             *slot = b'>';
             open = open.saturating_add(1);
             pos = pos.saturating_add(prefix.len());
             continue;
         }
         if here.starts_with("struct{") {
-            let slot = closers.get_mut(open).ok_or(bad_text("type text nests too deeply"))?;
+            let slot = closers
+                .get_mut(open)
+                .ok_or(bad_text("type text nests too deeply"))?;
             *slot = b'}';
             open = open.saturating_add(1);
             pos = pos.saturating_add("struct{".len());

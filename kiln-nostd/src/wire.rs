@@ -39,7 +39,11 @@ pub fn check_fits(
     let needed = count
         .checked_mul(min_element)
         .and_then(|bytes| bytes.checked_add(fixed))
-        .ok_or(Error::wire(Code::Limit, "size product overflows 64 bits", at))?;
+        .ok_or(Error::wire(
+            Code::Limit,
+            "size product overflows 64 bits",
+            at,
+        ))?;
     if needed > unread as u64 {
         return Err(Error::wire(Code::Eof, what, at));
     }
@@ -167,14 +171,7 @@ impl<'de> Reader<'de> {
         let at = self.pos;
         let count = self.u32("count word")?;
         check_cap(u64::from(count), cap, "count above the cap", at)?;
-        check_fits(
-            u64::from(count),
-            min_element,
-            0,
-            self.remaining(),
-            what,
-            at,
-        )?;
+        check_fits(u64::from(count), min_element, 0, self.remaining(), what, at)?;
         Ok(count)
     }
 
@@ -190,7 +187,11 @@ impl<'de> Reader<'de> {
         let at = self.pos.saturating_add(4);
         let bytes = self.byte_run("string longer than the bytes that remain")?;
         core::str::from_utf8(bytes).map_err(|e| {
-            Error::wire(Code::Utf8, "string is not UTF-8", at.saturating_add(e.valid_up_to()))
+            Error::wire(
+                Code::Utf8,
+                "string is not UTF-8",
+                at.saturating_add(e.valid_up_to()),
+            )
         })
     }
 
@@ -436,7 +437,10 @@ impl<S: Sink> Writer<S> {
         let count = u32::try_from(count)
             .ok()
             .filter(|&c| c <= cap)
-            .ok_or(Error::refused(Refusal::NotEncodable, "count or length above the cap"))?;
+            .ok_or(Error::refused(
+                Refusal::NotEncodable,
+                "count or length above the cap",
+            ))?;
         self.u32(count)
     }
 

@@ -2,7 +2,7 @@
 
 use kiln_nostd::directory::ALIGN;
 use kiln_nostd::{
-    bf16, check, f16, frozen_struct, from_bytes, to_slice, Code, Directory, Dtype, Frozen, Limits,
+    bf16, check, f16, from_bytes, frozen_struct, to_slice, Code, Directory, Dtype, Frozen, Limits,
     PodSlice, Schema, TensorSpec, Tensors, TypeText,
 };
 
@@ -43,7 +43,10 @@ fn float_bits_are_little_endian_and_exact() {
     let nan = f64::from_bits(0x7FF8000000000001);
     let bytes = encode(&nan);
     assert_eq!(bytes, 0x7FF8000000000001u64.to_le_bytes());
-    assert_eq!(from_bytes::<f64>(&bytes).unwrap().to_bits(), 0x7FF8000000000001);
+    assert_eq!(
+        from_bytes::<f64>(&bytes).unwrap().to_bits(),
+        0x7FF8000000000001
+    );
     let neg_zero = from_bytes::<f32>(&[0, 0, 0, 0x80]).unwrap();
     assert!(neg_zero == 0.0 && neg_zero.is_sign_negative());
 }
@@ -67,7 +70,10 @@ fn half_precision_payloads() {
 fn packed_nibbles_low_first() {
     let specs = [TensorSpec::new(Dtype::U4, &[3], &[0x21, 0x03])];
     let block = encode(&Tensors(&specs));
-    assert_eq!(Directory::parse(&block).unwrap().get(0).unwrap().bytes(), [0x21, 0x03]);
+    assert_eq!(
+        Directory::parse(&block).unwrap().get(0).unwrap().bytes(),
+        [0x21, 0x03]
+    );
     // A nonzero high nibble after an odd count cannot be written...
     let bad = [TensorSpec::new(Dtype::U4, &[3], &[0x21, 0x13])];
     assert!(to_slice(&Tensors(&bad), &mut [0u8; 512]).is_err());
@@ -75,7 +81,10 @@ fn packed_nibbles_low_first() {
     let mut patched = block.clone();
     let last = patched.len() - 1;
     patched[last] = 0x13;
-    assert_eq!(Directory::parse(&patched).unwrap_err().code(), Some(Code::Type));
+    assert_eq!(
+        Directory::parse(&patched).unwrap_err().code(),
+        Some(Code::Type)
+    );
 }
 
 #[test]
@@ -96,13 +105,34 @@ fn f32_vector_block_is_200_bytes() {
     let expected = [
         // header: magic, version 2, flags LE, reserved, count 1, no heap,
         // payload 8, directory 128, reserved
-        "4b4c4e54", "02", "02", "0000", "01000000", "00000000",
-        "0800000000000000", "8000000000000000", &"00".repeat(32),
+        "4b4c4e54",
+        "02",
+        "02",
+        "0000",
+        "01000000",
+        "00000000",
+        "0800000000000000",
+        "8000000000000000",
+        &"00".repeat(32),
         // descriptor: f32, rank 1, unnamed, no layout, no block, scheme 0
-        "0200", "01", "00", "ffff", "0000", "ffff", "0000", "00000000",
-        "0000", "ffff", "00000000", "ffffffff", "ffffffff",
-        "0000000000000000", "0800000000000000",
-        "0200000000000000", &"00".repeat(56), &"00".repeat(16),
+        "0200",
+        "01",
+        "00",
+        "ffff",
+        "0000",
+        "ffff",
+        "0000",
+        "00000000",
+        "0000",
+        "ffff",
+        "00000000",
+        "ffffffff",
+        "ffffffff",
+        "0000000000000000",
+        "0800000000000000",
+        "0200000000000000",
+        &"00".repeat(56),
+        &"00".repeat(16),
         // payload
         "0000803f000000c0",
     ]
@@ -142,11 +172,21 @@ fn struct_with_tensors_field_continues_after_the_block() {
         tail: u8,
     }
     frozen_struct!(In<'a> { id: i64, batch: Directory<'a>, tail: u8 });
-    let bytes = encode(&Out { id: 7, batch: Tensors(&specs), tail: 9 });
+    let bytes = encode(&Out {
+        id: 7,
+        batch: Tensors(&specs),
+        tail: 9,
+    });
     assert_eq!(bytes.len(), 8 + 200 + 1);
     let decoded: In = from_bytes(&bytes).unwrap();
     assert_eq!((decoded.id, decoded.tail, decoded.batch.len()), (7, 9, 1));
-    assert!(check("struct{id:i64,batch:tensors,tail:u8,}", &bytes, false, Limits::DEFAULT).is_ok());
+    assert!(check(
+        "struct{id:i64,batch:tensors,tail:u8,}",
+        &bytes,
+        false,
+        Limits::DEFAULT
+    )
+    .is_ok());
 }
 
 #[test]
@@ -161,8 +201,16 @@ fn type_text_round_trips_and_rejects_garbage() {
         assert_eq!(TypeText::parse(text).unwrap().as_str(), text);
     }
     for bad in [
-        "", "list<>", "list<u8", "struct{a:u8}", "struct{a:u8,a:u8,}", "dict<u8,u8>",
-        "struct{1a:u8,}", "u8 ", "float", "opt<u8>>",
+        "",
+        "list<>",
+        "list<u8",
+        "struct{a:u8}",
+        "struct{a:u8,a:u8,}",
+        "dict<u8,u8>",
+        "struct{1a:u8,}",
+        "u8 ",
+        "float",
+        "opt<u8>>",
     ] {
         assert!(TypeText::parse(bad).is_err(), "{bad}");
     }
@@ -178,7 +226,13 @@ fn schema_display_matches_type_text_hash() {
     type Deep<'a> = Option<heapless::Vec<kiln_nostd::DictView<'a, PodSlice<'a, f32>>, 4>>;
     let text = <Deep as Frozen>::SCHEMA.to_string();
     assert_eq!(text, "opt<list<dict<str,list<f32>>>>");
-    assert_eq!(TypeText::parse(&text).unwrap().hash().unwrap(), <Deep as Frozen>::HASH);
-    assert_eq!(<kiln_nostd::Int as Frozen>::SCHEMA, Schema::Scalar(kiln_nostd::Scalar::Int));
+    assert_eq!(
+        TypeText::parse(&text).unwrap().hash().unwrap(),
+        <Deep as Frozen>::HASH
+    );
+    assert_eq!(
+        <kiln_nostd::Int as Frozen>::SCHEMA,
+        Schema::Scalar(kiln_nostd::Scalar::Int)
+    );
     assert_ne!(<kiln_nostd::Int as Frozen>::HASH, <i64 as Frozen>::HASH);
 }

@@ -4,7 +4,7 @@
 
 use kiln_nostd::frame::from_frame;
 use kiln_nostd::{
-    check, frozen_struct, from_bytes_with, to_frame_slice, to_slice, Code, Decode, DictView,
+    check, from_bytes_with, frozen_struct, to_frame_slice, to_slice, Code, Decode, DictView,
     Directory, Empty, Encode, Error, Int, Limits, ListView, PodList, Uint,
 };
 
@@ -102,7 +102,10 @@ const NAMED: [(&str, &str); 46] = [
 fn the_46_named_cases_are_present_with_their_outcomes() {
     let cases = cases();
     for (name, expect) in NAMED {
-        let case = cases.iter().find(|c| c.name == name).unwrap_or_else(|| panic!("{name}"));
+        let case = cases
+            .iter()
+            .find(|c| c.name == name)
+            .unwrap_or_else(|| panic!("{name}"));
         let recorded = case.expect.map_or("accept", Code::as_str);
         assert_eq!(recorded, expect, "{name}");
     }
@@ -113,7 +116,12 @@ fn the_46_named_cases_are_present_with_their_outcomes() {
 fn run_time_check_agrees_with_every_case() {
     let mut failures = Vec::new();
     for case in cases() {
-        let got = verdict(check(&case.type_text, &case.bytes, case.framed, case.limits));
+        let got = verdict(check(
+            &case.type_text,
+            &case.bytes,
+            case.framed,
+            case.limits,
+        ));
         let want = case.expect.map_or(Ok(()), |code| Err(Some(code)));
         if got != want {
             failures.push(format!("{}: want {want:?}, got {got:?}", case.name));
@@ -225,7 +233,11 @@ fn typed_api_agrees_with_every_case_it_can_express() {
     for case in &all {
         let Some(got) = typed_verdict(case) else {
             // Only the deeply nested DEPTH probes lack a Rust type here.
-            assert!(case.type_text.matches('<').count() >= 63, "no typed test for {}", case.type_text);
+            assert!(
+                case.type_text.matches('<').count() >= 63,
+                "no typed test for {}",
+                case.type_text
+            );
             continue;
         };
         covered += 1;
@@ -235,7 +247,11 @@ fn typed_api_agrees_with_every_case_it_can_express() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
-    assert!(covered * 10 >= all.len() * 9, "typed coverage {covered} of {}", all.len());
+    assert!(
+        covered * 10 >= all.len() * 9,
+        "typed coverage {covered} of {}",
+        all.len()
+    );
 }
 
 #[test]

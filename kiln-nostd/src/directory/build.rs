@@ -325,7 +325,9 @@ fn check<S: Sink>(specs: &[TensorSpec<'_>], w: &Writer<S>) -> Result<Plan> {
 
     let mut placements = Placements::new(specs, names_total);
     for (i, spec) in (0u32..).zip(specs) {
-        let d = placements.next().unwrap_or(Err(refuse("tensor list changed")))?;
+        let d = placements
+            .next()
+            .unwrap_or(Err(refuse("tensor list changed")))?;
         let in_tensor = |e: Error| refuse(e.fault()).in_tensor(i);
         if let Some(code) = spec.payload.host_code {
             if code != d.dtype {
@@ -339,7 +341,13 @@ fn check<S: Sink>(specs: &[TensorSpec<'_>], w: &Writer<S>) -> Result<Plan> {
         })
         .map_err(in_tensor)?;
     }
-    let name_of = |i: u32| specs.get(i as usize).and_then(|s| s.name).unwrap_or("").as_bytes();
+    let name_of = |i: u32| {
+        specs
+            .get(i as usize)
+            .and_then(|s| s.name)
+            .unwrap_or("")
+            .as_bytes()
+    };
     if let Some(i) = rules::first_repeated_name(count, name_of) {
         return Err(refuse("tensor name repeats an earlier name").in_tensor(i));
     }

@@ -99,7 +99,9 @@ impl<'a> Directory<'a> {
 
     /// Tensor `index`, in descriptor order.
     pub fn get(&self, index: usize) -> Option<TensorView<'a>> {
-        let index = u32::try_from(index).ok().filter(|&i| i < self.tensor_count)?;
+        let index = u32::try_from(index)
+            .ok()
+            .filter(|&i| i < self.tensor_count)?;
         Some(TensorView {
             dir: *self,
             index,
@@ -122,7 +124,8 @@ impl<'a> Directory<'a> {
     // -- byte access for the parser and the views ---------------------------
 
     fn record_start(&self, index: u32) -> usize {
-        (HEADER_LEN as usize).saturating_add((index as usize).saturating_mul(DESCRIPTOR_LEN as usize))
+        (HEADER_LEN as usize)
+            .saturating_add((index as usize).saturating_mul(DESCRIPTOR_LEN as usize))
     }
 
     fn record(&self, index: u32) -> [u8; 128] {
@@ -184,7 +187,10 @@ impl<'a> IntoIterator for &Directory<'a> {
     type IntoIter = TensorIter<'a>;
 
     fn into_iter(self) -> TensorIter<'a> {
-        TensorIter { dir: *self, next: 0 }
+        TensorIter {
+            dir: *self,
+            next: 0,
+        }
     }
 }
 
@@ -279,13 +285,19 @@ impl<'a> TensorView<'a> {
     /// The tensor's name, if the directory names its tensors.
     pub fn name(&self) -> Option<&'a str> {
         let bytes = self.dir.heap_slice(self.desc.name_off, self.desc.name_len);
-        (!bytes.is_empty()).then(|| core::str::from_utf8(bytes).ok()).flatten()
+        (!bytes.is_empty())
+            .then(|| core::str::from_utf8(bytes).ok())
+            .flatten()
     }
 
     /// The opaque layout name (e.g. `Q4_K`), for an opaque dtype.
     pub fn layout(&self) -> Option<&'a str> {
-        let bytes = self.dir.heap_slice(self.desc.layout_off, self.desc.layout_len);
-        (!bytes.is_empty()).then(|| core::str::from_utf8(bytes).ok()).flatten()
+        let bytes = self
+            .dir
+            .heap_slice(self.desc.layout_off, self.desc.layout_len);
+        (!bytes.is_empty())
+            .then(|| core::str::from_utf8(bytes).ok())
+            .flatten()
     }
 
     /// The opaque block size in bytes (0 for closed dtypes).
@@ -307,7 +319,11 @@ impl<'a> TensorView<'a> {
     pub fn quant(&self) -> Quant<'a> {
         let link = |i: u32| (i != NO_INDEX).then(|| self.dir.get(i as usize)).flatten();
         let (axis, group_size) = (self.desc.quant_axis, self.desc.group_size);
-        match (self.desc.quant_scheme, link(self.desc.scale_index), link(self.desc.outer_index)) {
+        match (
+            self.desc.quant_scheme,
+            link(self.desc.scale_index),
+            link(self.desc.outer_index),
+        ) {
             (1, Some(scales), _) => Quant::Scales {
                 axis,
                 group_size,
@@ -357,8 +373,12 @@ impl<'a> TensorView<'a> {
     pub fn to_vec<T: Element + Default>(&self, limits: Limits) -> Result<alloc::vec::Vec<T>> {
         self.check_element::<T>()?;
         if self.bytes().len() as u64 > u64::from(limits.byte_cap) {
-            return Err(Error::wire(Code::Limit, "payload above the byte cap for an owned copy", 0)
-                .in_tensor(self.index));
+            return Err(Error::wire(
+                Code::Limit,
+                "payload above the byte cap for an owned copy",
+                0,
+            )
+            .in_tensor(self.index));
         }
         let mut out = alloc::vec![T::default(); self.bytes().len() / T::WIDTH];
         order::copy_into(self.bytes(), &mut out)?;

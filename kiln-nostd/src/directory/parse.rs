@@ -58,13 +58,21 @@ pub(crate) fn parse<'a>(
 ) -> Result<Directory<'a>> {
     // Step 1: magic, and a whole header.
     if buf.len() < MAGIC.len() {
-        return Err(fault(Code::Eof, "fewer than 4 bytes for the directory magic", 0));
+        return Err(fault(
+            Code::Eof,
+            "fewer than 4 bytes for the directory magic",
+            0,
+        ));
     }
     if buf.get(..4) != Some(&MAGIC[..]) {
         return Err(fault(Code::Frame, "directory magic is not KLNT", 0));
     }
     if (buf.len() as u64) < HEADER_LEN {
-        return Err(fault(Code::Eof, "fewer than 64 bytes for the directory header", 4));
+        return Err(fault(
+            Code::Eof,
+            "fewer than 64 bytes for the directory header",
+            4,
+        ));
     }
 
     // Step 2: version, flags, reserved header bytes.
@@ -90,8 +98,18 @@ pub(crate) fn parse<'a>(
     let name_bytes = u32_at(buf, 12);
     let payload_bytes = u64_at(buf, 16);
     let directory_bytes = u64_at(buf, 24);
-    check_cap(tensor_count.into(), limits.count_cap, "tensor count above the cap", 8)?;
-    check_cap(name_bytes.into(), limits.byte_cap, "name heap above the byte cap", 12)?;
+    check_cap(
+        tensor_count.into(),
+        limits.count_cap,
+        "tensor count above the cap",
+        8,
+    )?;
+    check_cap(
+        name_bytes.into(),
+        limits.byte_cap,
+        "name heap above the byte cap",
+        12,
+    )?;
 
     // Step 4: directory_bytes agrees with the count and the heap. The sum
     // of a u32 times 128 and a u32 cannot overflow a u64.
@@ -125,14 +143,20 @@ pub(crate) fn parse<'a>(
         16,
     ))?;
     if block_len > buf.len() as u64 {
-        return Err(fault(Code::Eof, "payload region extends past the end of the buffer", 16));
+        return Err(fault(
+            Code::Eof,
+            "payload region extends past the end of the buffer",
+            16,
+        ));
     }
     // Every offset below is inside `buf`, so it fits in usize.
     let as_usize = |v: u64| usize::try_from(v).unwrap_or(usize::MAX);
     let block = buf.get(..as_usize(block_len)).unwrap_or(&[]);
 
     // Step 7: padding between the heap and the payloads is zero.
-    let padding = block.get(as_usize(heap_end)..as_usize(payload_base)).unwrap_or(&[]);
+    let padding = block
+        .get(as_usize(heap_end)..as_usize(payload_base))
+        .unwrap_or(&[]);
     if let Some(i) = padding.iter().position(|&b| b != 0) {
         return Err(fault(
             Code::Type,
@@ -156,7 +180,11 @@ pub(crate) fn parse<'a>(
 
     // Step 12: a standalone block is the whole buffer.
     if placement == Placement::Standalone && buf.len() > block.len() {
-        return Err(fault(Code::Trailing, "bytes after the end of the directory block", block_len));
+        return Err(fault(
+            Code::Trailing,
+            "bytes after the end of the directory block",
+            block_len,
+        ));
     }
     Ok(dir)
 }
@@ -203,7 +231,12 @@ fn check_names(dir: &Directory<'_>, trusted: bool) -> Result<()> {
             return Ok(());
         }
         if off == NO_OFFSET || u64::from(off) != cursor {
-            return Err(dir.fault_in(i, Code::Type, "slice is not at its canonical heap offset", field));
+            return Err(dir.fault_in(
+                i,
+                Code::Type,
+                "slice is not at its canonical heap offset",
+                field,
+            ));
         }
         cursor = cursor.saturating_add(u64::from(len));
         if cursor > heap_len {
@@ -230,7 +263,10 @@ fn check_names(dir: &Directory<'_>, trusted: bool) -> Result<()> {
             for (off, len) in [(d.name_off, d.name_len), (d.layout_off, d.layout_len)] {
                 let bytes = dir.heap_slice(off, len);
                 if let Err(e) = core::str::from_utf8(bytes) {
-                    let at = dir.heap_start().saturating_add(usize::from(off)).saturating_add(e.valid_up_to());
+                    let at = dir
+                        .heap_start()
+                        .saturating_add(usize::from(off))
+                        .saturating_add(e.valid_up_to());
                     return Err(Error::wire(Code::Utf8, "name is not UTF-8", at).in_tensor(i));
                 }
             }
@@ -281,17 +317,31 @@ fn check_canonical_placement(dir: &Directory<'_>, payload_bytes: u64) -> Result<
         let d = dir.descriptor(i);
         let offset = align_up(end).unwrap_or(u64::MAX);
         if d.byte_offset != offset {
-            return Err(dir.fault_in(i, Code::Type, "payload offset is not the canonical placement", 32));
+            return Err(dir.fault_in(
+                i,
+                Code::Type,
+                "payload offset is not the canonical placement",
+                32,
+            ));
         }
         let gap = dir.payload_region(end, offset);
         if let Some(k) = gap.iter().position(|&b| b != 0) {
-            let at = dir.payload_base.saturating_add(usize::try_from(end).unwrap_or(usize::MAX)).saturating_add(k);
-            return Err(Error::wire(Code::Type, "nonzero byte in an alignment gap", at).in_tensor(i));
+            let at = dir
+                .payload_base
+                .saturating_add(usize::try_from(end).unwrap_or(usize::MAX))
+                .saturating_add(k);
+            return Err(
+                Error::wire(Code::Type, "nonzero byte in an alignment gap", at).in_tensor(i),
+            );
         }
         end = d.range_end().unwrap_or(u64::MAX);
     }
     if payload_bytes != end {
-        return Err(fault(Code::Type, "payload_bytes is not the end of the last payload", 16));
+        return Err(fault(
+            Code::Type,
+            "payload_bytes is not the end of the last payload",
+            16,
+        ));
     }
     Ok(())
 }

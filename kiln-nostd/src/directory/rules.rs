@@ -50,7 +50,10 @@ pub fn check_shape_and_range(d: &Descriptor, payload_bytes: u64) -> Result<u64> 
                 return Err(type_fault("opaque dtype with block size 0", 12));
             }
             if !d.byte_length.is_multiple_of(u64::from(d.block_size)) {
-                return Err(type_fault("opaque length not a multiple of the block size", 40));
+                return Err(type_fault(
+                    "opaque length not a multiple of the block size",
+                    40,
+                ));
             }
         }
         DtypeCode::Closed(dtype) => {
@@ -66,11 +69,16 @@ pub fn check_shape_and_range(d: &Descriptor, payload_bytes: u64) -> Result<u64> 
             }
         }
     }
-    let end = d
-        .range_end()
-        .ok_or(Error::wire(Code::Limit, "payload range end overflows 64 bits", 32))?;
+    let end = d.range_end().ok_or(Error::wire(
+        Code::Limit,
+        "payload range end overflows 64 bits",
+        32,
+    ))?;
     if end > payload_bytes {
-        return Err(type_fault("payload range extends past the payload region", 32));
+        return Err(type_fault(
+            "payload range extends past the payload region",
+            32,
+        ));
     }
     Ok(count)
 }
@@ -85,7 +93,10 @@ pub fn check_payload_bits(d: &Descriptor, payload: &[u8]) -> Result<()> {
         Some(Dtype::I4 | Dtype::U4 | Dtype::E2M1) => {
             let odd = element_count(d.dims()).is_some_and(|n| n % 2 == 1);
             if odd && payload.last().is_some_and(|&b| b & 0xF0 != 0) {
-                return Err(type_fault("nonzero high nibble after an odd packed count", 40));
+                return Err(type_fault(
+                    "nonzero high nibble after an odd packed count",
+                    40,
+                ));
             }
         }
         _ => {}
@@ -109,7 +120,10 @@ pub fn check_quant(
                 || d.scale_index != NO_INDEX
                 || d.outer_index != NO_INDEX
             {
-                return Err(type_fault("scheme 0 with axis, group or index fields set", 16));
+                return Err(type_fault(
+                    "scheme 0 with axis, group or index fields set",
+                    16,
+                ));
             }
             Ok(())
         }
@@ -125,7 +139,10 @@ pub fn check_quant(
                 return Err(type_fault("scale tensor is itself quantized", 24));
             }
             if element_count(scales.dims()) != Some(scale_count(d)) {
-                return Err(type_fault("scale tensor element count is not one per group", 24));
+                return Err(type_fault(
+                    "scale tensor element count is not one per group",
+                    24,
+                ));
             }
             if d.quant_scheme == 1 {
                 if d.outer_index != NO_INDEX {
@@ -158,7 +175,10 @@ fn link(
     field: usize,
 ) -> Result<Descriptor> {
     if target == index || target >= count {
-        return Err(type_fault("quantization link to itself or out of range", field));
+        return Err(type_fault(
+            "quantization link to itself or out of range",
+            field,
+        ));
     }
     get(target).ok_or(type_fault("quantization link out of range", field))
 }
