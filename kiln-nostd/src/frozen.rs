@@ -545,15 +545,24 @@ impl<T: Encode> Encode for Option<T> {
 
 impl<'de, T: Decode<'de>> Decode<'de> for Option<T> {
     fn decode(r: &mut Reader<'de>) -> Result<Self> {
-        r.nested(|r| {
-            let at = r.position();
-            match r.u8("opt tag")? {
-                0 => Ok(None),
-                1 => T::decode(r).map(Some),
-                _ => Err(Error::wire(Code::Type, "opt tag other than 0 or 1", at)),
-            }
-        })
+        read_opt(r, T::decode)
     }
+}
+
+/// Reads an `opt<T>`: one container, a tag byte 0 or 1, then `inner` when
+/// the tag is 1. Shared by the typed decoder and [`crate::check()`].
+pub(crate) fn read_opt<'de, T>(
+    r: &mut Reader<'de>,
+    inner: impl FnOnce(&mut Reader<'de>) -> Result<T>,
+) -> Result<Option<T>> {
+    r.nested(|r| {
+        let at = r.position();
+        match r.u8("opt tag")? {
+            0 => Ok(None),
+            1 => inner(r).map(Some),
+            _ => Err(Error::wire(Code::Type, "opt tag other than 0 or 1", at)),
+        }
+    })
 }
 
 // ---------------------------------------------------------------------------

@@ -1,0 +1,139 @@
+//! The builder writes only what the parser accepts, and refuses what it
+//! cannot write canonically before writing anything.
+
+use kiln_nostd::{
+    from_bytes, to_slice, Directory, Dtype, Kind, Limits, QuantSpec, Reader, Refusal, TensorSpec,
+    Tensors, Writer,
+};
+
+fn refused(specs: &[TensorSpec]) -> &'static str {
+    let mut buf = vec![0xAAu8; 1 << 16];
+    let err = to_slice(&Tensors(specs), &mut buf).unwrap_err();
+    assert_eq!(err.kind(), Kind::Refused(Refusal::NotEncodable), "{err}");
+    // Nothing was written.
+    assert!(buf.iter().all(|&b| b == 0xAA));
+    err.fault()
+}
+
+#[test]
+fn refuses_what_cannot_be_written_canonically() {
+    let long = "x".repeat(65_536);
+    let four = [0u8; 4];
+    assert!(refused(&[TensorSpec::new(Dtype::F32, &[1], &four).named(&long)]).contains("65,535"));
+    assert!(refused(&[TensorSpec::new(Dtype::U8, &[1; 9], &[0])]).contains("rank"));
+    assert!(refused(&[TensorSpec::new(Dtype::F32, &[2], &four)]).contains("byte length"));
+    assert!(refused(&[
+        TensorSpec::new(Dtype::U8, &[1], &[0]).named("a"),
+        TensorSpec::new(Dtype::U8, &[1], &[0]),
+    ])
+    .contains("named"));
+    assert!(refused(&[
+        TensorSpec::new(Dtype::U8, &[1], &[0]).named("a"),
+        TensorSpec::new(Dtype::U8, &[1], &[0]).named("a"),
+    ])
+    .contains("repeats"));
+    assert!(refused(&[TensorSpec::new(Dtype::U8, &[1], &[0]).named("")]).contains("empty"));
+    assert!(refused(&[TensorSpec::new(Dtype::Bool, &[1], &[2])]).contains("bool"));
+    assert!(refused(&[TensorSpec::opaque(4096, "Q4_K", 18, &[1], &[0; 17])]).contains("multiple"));
+    assert!(refused(&[TensorSpec::opaque(20, "x", 1, &[1], &[0])]).contains("dtype"));
+    // Quantization: a scale count that is not one per group, and a chain.
+    let data = [0u8; 16];
+    let scales = QuantSpec::Scales {
+        axis: 0,
+        group_size: 16,
+        scales: 1,
+    };
+    assert!(refused(&[
+        TensorSpec::new(Dtype::E2M1, &[32], &data).quantized(scales),
+        TensorSpec::new(Dtype::E8M0, &[1], &[127]),
+    ])
+    .contains("one per group"));
+    assert!(refused(&[
+        TensorSpec::new(Dtype::E2M1, &[32], &data).quantized(scales),
+        TensorSpec::new(Dtype::E8M0, &[2], &[127, 127]).quantized(QuantSpec::Scales {
+            axis: 0,
+            group_size: 2,
+            scales: 0
+        }),
+    ])
+    .contains("quantized"));
+    // Host numbers of the wrong type for the dtype.
+    let wrong = TensorSpec {
+        dtype: Dtype::F64.into(),
+        ..TensorSpec::from_host(&[1], &[1.0f32, 2.0])
+    };
+    assert!(refused(&[wrong]).contains("host element"));
+}
+
+#[test]
+fn caps_bound_what_is_written() {
+    let specs = [TensorSpec::new(Dtype::U8, &[1], &[0]); 5];
+    let mut buf = [0u8; 2048];
+    let mut w = Writer::with_limits(kiln_nostd::SliceSink::new(&mut buf), Limits::uniform(4));
+    let err = kiln_nostd::Encode::encode(&Tensors(&specs), &mut w).unwrap_err();
+    assert_eq!(err.kind(), Kind::Refused(Refusal::NotEncodable));
+    let mut w = Writer::with_limits(kiln_nostd::SliceSink::new(&mut buf), Limits::uniform(4));
+    assert!(kiln_nostd::Encode::encode(&"hello", &mut w).is_err());
+}
+
+#[test]
+fn too_deep_values_are_refused_by_the_writer() {
+    // 64 nested opts are fine; the 65th container is refused, as a reader
+    // would reject it with DEPTH.
+    macro_rules! nest {
+        ($v:ident; $($x:tt)*) => { $(let _ = stringify!($x); let $v = Some($v);)* };
+    }
+    let v = 1u8;
+    nest!(v; a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a
+             a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a a);
+    let mut buf = [0u8; 128];
+    let bytes = to_slice(&v, &mut buf).unwrap().to_vec();
+    assert_eq!(bytes.len(), 65);
+    let w = Some(v);
+    let err = to_slice(&w, &mut buf).unwrap_err();
+    assert_eq!(err.kind(), Kind::Refused(Refusal::NotEncodable));
+}
+
+#[test]
+fn trusted_reader_checks_bounds_but_skips_names_and_quant() {
+    let data = [0x21u8; 16];
+    let specs = [
+        TensorSpec::new(Dtype::E2M1, &[32], &data)
+            .named("wq")
+            .quantized(QuantSpec::Scales {
+                axis: 0,
+                group_size: 32,
+                scales: 1,
+            }),
+        TensorSpec::new(Dtype::E8M0, &[1], &[127]).named("sc"),
+    ];
+    let mut buf = [0u8; 1024];
+    let block = to_slice(&Tensors(&specs), &mut buf).unwrap().to_vec();
+    let trusted = Directory::parse_trusted(&block, Limits::DEFAULT).unwrap();
+    assert_eq!(trusted, Directory::parse(&block).unwrap());
+
+    // A bad name: the checking reader says UTF8, the trusted one accepts
+    // it and the view reports no name rather than bad text.
+    let mut bad = block.clone();
+    let heap = 64 + 2 * 128;
+    bad[heap] = 0xff;
+    assert_eq!(
+        Directory::parse(&bad).unwrap_err().code(),
+        Some(kiln_nostd::Code::Utf8)
+    );
+    let dir = Directory::parse_trusted(&bad, Limits::DEFAULT).unwrap();
+    assert_eq!(dir.get(0).unwrap().name(), None);
+    // A bad scale count: skipped by the trusted reader only.
+    let mut wrong_group = block.clone();
+    wrong_group[64 + 20] = 16; // group_size 32 -> 16: two scales needed
+    assert!(Directory::parse(&wrong_group).is_err());
+    assert!(Directory::parse_trusted(&wrong_group, Limits::DEFAULT).is_ok());
+    // Bounds are still checked: a truncated block is EOF.
+    let err = Directory::parse_trusted(&block[..block.len() - 1], Limits::DEFAULT).unwrap_err();
+    assert_eq!(err.code(), Some(kiln_nostd::Code::Eof));
+
+    // The trusted Frozen reader still checks every bound.
+    let mut r = Reader::trusted(&[5, 0, 0, 0, b'a'], Limits::DEFAULT);
+    assert_eq!(r.str().unwrap_err().code(), Some(kiln_nostd::Code::Eof));
+    assert_eq!(from_bytes::<u8>(&[9]).unwrap(), 9);
+}
