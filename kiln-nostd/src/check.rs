@@ -5,7 +5,7 @@
 use crate::directory::Directory;
 use crate::error::Result;
 use crate::frame;
-use crate::frozen::{list_cap, read_dict, Decode};
+use crate::frozen::{list_cap, read_dict, read_opt, Decode};
 use crate::limits::Limits;
 use crate::schema::{Node, Scalar, TypeText};
 use crate::wire::Reader;
@@ -56,18 +56,7 @@ fn walk(ty: TypeText<'_>, r: &mut Reader<'_>) -> Result<()> {
                 _ => (0..count).try_for_each(|_| walk(element, r)),
             }
         }),
-        Node::Opt(inner) => r.nested(|r| {
-            let at = r.position();
-            match r.u8("opt tag")? {
-                0 => Ok(()),
-                1 => walk(inner, r),
-                _ => Err(crate::Error::wire(
-                    crate::Code::Type,
-                    "opt tag other than 0 or 1",
-                    at,
-                )),
-            }
-        }),
+        Node::Opt(inner) => read_opt(r, |r| walk(inner, r)).map(drop),
         Node::Dict(value) => {
             let min = value.min_size()?;
             read_dict(r, usize::MAX, min, |r, _, _| walk(value, r)).map(drop)
