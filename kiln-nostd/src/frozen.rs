@@ -248,12 +248,17 @@ fn capacity_u32(n: usize) -> u32 {
 /// Reads a list's count under `cap` (narrowed to a storage capacity where
 /// there is one), choosing the byte cap for `list<u8>`.
 fn claim_list<'de, T: Frozen>(r: &mut Reader<'de>, storage: usize) -> Result<u32> {
-    let cap = list_cap(r.limits(), T::SCHEMA == Schema::Scalar(Scalar::U8));
+    let cap = list_cap_of::<T>(r.limits());
     r.claim(
         cap.min(capacity_u32(storage)),
         T::MIN_SIZE,
         "list longer than the bytes that remain",
     )
+}
+
+/// [`list_cap`] for a list of `T`.
+fn list_cap_of<T: Frozen>(limits: crate::Limits) -> u32 {
+    list_cap(limits, T::SCHEMA == Schema::Scalar(Scalar::U8))
 }
 
 /// The cap on a list's count: the byte cap for `list<u8>` (a byte run),
@@ -270,7 +275,7 @@ fn encode_list<'a, T: Encode + 'a, S: Sink>(
     w: &mut Writer<S>,
     items: impl ExactSizeIterator<Item = &'a T>,
 ) -> Result<()> {
-    let cap = list_cap(w.limits(), T::SCHEMA == Schema::Scalar(Scalar::U8));
+    let cap = list_cap_of::<T>(w.limits());
     w.nested(|w| {
         w.count(items.len(), cap)?;
         items.into_iter().try_for_each(|item| item.encode(w))
@@ -418,8 +423,9 @@ impl<'de, T: Decode<'de>> Decode<'de> for ListView<'de, T> {
 
 impl<'de, T: Decode<'de> + Encode> Encode for ListView<'de, T> {
     fn encode<S: Sink>(&self, w: &mut Writer<S>) -> Result<()> {
+        let cap = list_cap_of::<T>(w.limits());
         w.nested(|w| {
-            w.count(self.len(), u32::MAX)?;
+            w.count(self.len(), cap)?;
             self.iter().try_for_each(|item| item.encode(w))
         })
     }
@@ -498,8 +504,9 @@ impl<'de, T: Frozen + Element> Decode<'de> for PodList<'de, T> {
 
 impl<T: Frozen + Element> Encode for PodList<'_, T> {
     fn encode<S: Sink>(&self, w: &mut Writer<S>) -> Result<()> {
+        let cap = list_cap_of::<T>(w.limits());
         w.nested(|w| {
-            w.count(self.len(), w.limits().count_cap)?;
+            w.count(self.len(), cap)?;
             w.put(self.bytes)
         })
     }
@@ -516,7 +523,7 @@ impl<T: Frozen> Frozen for PodSlice<'_, T> {
 
 impl<T: Frozen + Element> Encode for PodSlice<'_, T> {
     fn encode<S: Sink>(&self, w: &mut Writer<S>) -> Result<()> {
-        let cap = list_cap(w.limits(), T::SCHEMA == Schema::Scalar(Scalar::U8));
+        let cap = list_cap_of::<T>(w.limits());
         w.nested(|w| {
             w.count(self.0.len(), cap)?;
             order::write_le(self.0, w)
