@@ -6,6 +6,10 @@ use kiln_nostd::{
     Tensors, Writer,
 };
 
+// wasm-bindgen-test-runner runs only #[wasm_bindgen_test] functions.
+#[cfg(target_arch = "wasm32")]
+use wasm_bindgen_test::wasm_bindgen_test as test;
+
 fn refused(specs: &[TensorSpec]) -> &'static str {
     let mut buf = vec![0xAAu8; 1 << 16];
     let err = to_slice(&Tensors(specs), &mut buf).unwrap_err();

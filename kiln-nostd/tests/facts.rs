@@ -6,6 +6,10 @@ use kiln_nostd::{
     PodSlice, Schema, TensorSpec, Tensors, TypeText,
 };
 
+// wasm-bindgen-test-runner runs only #[wasm_bindgen_test] functions.
+#[cfg(target_arch = "wasm32")]
+use wasm_bindgen_test::wasm_bindgen_test as test;
+
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }

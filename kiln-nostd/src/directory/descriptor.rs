@@ -76,11 +76,11 @@ pub(crate) const RESERVED_BYTE: usize = 3;
 pub(crate) const RESERVED_TAIL: core::ops::Range<usize> = 112..128;
 
 fn le<const N: usize>(record: &[u8; 128], at: usize) -> [u8; N] {
-    let mut out = [0u8; N];
-    if let Some(src) = record.get(at..at.saturating_add(N)) {
-        out.copy_from_slice(src);
-    }
-    out
+    record
+        .get(at..)
+        .and_then(<[u8]>::first_chunk::<N>)
+        .copied()
+        .unwrap_or([0u8; N])
 }
 
 impl Descriptor {

@@ -130,11 +130,13 @@ impl<'a> Directory<'a> {
 
     fn record(&self, index: u32) -> [u8; 128] {
         let start = self.record_start(index);
-        let mut record = [0u8; 128];
-        if let Some(src) = self.block.get(start..start.saturating_add(128)) {
-            record.copy_from_slice(src);
-        }
-        record
+        // `first_chunk` has no length-mismatch path, so no panic survives
+        // in the decoder (the no-panic firmware build links only then).
+        self.block
+            .get(start..)
+            .and_then(<[u8]>::first_chunk::<128>)
+            .copied()
+            .unwrap_or([0u8; 128])
     }
 
     fn descriptor(&self, index: u32) -> Descriptor {

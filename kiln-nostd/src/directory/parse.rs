@@ -26,28 +26,24 @@ fn fault(code: Code, fault: &'static str, at: u64) -> Error {
     Error::wire(code, fault, usize::try_from(at).unwrap_or(usize::MAX))
 }
 
+/// `N` bytes at `at`, or zeros past the end (callers have checked length).
+fn bytes_at<const N: usize>(buf: &[u8], at: usize) -> [u8; N] {
+    buf.get(at..)
+        .and_then(<[u8]>::first_chunk::<N>)
+        .copied()
+        .unwrap_or([0u8; N])
+}
+
 fn u16_at(buf: &[u8], at: usize) -> u16 {
-    let mut b = [0u8; 2];
-    if let Some(src) = buf.get(at..at.saturating_add(2)) {
-        b.copy_from_slice(src);
-    }
-    u16::from_le_bytes(b)
+    u16::from_le_bytes(bytes_at(buf, at))
 }
 
 fn u32_at(buf: &[u8], at: usize) -> u32 {
-    let mut b = [0u8; 4];
-    if let Some(src) = buf.get(at..at.saturating_add(4)) {
-        b.copy_from_slice(src);
-    }
-    u32::from_le_bytes(b)
+    u32::from_le_bytes(bytes_at(buf, at))
 }
 
 fn u64_at(buf: &[u8], at: usize) -> u64 {
-    let mut b = [0u8; 8];
-    if let Some(src) = buf.get(at..at.saturating_add(8)) {
-        b.copy_from_slice(src);
-    }
-    u64::from_le_bytes(b)
+    u64::from_le_bytes(bytes_at(buf, at))
 }
 
 pub(crate) fn parse<'a>(

@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# Proves that the big-endian run can see a broken byte swap: breaks the
+# swap in kiln-nostd/src/order.rs one way at a time, runs kiln-nostd's tests
+# on s390x under qemu-user, and requires each mutant to fail tests that
+# pass on the unmodified source. The file is restored by a trap whatever
+# happens. Not part of scripts/test.sh (it takes a few minutes).
+#
+#   bash scripts/check-swap-mutant.sh [TARGET]   (default s390x-unknown-linux-gnu)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+TARGET="${1:-s390x-unknown-linux-gnu}"
+FILE=kiln-nostd/src/order.rs
+WORK="$(mktemp -d)"
+BACKUP="$WORK/order.rs.orig"
+cp -p "$FILE" "$BACKUP"
+# Failures the mutants cause are recorded by proptest as regression seeds;
+# they are not real regressions, so new seed files are removed afterwards.
+SEEDS_BEFORE="$(ls kiln-nostd/tests/*.proptest-regressions 2>/dev/null || true)"
+
+# Writes back with a fresh modification time (cp without -p): with the
+# old time, cargo would keep the mutant's build as up to date.
+restore() {
+    if ! cmp -s "$FILE" "$BACKUP"; then
+        cp "$BACKUP" "$FILE"
+        echo "check-swap-mutant: restored $FILE"
+    fi
+    for seeds in kiln-nostd/tests/*.proptest-regressions; do
+        [[ -e "$seeds" ]] || continue
+        grep -qxF "$seeds" <<<"$SEEDS_BEFORE" || rm -f "$seeds"
+    done
+    rm -rf "$WORK"
+}
+trap restore EXIT
+trap 'exit 130' INT TERM
+
+# name | exact text in order.rs | replacement
+MUTANTS=(
+    "copy_into copies without swapping|        copy_per_element(payload, out)
+    }|        copy_native(payload, out)
+    }"
+    "copy_per_element reads host order|        *slot = T::from_le(bytes).ok_or(wrong_width())?;|        *slot = bytemuck::pod_read_unaligned(bytes);"
+    "write_le writes host bytes|        write_per_element(values, w)
+    }|        w.put(bytemuck::cast_slice(values))
+    }"
+    "write_host_elements skips the reversal|    write_reversed_elements(bytes, width, w)
+}|    w.put(bytes)
+}"
+)
+
+run_tests() { # $1: log file. Prints the names of failing tests.
+    cargo test -p kiln-nostd --target "$TARGET" --no-fail-fast >"$1" 2>&1 || true
+    if grep -q "^error\(\[E[0-9]*\]\)\?:" "$1" && ! grep -q "test result" "$1"; then
+        echo "BUILD-FAILED"
+        return
+    fi
+    grep -E "^test .* \.\.\. FAILED$" "$1" | sed -E 's/^test (.*) \.\.\. FAILED$/\1/' | sort -u || true
+}
+
+echo "== baseline: unmodified $FILE on $TARGET"
+baseline="$(run_tests "$WORK/baseline.log")"
+if [ "$baseline" = "BUILD-FAILED" ]; then
+    tail -30 "$WORK/baseline.log"
+    echo "check-swap-mutant: the unmodified crate does not build for $TARGET" >&2
+    exit 2
+fi
+if [ -n "$baseline" ]; then
+    echo "note: already failing without a mutant (ignored below):"
+    printf '    %s\n' $baseline
+fi
+
+killed=0
+survived=0
+for mutant in "${MUTANTS[@]}"; do
+    IFS='|' read -r -d '' name from to <<<"$mutant" || true
+    to="${to%$'\n'}"
+    echo "== mutant: $name"
+    cp "$BACKUP" "$FILE"
+    FROM="$from" TO="$to" python3 - "$FILE" <<'PY'
+import os, sys
+path = sys.argv[1]
+text = open(path).read()
+old, new = os.environ["FROM"], os.environ["TO"]
+if text.count(old) != 1:
+    sys.exit(f"mutant text found {text.count(old)} times in {path}; update scripts/check-swap-mutant.sh")
+open(path, "w").write(text.replace(old, new))
+PY
+    failed="$(run_tests "$WORK/mutant.log")"
+    cp "$BACKUP" "$FILE" # fresh mtime: the next build is of the real source
+    if [ "$failed" = "BUILD-FAILED" ]; then
+        grep -A5 "^error" "$WORK/mutant.log" | head -20
+        echo "check-swap-mutant: mutant does not compile; fix the script" >&2
+        exit 2
+    fi
+    new_failures="$(comm -13 <(printf '%s\n' "$baseline") <(printf '%s\n' "$failed") | sed '/^$/d')"
+    if [ -n "$new_failures" ]; then
+        echo "   caught (tests that now fail):"
+        printf '%s\n' "$new_failures" | sed 's/^/     /'
+        killed=$((killed + 1))
+    else
+        echo "   NOT CAUGHT: every test still passes on $TARGET"
+        survived=$((survived + 1))
+    fi
+done
+
+echo "swap mutants: $killed passed, $survived failed"
+[ "$survived" -eq 0 ]
