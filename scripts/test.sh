@@ -12,6 +12,7 @@
 #   python     reference codec: case file up to date, unit tests
 #   test       cargo test --workspace --all-features (host)
 #   demo       the README's main job: kiln check over samples/ (scripts/demo.sh)
+#   differential  Python reference vs Rust check on 4,000 mutated golden cases
 #   thumb      kiln-nostd for thumbv7em-none-eabihf, without and with defmt
 #   bigendian  kiln-nostd tests + doc tests on s390x and powerpc64 (qemu-user)
 #   firmware   Cortex-M3 under qemu-system-arm: demo, defmt-test golden suite,
@@ -22,7 +23,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$PWD"
 
-ALL_STAGES=(fmt clippy doc python test demo thumb bigendian firmware nopanic wasm)
+ALL_STAGES=(fmt clippy doc python test demo differential thumb bigendian firmware nopanic wasm)
 if [ $# -gt 0 ]; then STAGES=("$@"); else STAGES=("${ALL_STAGES[@]}"); fi
 for stage in "${STAGES[@]}"; do
     [[ " ${ALL_STAGES[*]} " == *" $stage "* ]] || { echo "unknown stage: $stage (${ALL_STAGES[*]})" >&2; exit 2; }
@@ -112,6 +113,10 @@ stage_demo() {
     python3 samples/make_samples.py
     git diff --exit-code -- samples/ || { echo "samples/ is stale: run python3 samples/make_samples.py"; return 1; }
     bash scripts/demo.sh
+}
+
+stage_differential() {
+    python3 tests/differential/run.py
 }
 
 stage_thumb() {
