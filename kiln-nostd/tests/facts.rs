@@ -155,6 +155,8 @@ fn f8_pair_second_offset_is_64() {
     assert_eq!(dir.get(0).unwrap().byte_offset(), 0);
     assert_eq!(dir.get(1).unwrap().byte_offset(), 64);
     assert_eq!(dir.get(1).unwrap().bytes(), [0x3c]);
+    // Unnamed tensors are not found by any name, the empty one included.
+    assert!(dir.by_name("").is_none() && dir.get(0).unwrap().name().is_none());
     // 64 header + 2 * 128 descriptors, payload 65 bytes with 63 zero.
     assert_eq!(block.len(), 320 + 65);
     assert!(block[321..384].iter().all(|&b| b == 0));

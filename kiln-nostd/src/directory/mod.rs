@@ -109,8 +109,12 @@ impl<'a> Directory<'a> {
         })
     }
 
-    /// The tensor named `name` (a linear scan of the descriptors).
+    /// The tensor named `name` (a linear scan of the descriptors). Unnamed
+    /// tensors have no name, so `""` finds nothing.
     pub fn by_name(&self, name: &str) -> Option<TensorView<'a>> {
+        if name.is_empty() {
+            return None;
+        }
         (0..self.tensor_count)
             .find(|&i| self.name_bytes_of(i) == name.as_bytes())
             .and_then(|i| self.get(i as usize))
