@@ -62,14 +62,14 @@ run_stage() { # name function
     if [ "$status" -eq 0 ]; then
         if [ -e "$SKIP_MARK" ]; then
             skipped=$((skipped + 1))
-            SUMMARY+=("$(printf '%-10s skipped  %4d s' "$name" $((SECONDS - start)))")
+            SUMMARY+=("$(printf '%-13s skipped  %4d s' "$name" $((SECONDS - start)))")
         else
             passed=$((passed + 1))
-            SUMMARY+=("$(printf '%-10s passed   %4d s' "$name" $((SECONDS - start)))")
+            SUMMARY+=("$(printf '%-13s passed   %4d s' "$name" $((SECONDS - start)))")
         fi
     else
         failed=$((failed + 1))
-        SUMMARY+=("$(printf '%-10s FAILED   %4d s' "$name" $((SECONDS - start)))")
+        SUMMARY+=("$(printf '%-13s FAILED   %4d s' "$name" $((SECONDS - start)))")
         finish
         exit 1
     fi
