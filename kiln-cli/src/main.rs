@@ -13,7 +13,7 @@
 use std::io::Read;
 use std::process::ExitCode;
 
-use kiln_nostd::{check, Kind, Limits};
+use kiln_nostd::{CompiledType, Framing, Kind, Limits, Options};
 
 const USAGE: &str = "usage: kiln check [--type TYPE] [--framed] [--cap N] FILE";
 
@@ -92,7 +92,19 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    match check(&parsed.type_text, &bytes, parsed.framed, parsed.limits) {
+    let framing = if parsed.framed {
+        Framing::Framed
+    } else {
+        Framing::Bare
+    };
+    let options = Options {
+        framing,
+        limits: parsed.limits,
+    };
+    let checked = CompiledType::<1024>::parse(&parsed.type_text)
+        .map(Box::new)
+        .and_then(|ty| ty.check(&bytes, options));
+    match checked {
         Ok(()) => {
             println!("ok");
             ExitCode::SUCCESS

@@ -7,7 +7,7 @@
 //! cargo run -q -p kiln-nostd --example verdicts -- CASES.json
 //! ```
 
-use kiln_nostd::{check, Limits};
+use kiln_nostd::{check, Framing, Limits, Options};
 
 fn main() {
     let path = std::env::args().nth(1).expect("usage: verdicts CASES.json");
@@ -26,8 +26,11 @@ fn main() {
                 Limits::uniform_checked(cap).expect("cap")
             });
         let type_text = case["type"].as_str().expect("type");
-        let framed = case["framed"].as_bool().expect("framed");
-        match check(type_text, &bytes, framed, limits) {
+        let framing = match case["framed"].as_bool().expect("framed") {
+            true => Framing::Framed,
+            false => Framing::Bare,
+        };
+        match check(type_text, &bytes, Options { framing, limits }) {
             Ok(()) => println!("accept"),
             Err(e) => match e.code() {
                 Some(code) => println!("{code}"),

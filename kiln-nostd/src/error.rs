@@ -1,6 +1,11 @@
 //! One error type for every failure: a wire fault carries one of the eight
 //! codes of the format; an API refusal is kept apart so it can never be
 //! mistaken for a verdict on the bytes.
+//!
+//! The error is `Copy`, allocates nothing and stays small (48 bytes on a
+//! 64-bit host): the fault is a static sentence, plus where it was found
+//! (byte offset, tensor index) and, where the reader knows them, the
+//! numbers that explain it ([`Detail`]).
 
 use core::fmt;
 
@@ -84,8 +89,17 @@ pub enum Refusal {
     /// The caller's output buffer is too small. `encoded_len` or the
     /// element count says how much is needed.
     BufferTooSmall,
-    /// The encoder cannot write this value canonically (DECISIONS 7).
+    /// A fixed-capacity container (`heapless::Vec<T, N>`, `heapless::String<N>`,
+    /// `heapless::LinearMap<K, V, N>`, a name index) is smaller than a count
+    /// or length the format allows here. The bytes may be valid; give the
+    /// decoder larger storage.
+    Capacity,
+    /// The encoder cannot write this value canonically: it would write
+    /// bytes its own decoder rejects (see `spec/kiln-v2.md`, "Encoders").
     NotEncodable,
+    /// A dynamic value does not have the shape of the type it is encoded
+    /// as (a string for a `u32`, 300 for a `u8`, a missing struct field).
+    WrongValue,
     /// Type text that is not canonical Kiln type text.
     BadTypeText,
     /// A limit outside the range the format allows.
@@ -93,16 +107,19 @@ pub enum Refusal {
 }
 
 impl Refusal {
-    /// A short name for the refusal.
+    /// A short name for the refusal, as JavaScript sees it in an error's
+    /// `code` property (e.g. `"Misaligned"`).
     pub const fn as_str(self) -> &'static str {
         match self {
-            Refusal::BigEndianHost => "big-endian host",
-            Refusal::Misaligned => "misaligned payload",
-            Refusal::WrongElementType => "wrong element type",
-            Refusal::BufferTooSmall => "buffer too small",
-            Refusal::NotEncodable => "not encodable",
-            Refusal::BadTypeText => "bad type text",
-            Refusal::BadLimits => "bad limits",
+            Refusal::BigEndianHost => "BigEndianHost",
+            Refusal::Misaligned => "Misaligned",
+            Refusal::WrongElementType => "WrongElementType",
+            Refusal::BufferTooSmall => "BufferTooSmall",
+            Refusal::Capacity => "Capacity",
+            Refusal::NotEncodable => "NotEncodable",
+            Refusal::WrongValue => "WrongValue",
+            Refusal::BadTypeText => "BadTypeText",
+            Refusal::BadLimits => "BadLimits",
         }
     }
 }
@@ -117,50 +134,126 @@ pub enum Kind {
     Refused(Refusal),
 }
 
-/// An error from any Kiln operation. `Copy`, no allocation: the fault is a
-/// static description, plus where it was found.
+/// Numbers that explain an error, where the reader knows them.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
-pub struct Error {
-    kind: Kind,
-    fault: &'static str,
-    offset: Option<u64>,
-    tensor: Option<u32>,
+#[non_exhaustive]
+pub enum Detail {
+    /// Nothing more to say.
+    None,
+    /// A region needed more bytes than were there.
+    Bytes {
+        /// Bytes the claim needs.
+        needed: u64,
+        /// Bytes that remain.
+        available: u64,
+    },
+    /// A count or length above a cap ([`crate::Limits`]) or above a
+    /// storage capacity ([`Refusal::Capacity`]).
+    Cap {
+        /// What the bytes claim.
+        claimed: u64,
+        /// The largest allowed.
+        cap: u64,
+    },
+    /// A frame's schema hash is not the destination type's.
+    Hashes {
+        /// The destination type's hash.
+        expected: u64,
+        /// The hash in the frame.
+        found: u64,
+    },
 }
+
+/// Set when bytes given to an unframed decode begin with the frame magic.
+const HINT_FRAMED: u8 = 1;
+
+/// An error from any Kiln operation. `Copy`, no allocation.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Error {
+    fault: &'static str,
+    offset: u64,
+    /// [`Detail`], stored flat so the error stays at 48 bytes.
+    numbers: [u64; 2],
+    tensor: u32,
+    kind: Kind,
+    detail: u8,
+    hint: u8,
+}
+
+const DETAIL_NONE: u8 = 0;
+const DETAIL_BYTES: u8 = 1;
+const DETAIL_CAP: u8 = 2;
+const DETAIL_HASHES: u8 = 3;
+
+/// Field value for "not known".
+const NONE_U64: u64 = u64::MAX;
+const NONE_U32: u32 = u32::MAX;
 
 impl Error {
     /// A wire fault `code` found at byte `offset` of the buffer being read.
     pub const fn wire(code: Code, fault: &'static str, offset: usize) -> Error {
         Error {
-            kind: Kind::Wire(code),
             fault,
-            offset: Some(offset as u64),
-            tensor: None,
+            offset: offset as u64,
+            numbers: [0; 2],
+            tensor: NONE_U32,
+            kind: Kind::Wire(code),
+            detail: DETAIL_NONE,
+            hint: 0,
         }
     }
 
     /// An API refusal.
     pub const fn refused(refusal: Refusal, fault: &'static str) -> Error {
         Error {
-            kind: Kind::Refused(refusal),
             fault,
-            offset: None,
-            tensor: None,
+            offset: NONE_U64,
+            numbers: [0; 2],
+            tensor: NONE_U32,
+            kind: Kind::Refused(refusal),
+            detail: DETAIL_NONE,
+            hint: 0,
         }
     }
 
     /// The same error, naming the tensor (descriptor index) it concerns.
     pub const fn in_tensor(mut self, index: u32) -> Error {
-        self.tensor = Some(index);
+        self.tensor = index;
+        self
+    }
+
+    /// The same error with the numbers that explain it.
+    pub const fn with_detail(mut self, detail: Detail) -> Error {
+        (self.detail, self.numbers) = match detail {
+            Detail::None => (DETAIL_NONE, [0; 2]),
+            Detail::Bytes { needed, available } => (DETAIL_BYTES, [needed, available]),
+            Detail::Cap { claimed, cap } => (DETAIL_CAP, [claimed, cap]),
+            Detail::Hashes { expected, found } => (DETAIL_HASHES, [expected, found]),
+        };
+        self
+    }
+
+    /// The same error at byte `offset` (for a refusal about a place in the
+    /// buffer, such as a misaligned payload).
+    pub const fn at(mut self, offset: usize) -> Error {
+        self.offset = offset as u64;
         self
     }
 
     /// The same error with its offset moved by `base`, for a fault found in
     /// a sub-slice that starts `base` bytes into the caller's buffer.
     pub const fn shifted(mut self, base: usize) -> Error {
-        if let Some(offset) = self.offset {
-            self.offset = Some(offset.saturating_add(base as u64));
+        if self.offset != NONE_U64 {
+            self.offset = self.offset.saturating_add(base as u64);
         }
+        self
+    }
+
+    /// Marks an error from an unframed decode whose bytes start with the
+    /// frame magic `KLN0`: the likely mistake is a missing `from_frame`.
+    pub(crate) const fn hint_framed(mut self) -> Error {
+        self.hint |= HINT_FRAMED;
         self
     }
 
@@ -172,9 +265,26 @@ impl Error {
         }
     }
 
+    /// The refusal, or `None` for a wire fault.
+    pub const fn refusal(&self) -> Option<Refusal> {
+        match self.kind {
+            Kind::Wire(_) => None,
+            Kind::Refused(refusal) => Some(refusal),
+        }
+    }
+
     /// Wire fault or refusal.
     pub const fn kind(&self) -> Kind {
         self.kind
+    }
+
+    /// The short name of the kind: a wire code (`"EOF"`) or a refusal
+    /// (`"Misaligned"`). JavaScript sees it as an error's `code`.
+    pub const fn kind_name(&self) -> &'static str {
+        match self.kind {
+            Kind::Wire(code) => code.as_str(),
+            Kind::Refused(refusal) => refusal.as_str(),
+        }
     }
 
     /// What rule was broken, in words.
@@ -184,12 +294,43 @@ impl Error {
 
     /// Byte offset in the buffer being read where the fault was found.
     pub const fn offset(&self) -> Option<u64> {
-        self.offset
+        if self.offset == NONE_U64 {
+            None
+        } else {
+            Some(self.offset)
+        }
     }
 
     /// Index of the tensor descriptor concerned, when there is one.
     pub const fn tensor(&self) -> Option<u32> {
-        self.tensor
+        if self.tensor == NONE_U32 {
+            None
+        } else {
+            Some(self.tensor)
+        }
+    }
+
+    /// The numbers that explain the error, where known.
+    pub const fn detail(&self) -> Detail {
+        let [a, b] = self.numbers;
+        match self.detail {
+            DETAIL_BYTES => Detail::Bytes {
+                needed: a,
+                available: b,
+            },
+            DETAIL_CAP => Detail::Cap { claimed: a, cap: b },
+            DETAIL_HASHES => Detail::Hashes {
+                expected: a,
+                found: b,
+            },
+            _ => Detail::None,
+        }
+    }
+
+    /// Whether the bytes of a failed unframed decode start with the frame
+    /// magic (so `from_frame` was probably meant).
+    pub const fn looks_framed(&self) -> bool {
+        self.hint & HINT_FRAMED != 0
     }
 }
 
@@ -199,13 +340,41 @@ impl fmt::Display for Error {
             Kind::Wire(code) => write!(f, "{code}: {}", self.fault)?,
             Kind::Refused(refusal) => write!(f, "refused ({}): {}", refusal.as_str(), self.fault)?,
         }
-        if let Some(index) = self.tensor {
-            write!(f, " (tensor {index})")?;
+        match self.detail() {
+            Detail::None => {}
+            Detail::Bytes { needed, available } => {
+                write!(f, " (needs {needed} bytes, {available} remain)")?
+            }
+            Detail::Cap { claimed, cap } => write!(f, " ({claimed}, at most {cap})")?,
+            Detail::Hashes { expected, found } => {
+                write!(f, " (expected {expected:#018x}, found {found:#018x})")?
+            }
         }
-        if let Some(offset) = self.offset {
+        if let Some(index) = self.tensor() {
+            write!(f, " in tensor {index}")?;
+        }
+        if let Some(offset) = self.offset() {
             write!(f, " at byte {offset}")?;
         }
+        if self.looks_framed() {
+            f.write_str(
+                "; the bytes start with the frame magic KLN0: decode them with from_frame",
+            )?;
+        }
         Ok(())
+    }
+}
+
+#[cfg(feature = "defmt")]
+impl defmt::Format for Error {
+    fn format(&self, f: defmt::Formatter<'_>) {
+        defmt::write!(f, "{}: {=str}", self.kind, self.fault);
+        if let Some(index) = self.tensor() {
+            defmt::write!(f, " in tensor {}", index);
+        }
+        if let Some(offset) = self.offset() {
+            defmt::write!(f, " at byte {}", offset);
+        }
     }
 }
 
@@ -213,3 +382,13 @@ impl core::error::Error for Error {}
 
 /// Shorthand for results of this crate.
 pub type Result<T, E = Error> = core::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_error_stays_small() {
+        assert!(core::mem::size_of::<Error>() <= 48);
+    }
+}

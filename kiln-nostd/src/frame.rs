@@ -2,11 +2,10 @@
 //! then one Frozen value. The hash is compared before the first field is
 //! read, so a reader never interprets bytes written for another type.
 
-use crate::error::{Code, Error, Result};
+use crate::error::{Code, Detail, Error, Result};
 use crate::frozen::{Decode, Encode};
-use crate::limits::Limits;
-use crate::schema::TypeText;
-use crate::wire::{Reader, Sink, SliceSink, Writer};
+use crate::limits::{Limits, Options};
+use crate::wire::{CountingSink, Reader, Sink, SliceSink, Writer};
 
 /// ASCII `KLN0`.
 pub const FRAME_MAGIC: [u8; 4] = *b"KLN0";
@@ -28,14 +27,11 @@ pub fn open(buf: &[u8], expected_hash: u64) -> Result<&[u8]> {
     if buf.get(..4) != Some(&FRAME_MAGIC[..]) {
         return Err(Error::wire(Code::Frame, "frame magic is not KLN0", 0));
     }
-    let header: [u8; FRAME_LEN] =
-        buf.get(..FRAME_LEN)
-            .and_then(|h| h.try_into().ok())
-            .ok_or(Error::wire(
-                Code::Eof,
-                "fewer than 16 bytes for the frame",
-                4,
-            ))?;
+    let header: [u8; FRAME_LEN] = buf.first_chunk::<FRAME_LEN>().copied().ok_or(Error::wire(
+        Code::Eof,
+        "fewer than 16 bytes for the frame",
+        4,
+    ))?;
     let [_, _, _, _, profile, flags, r0, r1, hash @ ..] = header;
     if profile != PROFILE_FROZEN {
         return Err(Error::wire(
@@ -50,14 +46,29 @@ pub fn open(buf: &[u8], expected_hash: u64) -> Result<&[u8]> {
     if r0 != 0 || r1 != 0 {
         return Err(Error::wire(Code::Frame, "nonzero reserved frame bytes", 6));
     }
-    if u64::from_le_bytes(hash) != expected_hash {
+    let found = u64::from_le_bytes(hash);
+    if found != expected_hash {
         return Err(Error::wire(
             Code::Schema,
             "frame schema hash is not the destination type's",
             8,
-        ));
+        )
+        .with_detail(Detail::Hashes {
+            expected: expected_hash,
+            found,
+        }));
     }
     Ok(buf.get(FRAME_LEN..).unwrap_or(&[]))
+}
+
+/// Marks an error from reading `buf` as a bare value when `buf` starts
+/// with the frame magic: then the caller probably meant a framed read.
+pub(crate) fn hint_if_framed(e: Error, buf: &[u8], options: Options) -> Error {
+    if !options.is_framed() && buf.starts_with(&FRAME_MAGIC) {
+        e.hint_framed()
+    } else {
+        e
+    }
 }
 
 /// Writes a frame header for a value whose schema hash is `hash`.
@@ -67,17 +78,33 @@ pub fn write_header<S: Sink>(w: &mut Writer<S>, hash: u64) -> Result<()> {
     w.u64(hash)
 }
 
-/// Decodes a framed value of type `T`: frame checks, the value, then
-/// TRAILING for anything after it.
-pub fn from_frame<'de, T: Decode<'de>>(buf: &'de [u8], limits: Limits) -> Result<T> {
-    let body = open(buf, T::HASH)?;
-    let mut r = Reader::new(body, limits);
-    let value = T::decode(&mut r).map_err(|e| e.shifted(FRAME_LEN))?;
-    r.finish().map_err(|e| e.shifted(FRAME_LEN))?;
+/// Decodes a framed value of type `T` under the default caps: frame checks
+/// (SCHEMA when the hash is not `T`'s, before any field is read), the
+/// value, then TRAILING for anything after it.
+///
+/// ```
+/// use kiln_nostd::{from_frame, to_frame_slice};
+/// let mut buf = [0u8; 32];
+/// let framed = to_frame_slice(&7u32, &mut buf).unwrap();
+/// assert_eq!(&framed[..4], b"KLN0");
+/// assert_eq!(from_frame::<u32>(framed).unwrap(), 7);
+/// assert!(from_frame::<u64>(framed).is_err()); // another type's hash: SCHEMA
+/// ```
+pub fn from_frame<'de, T: Decode<'de>>(buf: &'de [u8]) -> Result<T> {
+    from_frame_with(buf, Limits::DEFAULT)
+}
+
+/// [`from_frame`] under `limits`.
+pub fn from_frame_with<'de, T: Decode<'de>>(buf: &'de [u8], limits: Limits) -> Result<T> {
+    open(buf, T::HASH)?;
+    let mut r = Reader::starting_at(buf, FRAME_LEN, limits);
+    let value = T::decode(&mut r)?;
+    r.finish()?;
     Ok(value)
 }
 
-/// Encodes `value` in a frame into the start of `buf`.
+/// Encodes `value` in a frame into the start of `buf`; a buffer that is too
+/// small is refused ([`framed_len`] gives the size).
 pub fn to_frame_slice<'a, T: Encode + ?Sized>(
     value: &T,
     buf: &'a mut [u8],
@@ -88,8 +115,27 @@ pub fn to_frame_slice<'a, T: Encode + ?Sized>(
     Ok(w.into_sink().into_written())
 }
 
+/// The exact length [`to_frame_slice`] writes: the 16-byte frame plus the
+/// value.
+pub fn framed_len<T: Encode + ?Sized>(value: &T) -> Result<usize> {
+    let mut w = Writer::new(CountingSink::new());
+    write_header(&mut w, T::HASH)?;
+    value.encode(&mut w)?;
+    Ok(w.written())
+}
+
+/// Encodes `value` in a frame into a new vector.
+#[cfg(feature = "alloc")]
+pub fn to_frame_vec<T: Encode + ?Sized>(value: &T) -> Result<alloc::vec::Vec<u8>> {
+    let len = crate::frozen::encoded_len(value)?.saturating_add(FRAME_LEN);
+    let mut w = Writer::new(alloc::vec::Vec::with_capacity(len));
+    write_header(&mut w, T::HASH)?;
+    value.encode(&mut w)?;
+    Ok(w.into_sink())
+}
+
 /// The schema hash of run-time type text, for framing values checked by
 /// [`crate::check()`].
 pub fn hash_of_text(text: &str) -> Result<u64> {
-    TypeText::parse(text)?.hash()
+    Ok(crate::schema::CompiledType::<{ crate::schema::DEFAULT_NODES }>::parse(text)?.hash())
 }

@@ -14,7 +14,7 @@ use core::marker::PhantomData;
 use crate::error::{Code, Error, Refusal, Result};
 use crate::order::{self, Element};
 use crate::schema::{Field, Scalar, Schema};
-use crate::wire::{Reader, Sink, Writer};
+use crate::wire::{check_capacity, Reader, Sink, Writer};
 
 /// A Rust type with a Kiln type. Its canonical type text, schema hash and
 /// minimum wire size follow from [`Frozen::SCHEMA`] at compile time.
@@ -25,6 +25,10 @@ pub trait Frozen {
     const HASH: u64 = Self::SCHEMA.hash();
     /// The fewest bytes a value can take; the allocation rule's `m`.
     const MIN_SIZE: u64 = Self::SCHEMA.min_size();
+    /// Whether every value takes zero bytes (`struct{}` and structs of
+    /// such): a list of them is bounded by the count cap alone, so decoders
+    /// read one element and repeat it instead of reading `count`.
+    const ZERO_SIZE: bool = Self::SCHEMA.is_zero_size();
 }
 
 /// Writes a value's canonical bytes.
@@ -51,9 +55,9 @@ pub fn from_bytes<'de, T: Decode<'de>>(buf: &'de [u8]) -> Result<T> {
 /// Decodes a standalone value under `limits`.
 pub fn from_bytes_with<'de, T: Decode<'de>>(buf: &'de [u8], limits: crate::Limits) -> Result<T> {
     let mut r = Reader::new(buf, limits);
-    let value = T::decode(&mut r)?;
-    r.finish()?;
-    Ok(value)
+    T::decode(&mut r)
+        .and_then(|value| r.finish().map(|()| value))
+        .map_err(|e| crate::frame::hint_if_framed(e, buf, crate::Options::BARE))
 }
 
 /// Encodes `value` into the start of `buf` and returns the bytes written.
@@ -72,10 +76,11 @@ pub fn encoded_len<T: Encode + ?Sized>(value: &T) -> Result<usize> {
     Ok(w.written())
 }
 
-/// Encodes `value` into a new vector.
+/// Encodes `value` into a new vector sized by [`encoded_len`] first, so
+/// the bytes are written once with no reallocation.
 #[cfg(feature = "alloc")]
 pub fn to_vec<T: Encode + ?Sized>(value: &T) -> Result<alloc::vec::Vec<u8>> {
-    let mut w = Writer::new(alloc::vec::Vec::new());
+    let mut w = Writer::new(alloc::vec::Vec::with_capacity(encoded_len(value)?));
     value.encode(&mut w)?;
     Ok(w.into_sink())
 }
@@ -203,7 +208,7 @@ impl Encode for &[u8] {
 
 impl<'de> Decode<'de> for &'de [u8] {
     fn decode(r: &mut Reader<'de>) -> Result<Self> {
-        r.nested(|r| r.byte_run("byte string longer than the bytes that remain"))
+        r.nested(|r| r.byte_run("list<u8> length beyond the bytes that remain"))
     }
 }
 
@@ -220,40 +225,78 @@ impl<const N: usize> Encode for heapless::String<N> {
 impl<'de, const N: usize> Decode<'de> for heapless::String<N> {
     fn decode(r: &mut Reader<'de>) -> Result<Self> {
         let at = r.position();
-        let capped = r.limits().byte_cap.min(capacity_u32(N));
-        let len = r.claim(capped, 1, "string longer than the bytes that remain")?;
-        let body_at = r.position();
-        let bytes = r.take(len as usize, "string body")?;
-        let text = core::str::from_utf8(bytes).map_err(|e| {
-            Error::wire(
-                Code::Utf8,
-                "string is not UTF-8",
-                body_at.saturating_add(e.valid_up_to()),
-            )
-        })?;
+        let text = r.str()?;
+        check_capacity(
+            text.len() as u64,
+            N,
+            "string length above the heapless::String capacity",
+            at,
+        )?;
         let mut out = heapless::String::new();
-        out.push_str(text)
-            .map_err(|_| Error::wire(Code::Limit, "string longer than its storage", at))?;
+        out.push_str(text).map_err(|_| {
+            Error::refused(Refusal::Capacity, "string longer than its storage").at(at)
+        })?;
         Ok(out)
     }
-}
-
-fn capacity_u32(n: usize) -> u32 {
-    u32::try_from(n).unwrap_or(u32::MAX)
 }
 
 // ---------------------------------------------------------------------------
 // Lists
 
-/// Reads a list's count under `cap` (narrowed to a storage capacity where
-/// there is one), choosing the byte cap for `list<u8>`.
-fn claim_list<'de, T: Frozen>(r: &mut Reader<'de>, storage: usize) -> Result<u32> {
+/// Reads a list's count under its cap (the byte cap for `list<u8>`), then
+/// refuses a count above a storage capacity (`usize::MAX` for none).
+fn claim_list<T: Frozen>(r: &mut Reader<'_>, storage: usize) -> Result<u32> {
+    let at = r.position();
     let cap = list_cap_of::<T>(r.limits());
-    r.claim(
-        cap.min(capacity_u32(storage)),
-        T::MIN_SIZE,
-        "list longer than the bytes that remain",
-    )
+    let count = r.claim(cap, T::MIN_SIZE, "list count beyond the bytes that remain")?;
+    check_capacity(
+        u64::from(count),
+        storage,
+        "list count above the storage capacity",
+        at,
+    )?;
+    Ok(count)
+}
+
+/// Decodes `count` elements into `push`. Elements of a zero-size type are
+/// all the same value: the first is read from `r` (it may still be too
+/// deep), the others from an empty reader, within the message's budget of
+/// zero-size values ([`Reader::spend_zero_size`]).
+fn decode_elements<'de, T: Decode<'de>>(
+    r: &mut Reader<'de>,
+    count: u32,
+    mut push: impl FnMut(T) -> Result<()>,
+) -> Result<()> {
+    if T::ZERO_SIZE {
+        if count == 0 {
+            return Ok(());
+        }
+        r.spend_zero_size(count)?;
+        push(T::decode(r)?)?;
+        let mut nothing = Reader::new(&[], r.limits());
+        for _ in 1..count {
+            push(T::decode(&mut nothing)?)?;
+        }
+        return Ok(());
+    }
+    for _ in 0..count {
+        push(T::decode(r)?)?;
+    }
+    Ok(())
+}
+
+/// Checks `count` elements without keeping them (for views).
+fn skip_elements<'de, T: Decode<'de>>(r: &mut Reader<'de>, count: u32) -> Result<()> {
+    if T::ZERO_SIZE {
+        return match count {
+            0 => Ok(()),
+            _ => T::decode(r).map(drop),
+        };
+    }
+    for _ in 0..count {
+        T::decode(r)?;
+    }
+    Ok(())
 }
 
 /// [`list_cap`] for a list of `T`.
@@ -297,11 +340,10 @@ impl<'de, T: Decode<'de>, const N: usize> Decode<'de> for heapless::Vec<T, N> {
         r.nested(|r| {
             let count = claim_list::<T>(r, N)?;
             let mut out = heapless::Vec::new();
-            for _ in 0..count {
-                let at = r.position();
-                out.push(T::decode(r)?)
-                    .map_err(|_| Error::wire(Code::Limit, "list longer than its storage", at))?;
-            }
+            decode_elements(r, count, |item| {
+                out.push(item)
+                    .map_err(|_| Error::refused(Refusal::Capacity, "list longer than its storage"))
+            })?;
             Ok(out)
         })
     }
@@ -405,16 +447,12 @@ impl<'de, T: Decode<'de>> Decode<'de> for ListView<'de, T> {
         r.nested(|r| {
             let count = claim_list::<T>(r, usize::MAX)?;
             let start = r.position();
-            let inner = r.sub(r.unread(), r.depth());
-            for _ in 0..count {
-                T::decode(r)?;
-            }
-            let len = r.position().saturating_sub(start);
-            let bytes = inner.buffer().get(..len).unwrap_or(&[]);
+            skip_elements::<T>(r, count)?;
+            let end = r.position();
             Ok(ListView {
-                bytes,
+                bytes: r.buffer().get(start..end).unwrap_or(&[]),
                 count,
-                reader: inner.sub(bytes, r.depth()),
+                reader: r.window(start, end),
                 _element: PhantomData,
             })
         })
@@ -438,6 +476,8 @@ impl<'de, T: Decode<'de> + Encode> Encode for ListView<'de, T> {
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct PodList<'de, T> {
     bytes: &'de [u8],
+    /// Absolute offset of the first element in the decoded buffer.
+    offset: usize,
     _element: PhantomData<T>,
 }
 
@@ -455,6 +495,11 @@ impl<'de, T: Element> PodList<'de, T> {
     /// The little-endian element bytes.
     pub const fn as_bytes(&self) -> &'de [u8] {
         self.bytes
+    }
+
+    /// Absolute byte range of the elements in the decoded buffer.
+    pub const fn byte_range(&self) -> core::ops::Range<usize> {
+        self.offset..self.offset.saturating_add(self.bytes.len())
     }
 
     /// The elements in place, without copying. Refused on a big-endian host
@@ -488,14 +533,13 @@ impl<'de, T: Frozen + Element> Decode<'de> for PodList<'de, T> {
     fn decode(r: &mut Reader<'de>) -> Result<Self> {
         r.nested(|r| {
             let count = claim_list::<T>(r, usize::MAX)?;
-            let len = (count as usize).checked_mul(T::WIDTH).ok_or(Error::wire(
-                Code::Limit,
-                "size product overflows",
-                r.position(),
-            ))?;
-            let bytes = r.take(len, "list longer than the bytes that remain")?;
+            // The claim proved count * width bytes remain.
+            let len = (count as usize).saturating_mul(T::WIDTH);
+            let offset = r.position();
+            let bytes = r.take(len, "list count beyond the bytes that remain")?;
             Ok(PodList {
                 bytes,
+                offset,
                 _element: PhantomData,
             })
         })
@@ -552,21 +596,25 @@ impl<T: Encode> Encode for Option<T> {
 
 impl<'de, T: Decode<'de>> Decode<'de> for Option<T> {
     fn decode(r: &mut Reader<'de>) -> Result<Self> {
-        read_opt(r, T::decode)
+        read_opt(r, |r, _, present| match present {
+            true => T::decode(r).map(Some),
+            false => Ok(None),
+        })
     }
 }
 
-/// Reads an `opt<T>`: one container, a tag byte 0 or 1, then `inner` when
-/// the tag is 1. Shared by the typed decoder and [`crate::check()`].
+/// Reads an `opt<T>`: one container, a tag byte 0 or 1; `body` gets the
+/// tag's offset and whether the value is present, and reads it. Shared by
+/// the typed decoders and the walker.
 pub(crate) fn read_opt<'de, T>(
     r: &mut Reader<'de>,
-    inner: impl FnOnce(&mut Reader<'de>) -> Result<T>,
-) -> Result<Option<T>> {
+    body: impl FnOnce(&mut Reader<'de>, usize, bool) -> Result<T>,
+) -> Result<T> {
     r.nested(|r| {
         let at = r.position();
         match r.u8("opt tag")? {
-            0 => Ok(None),
-            1 => inner(r).map(Some),
+            0 => body(r, at, false),
+            1 => body(r, at, true),
             _ => Err(Error::wire(Code::Type, "opt tag other than 0 or 1", at)),
         }
     })
@@ -575,33 +623,53 @@ pub(crate) fn read_opt<'de, T>(
 // ---------------------------------------------------------------------------
 // Dicts
 
-/// Reads a dict: count under the count cap (narrowed to `storage`) with
-/// `m = 4 + value_min`, then pairs whose keys strictly increase in bytewise
-/// order; `value` reads each value. Shared by the typed decoders and the
-/// run-time [`crate::check()`].
+/// What [`read_dict`] tells its caller.
+pub(crate) enum DictEvent<'de> {
+    /// The count word at `at` passed the allocation rule.
+    Begin { at: usize, count: u32 },
+    /// A key at `key_at` (its length word), in order; read its value now.
+    Pair { key: &'de str, key_at: usize },
+}
+
+/// Reads a dict: its count under the count cap with `m = 4 + value_min`,
+/// a refusal when the count is above a `storage` capacity (`usize::MAX`
+/// for none), then pairs whose keys strictly increase in bytewise order.
+/// `each` hears the count, then each key, and reads each value. Shared by
+/// the typed decoders and the walker.
 pub(crate) fn read_dict<'de>(
     r: &mut Reader<'de>,
     storage: usize,
     value_min: u64,
-    mut value: impl FnMut(&mut Reader<'de>, &'de str, usize) -> Result<()>,
+    mut each: impl FnMut(&mut Reader<'de>, DictEvent<'de>) -> Result<()>,
 ) -> Result<u32> {
     r.nested(|r| {
-        let cap = r.limits().count_cap.min(capacity_u32(storage));
+        let at = r.position();
         let pair_min = value_min.saturating_add(4);
-        let count = r.claim(cap, pair_min, "dict longer than the bytes that remain")?;
+        let count = r.claim(
+            r.limits().count_cap,
+            pair_min,
+            "dict count beyond the bytes that remain",
+        )?;
+        check_capacity(
+            u64::from(count),
+            storage,
+            "dict count above the storage capacity",
+            at,
+        )?;
+        each(r, DictEvent::Begin { at, count })?;
         let mut previous: Option<&'de str> = None;
         for _ in 0..count {
-            let at = r.position();
+            let key_at = r.position();
             let key = r.str()?;
             if previous.is_some_and(|p| p.as_bytes() >= key.as_bytes()) {
                 return Err(Error::wire(
                     Code::Type,
                     "dict key not greater than the key before it",
-                    at,
+                    key_at,
                 ));
             }
             previous = Some(key);
-            value(r, key, at)?;
+            each(r, DictEvent::Pair { key, key_at })?;
         }
         Ok(count)
     })
@@ -610,10 +678,11 @@ pub(crate) fn read_dict<'de>(
 fn decode_dict<'de, V: Decode<'de>>(
     r: &mut Reader<'de>,
     storage: usize,
-    mut each: impl FnMut(&'de str, V, usize) -> Result<()>,
+    mut each: impl FnMut(&'de str, V) -> Result<()>,
 ) -> Result<u32> {
-    read_dict(r, storage, V::MIN_SIZE, |r, key, at| {
-        each(key, V::decode(r)?, at)
+    read_dict(r, storage, V::MIN_SIZE, |r, event| match event {
+        DictEvent::Begin { .. } => Ok(()),
+        DictEvent::Pair { key, .. } => each(key, V::decode(r)?),
     })
 }
 
@@ -662,14 +731,14 @@ impl<V: Frozen> Frozen for DictView<'_, V> {
 
 impl<'de, V: Decode<'de>> Decode<'de> for DictView<'de, V> {
     fn decode(r: &mut Reader<'de>) -> Result<Self> {
-        // The pairs start after the count word.
-        let depth = r.depth().saturating_add(1);
+        // The pairs start after the count word, one container deeper.
         let pairs_start = r.position().saturating_add(4);
-        let count = decode_dict::<V>(r, usize::MAX, |_, _, _| Ok(()))?;
-        let bytes = r.buffer().get(pairs_start..r.position()).unwrap_or(&[]);
+        let count = decode_dict::<V>(r, usize::MAX, |_, _| Ok(()))?;
+        let mut reader = r.window(pairs_start, r.position());
+        reader.enter()?;
         Ok(DictView {
             count,
-            reader: r.sub(bytes, depth),
+            reader,
             _value: PhantomData,
         })
     }
@@ -743,13 +812,15 @@ impl<K: DictKey + Eq, V: Encode, const N: usize> Encode for heapless::LinearMap<
     }
 }
 
+fn map_full() -> Error {
+    Error::refused(Refusal::Capacity, "dict longer than its storage")
+}
+
 impl<'de, V: Decode<'de>, const N: usize> Decode<'de> for heapless::LinearMap<&'de str, V, N> {
     fn decode(r: &mut Reader<'de>) -> Result<Self> {
         let mut out = heapless::LinearMap::new();
-        decode_dict::<V>(r, N, |key, value, at| {
-            out.insert(key, value)
-                .map(|_| ())
-                .map_err(|_| Error::wire(Code::Limit, "dict longer than its storage", at))
+        decode_dict::<V>(r, N, |key, value| {
+            out.insert(key, value).map(drop).map_err(|_| map_full())
         })?;
         Ok(out)
     }
@@ -760,15 +831,12 @@ impl<'de, V: Decode<'de>, const K: usize, const N: usize> Decode<'de>
 {
     fn decode(r: &mut Reader<'de>) -> Result<Self> {
         let mut out = heapless::LinearMap::new();
-        decode_dict::<V>(r, N, |key, value, at| {
-            let key = heapless::String::from_key(key).ok_or(Error::wire(
-                Code::Limit,
-                "dict key longer than its storage",
-                at,
+        decode_dict::<V>(r, N, |key, value| {
+            let key = heapless::String::from_key(key).ok_or(Error::refused(
+                Refusal::Capacity,
+                "dict key longer than its heapless::String storage",
             ))?;
-            out.insert(key, value)
-                .map(|_| ())
-                .map_err(|_| Error::wire(Code::Limit, "dict longer than its storage", at))
+            out.insert(key, value).map(drop).map_err(|_| map_full())
         })?;
         Ok(out)
     }
@@ -877,6 +945,9 @@ impl<'de> Decode<'de> for Empty {
 // Owned containers
 
 #[cfg(feature = "alloc")]
+pub use owned::{cautious_capacity, MAX_PREALLOCATION};
+
+#[cfg(feature = "alloc")]
 mod owned {
     use super::*;
     use alloc::string::String;
@@ -908,16 +979,27 @@ mod owned {
         }
     }
 
+    /// The most a decoder reserves up front for a `Vec`, as serde's
+    /// cautious size hint does: the allocation rule proves `count * m`
+    /// bytes remain, but `m` can be far below `size_of::<T>()`, so a larger
+    /// claim grows the vector as elements actually arrive.
+    pub const MAX_PREALLOCATION: usize = 1024 * 1024;
+
+    /// How many elements of `T` to reserve for a checked `count`.
+    pub fn cautious_capacity<T>(count: u32) -> usize {
+        let per_element = core::mem::size_of::<T>().max(1);
+        (count as usize).min(MAX_PREALLOCATION / per_element)
+    }
+
     impl<'de, T: Decode<'de>> Decode<'de> for Vec<T> {
         fn decode(r: &mut Reader<'de>) -> Result<Self> {
             r.nested(|r| {
-                // The allocation rule has bounded `count` by the bytes that
-                // remain before this reservation.
                 let count = claim_list::<T>(r, usize::MAX)?;
-                let mut out = Vec::with_capacity(count as usize);
-                for _ in 0..count {
-                    out.push(T::decode(r)?);
-                }
+                let mut out = Vec::with_capacity(cautious_capacity::<T>(count));
+                decode_elements(r, count, |item| {
+                    out.push(item);
+                    Ok(())
+                })?;
                 Ok(out)
             })
         }

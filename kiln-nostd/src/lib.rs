@@ -79,13 +79,20 @@ pub mod frozen;
 mod limits;
 pub mod order;
 pub mod schema;
+#[cfg(feature = "alloc")]
+pub mod value;
+pub mod walk;
 pub mod wire;
 
 pub use check::check;
-pub use directory::{Directory, Payload, Quant, QuantSpec, TensorSpec, TensorView, Tensors};
+pub use directory::{
+    Directory, NameIndex, Payload, Quant, QuantSpec, TensorSpec, TensorView, Tensors,
+};
 pub use dtype::{Dtype, DtypeCode};
-pub use error::{Code, Error, Kind, Refusal, Result};
-pub use frame::{from_frame, to_frame_slice};
+pub use error::{Code, Detail, Error, Kind, Refusal, Result};
+#[cfg(feature = "alloc")]
+pub use frame::to_frame_vec;
+pub use frame::{framed_len, from_frame, from_frame_with, to_frame_slice};
 #[cfg(feature = "alloc")]
 pub use frozen::to_vec;
 pub use frozen::{
@@ -93,9 +100,12 @@ pub use frozen::{
     DictView, Empty, Encode, Frozen, Int, ListView, PodList, PodSlice, Uint,
 };
 pub use half::{bf16, f16};
-pub use limits::{Limits, DEFAULT_CAP, WIRE_MAX};
+pub use limits::{Framing, Limits, Options, DEFAULT_CAP, WIRE_MAX};
 pub use order::Element;
-pub use schema::{Field, Scalar, Schema, TypeText};
+pub use schema::{CompiledType, Field, Scalar, Schema};
+#[cfg(feature = "alloc")]
+pub use value::{decode_value, encode_value, Value};
+pub use walk::{walk, Visitor};
 pub use wire::{CountingSink, Reader, Sink, SliceSink, Writer};
 
 /// The directory version this crate reads and writes.

@@ -55,3 +55,60 @@ impl Default for Limits {
         Limits::DEFAULT
     }
 }
+
+/// Whether a buffer starts with the 16-byte frame.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum Framing {
+    /// The buffer is the value's bytes and nothing else.
+    #[default]
+    Bare,
+    /// The buffer is a 16-byte frame (magic, profile, schema hash), then
+    /// the value.
+    Framed,
+}
+
+/// How to read a buffer against run-time type text: framed or bare, and
+/// under which caps. Used by [`crate::check()`], the walker and the
+/// dynamic values.
+///
+/// ```
+/// use kiln_nostd::{Limits, Options};
+/// let plain = Options::BARE;
+/// let framed = Options::FRAMED.with_limits(Limits::uniform(1024));
+/// assert!(!plain.is_framed() && framed.is_framed());
+/// ```
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct Options {
+    /// Framed or bare.
+    pub framing: Framing,
+    /// Caps on counts and byte runs.
+    pub limits: Limits,
+}
+
+impl Options {
+    /// A bare value under the default caps.
+    pub const BARE: Options = Options {
+        framing: Framing::Bare,
+        limits: Limits::DEFAULT,
+    };
+    /// A framed value under the default caps.
+    pub const FRAMED: Options = Options {
+        framing: Framing::Framed,
+        limits: Limits::DEFAULT,
+    };
+
+    /// The same options under other caps.
+    pub const fn with_limits(self, limits: Limits) -> Options {
+        Options {
+            framing: self.framing,
+            limits,
+        }
+    }
+
+    /// Whether the buffer starts with a frame.
+    pub const fn is_framed(&self) -> bool {
+        matches!(self.framing, Framing::Framed)
+    }
+}

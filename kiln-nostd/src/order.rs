@@ -16,8 +16,17 @@ use half::{bf16, f16};
 /// True when host memory order equals wire order.
 pub const HOST_IS_LITTLE_ENDIAN: bool = cfg!(target_endian = "little");
 
+mod sealed {
+    /// Only this crate's element types: their width and dtype code come
+    /// from the Rust type itself, so no outside impl can disagree with the
+    /// size a copy assumes.
+    pub trait Sealed {}
+}
+
 /// A fixed-width number that can live in a Kiln payload or a Frozen list.
-pub trait Element: bytemuck::Pod + PartialEq + core::fmt::Debug {
+/// Sealed: implemented for `f64 f32 f16 bf16 i8 u8 i16 u16 i32 u32 i64
+/// u64` only.
+pub trait Element: sealed::Sealed + bytemuck::Pod + PartialEq + core::fmt::Debug {
     /// Bytes per element on the wire.
     const WIDTH: usize;
     /// The directory dtype code of this element type.
@@ -30,6 +39,7 @@ pub trait Element: bytemuck::Pod + PartialEq + core::fmt::Debug {
 
 macro_rules! element {
     ($($ty:ty => $code:expr),* $(,)?) => {$(
+        impl sealed::Sealed for $ty {}
         impl Element for $ty {
             const WIDTH: usize = core::mem::size_of::<$ty>();
             const DTYPE_CODE: u16 = $code;

@@ -6,7 +6,7 @@
 //! give wire order on every host. Payload slices go through
 //! [`crate::order`].
 
-use crate::error::{Code, Error, Refusal, Result};
+use crate::error::{Code, Detail, Error, Refusal, Result};
 use crate::limits::Limits;
 
 /// Containers a value may sit inside; entering one more is DEPTH.
@@ -19,7 +19,10 @@ pub const MAX_DEPTH: u8 = 64;
 /// Runs before anything whose size depends on the count.
 pub fn check_cap(count: u64, cap: u32, what: &'static str, at: usize) -> Result<()> {
     if count > u64::from(cap) {
-        return Err(Error::wire(Code::Limit, what, at));
+        return Err(Error::wire(Code::Limit, what, at).with_detail(Detail::Cap {
+            claimed: count,
+            cap: u64::from(cap),
+        }));
     }
     Ok(())
 }
@@ -45,9 +48,27 @@ pub fn check_fits(
             at,
         ))?;
     if needed > unread as u64 {
-        return Err(Error::wire(Code::Eof, what, at));
+        return Err(Error::wire(Code::Eof, what, at).with_detail(Detail::Bytes {
+            needed,
+            available: unread as u64,
+        }));
     }
     Ok(needed)
+}
+
+/// A count that the format allows but that storage whose capacity is in
+/// its type cannot hold: a refusal of the API, never a wire code, so that
+/// the verdict on the bytes stays the same for every reader.
+pub fn check_capacity(count: u64, capacity: usize, what: &'static str, at: usize) -> Result<()> {
+    if count > capacity as u64 {
+        return Err(Error::refused(Refusal::Capacity, what)
+            .at(at)
+            .with_detail(Detail::Cap {
+                claimed: count,
+                cap: capacity as u64,
+            }));
+    }
+    Ok(())
 }
 
 // ---------------------------------------------------------------------------
@@ -55,25 +76,44 @@ pub fn check_fits(
 
 /// A cursor over a borrowed buffer. Every read is bounds-checked; a read
 /// past the end is EOF and moves nothing.
+///
+/// Positions are offsets into the whole buffer the reader was made over,
+/// so error offsets and the ranges the walker reports are absolute even
+/// when the value starts after a frame.
 #[derive(Clone, Debug)]
 pub struct Reader<'de> {
     buf: &'de [u8],
     pos: usize,
+    end: usize,
     limits: Limits,
     depth: u8,
     trusted: bool,
+    entered: u64,
+    /// Values of a zero-size type that typed decoders may still create.
+    zero_size_left: u64,
 }
 
 impl<'de> Reader<'de> {
-    /// A checking reader over `buf`.
+    /// A checking reader over all of `buf`.
     pub const fn new(buf: &'de [u8], limits: Limits) -> Reader<'de> {
         Reader {
             buf,
             pos: 0,
+            end: buf.len(),
             limits,
             depth: 0,
             trusted: false,
+            entered: 0,
+            zero_size_left: limits.count_cap as u64,
         }
+    }
+
+    /// A checking reader over `buf` that starts at byte `start` (after a
+    /// frame, say); positions stay offsets into `buf`.
+    pub const fn starting_at(buf: &'de [u8], start: usize, limits: Limits) -> Reader<'de> {
+        let mut r = Reader::new(buf, limits);
+        r.pos = if start < buf.len() { start } else { buf.len() };
+        r
     }
 
     /// A reader for a buffer this process just wrote: it skips UTF-8
@@ -81,13 +121,9 @@ impl<'de> Reader<'de> {
     /// bound is still checked, so a bad buffer can give wrong answers but
     /// never a read outside it.
     pub const fn trusted(buf: &'de [u8], limits: Limits) -> Reader<'de> {
-        Reader {
-            buf,
-            pos: 0,
-            limits,
-            depth: 0,
-            trusted: true,
-        }
+        let mut r = Reader::new(buf, limits);
+        r.trusted = true;
+        r
     }
 
     /// The caps in force.
@@ -100,7 +136,7 @@ impl<'de> Reader<'de> {
         self.trusted
     }
 
-    /// Bytes consumed so far.
+    /// The offset of the next byte to read, in the whole buffer.
     pub const fn position(&self) -> usize {
         self.pos
     }
@@ -112,91 +148,137 @@ impl<'de> Reader<'de> {
 
     /// The bytes not yet read.
     pub fn unread(&self) -> &'de [u8] {
-        self.buf.get(self.pos..).unwrap_or(&[])
+        self.buf.get(self.pos..self.end).unwrap_or(&[])
     }
 
     /// How many bytes are not yet read.
-    pub fn remaining(&self) -> usize {
-        self.buf.len().saturating_sub(self.pos)
+    pub const fn remaining(&self) -> usize {
+        self.end.saturating_sub(self.pos)
+    }
+
+    /// How many containers (structs, lists, dicts, opts) this reader has
+    /// entered so far: a measure of the work a hostile input caused that
+    /// does not depend on the machine's speed.
+    pub const fn containers_entered(&self) -> u64 {
+        self.entered
     }
 
     /// Takes the next `len` bytes, or EOF naming `what`.
+    #[inline]
     pub fn take(&mut self, len: usize, what: &'static str) -> Result<&'de [u8]> {
-        let end = self
-            .pos
-            .checked_add(len)
-            .ok_or(Error::wire(Code::Eof, what, self.pos))?;
+        if len > self.remaining() {
+            return Err(self.eof(len, what));
+        }
+        let end = self.pos.saturating_add(len);
         let bytes = self
             .buf
             .get(self.pos..end)
-            .ok_or(Error::wire(Code::Eof, what, self.pos))?;
+            .ok_or_else(|| self.eof(len, what))?;
         self.pos = end;
         Ok(bytes)
     }
 
+    #[cold]
+    fn eof(&self, needed: usize, what: &'static str) -> Error {
+        Error::wire(Code::Eof, what, self.pos).with_detail(Detail::Bytes {
+            needed: needed as u64,
+            available: self.remaining() as u64,
+        })
+    }
+
     /// Takes the next `N` bytes as an array.
+    #[inline]
     pub fn array<const N: usize>(&mut self, what: &'static str) -> Result<[u8; N]> {
-        let at = self.pos;
-        let bytes = self.take(N, what)?;
-        bytes
-            .try_into()
-            .map_err(|_| Error::wire(Code::Eof, what, at))
+        match self.unread().first_chunk::<N>() {
+            Some(bytes) => {
+                self.pos = self.pos.saturating_add(N);
+                Ok(*bytes)
+            }
+            None => Err(self.eof(N, what)),
+        }
     }
 
     /// One byte.
+    #[inline]
     pub fn u8(&mut self, what: &'static str) -> Result<u8> {
         self.array::<1>(what).map(u8::from_le_bytes)
     }
 
     /// A little-endian u16.
+    #[inline]
     pub fn u16(&mut self, what: &'static str) -> Result<u16> {
         self.array(what).map(u16::from_le_bytes)
     }
 
     /// A little-endian u32.
+    #[inline]
     pub fn u32(&mut self, what: &'static str) -> Result<u32> {
         self.array(what).map(u32::from_le_bytes)
     }
 
     /// A little-endian u64.
+    #[inline]
     pub fn u64(&mut self, what: &'static str) -> Result<u64> {
         self.array(what).map(u64::from_le_bytes)
     }
 
-    /// Reads a u32 count and applies the allocation rule: count word EOF,
-    /// cap LIMIT, `count * min_element` overflow LIMIT, more than the
-    /// unread bytes EOF. Only a count that passes may size storage or a
-    /// loop.
+    /// Reads a u32 element count and applies the allocation rule: count
+    /// word EOF, above `cap` LIMIT, `count * min_element` overflow LIMIT,
+    /// more than the unread bytes EOF. Only a count that passes may size
+    /// storage or a loop.
+    #[inline]
     pub fn claim(&mut self, cap: u32, min_element: u64, what: &'static str) -> Result<u32> {
+        self.claim_word(cap, min_element, "count above the count cap", what)
+    }
+
+    /// Reads a u32 byte length (of a `str` or `list<u8>`) under the byte
+    /// cap and checks it against the unread bytes.
+    #[inline]
+    pub fn claim_length(&mut self, what: &'static str) -> Result<u32> {
+        self.claim_word(self.limits.byte_cap, 1, "length above the byte cap", what)
+    }
+
+    #[inline]
+    fn claim_word(
+        &mut self,
+        cap: u32,
+        min_element: u64,
+        over_cap: &'static str,
+        too_long: &'static str,
+    ) -> Result<u32> {
         let at = self.pos;
-        let count = self.u32("count word")?;
-        check_cap(u64::from(count), cap, "count above the cap", at)?;
-        check_fits(u64::from(count), min_element, 0, self.remaining(), what, at)?;
-        Ok(count)
+        let word = self.u32("count or length word")?;
+        check_cap(u64::from(word), cap, over_cap, at)?;
+        check_fits(
+            u64::from(word),
+            min_element,
+            0,
+            self.remaining(),
+            too_long,
+            at,
+        )?;
+        Ok(word)
     }
 
     /// Reads a length-prefixed byte run (`str`, `list<u8>`) under the byte
     /// cap.
+    #[inline]
     pub fn byte_run(&mut self, what: &'static str) -> Result<&'de [u8]> {
-        let len = self.claim(self.limits.byte_cap, 1, what)?;
+        let len = self.claim_length(what)?;
         self.take(len as usize, what)
     }
 
     /// Reads a `str`: a byte run that must be UTF-8.
+    #[inline]
     pub fn str(&mut self) -> Result<&'de str> {
         let at = self.pos.saturating_add(4);
-        let bytes = self.byte_run("string longer than the bytes that remain")?;
-        core::str::from_utf8(bytes).map_err(|e| {
-            Error::wire(
-                Code::Utf8,
-                "string is not UTF-8",
-                at.saturating_add(e.valid_up_to()),
-            )
-        })
+        let bytes = self.byte_run("string length beyond the bytes that remain")?;
+        utf8(bytes, at)
     }
 
     /// Enters a container (struct, list, dict, opt). The 65th nested one is
     /// DEPTH, before any of its bytes is read.
+    #[inline]
     pub fn enter(&mut self) -> Result<()> {
         if self.depth >= MAX_DEPTH {
             return Err(Error::wire(
@@ -206,15 +288,18 @@ impl<'de> Reader<'de> {
             ));
         }
         self.depth = self.depth.saturating_add(1);
+        self.entered = self.entered.saturating_add(1);
         Ok(())
     }
 
     /// Leaves the container entered last.
+    #[inline]
     pub fn leave(&mut self) {
         self.depth = self.depth.saturating_sub(1);
     }
 
     /// Runs `body` one container deeper.
+    #[inline]
     pub fn nested<T>(&mut self, body: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
         self.enter()?;
         let value = body(self);
@@ -227,19 +312,47 @@ impl<'de> Reader<'de> {
         self.depth
     }
 
-    /// A reader over `self`'s unread bytes that starts at `depth`, for
-    /// re-reading a validated region lazily.
-    pub(crate) fn sub(&self, bytes: &'de [u8], depth: u8) -> Reader<'de> {
+    /// A reader over `start..end` of the same buffer at the current depth,
+    /// for re-reading a validated region lazily (list and dict views).
+    pub(crate) fn window(&self, start: usize, end: usize) -> Reader<'de> {
         Reader {
-            buf: bytes,
-            pos: 0,
+            buf: self.buf,
+            pos: start,
+            end: end.min(self.buf.len()),
             limits: self.limits,
-            depth,
+            depth: self.depth,
             trusted: self.trusted,
+            entered: 0,
+            zero_size_left: self.zero_size_left,
         }
     }
 
+    /// Takes `count` from the budget of zero-size values that typed decoders
+    /// create (`Vec<Empty>`, say): one message may make at most the count
+    /// cap of them, however its lists nest. Reading zero bytes proves
+    /// nothing about a count, and a `Vec` needs one write per value, so
+    /// without this a few bytes could demand billions of writes. Past the
+    /// budget the decoder refuses ([`Refusal::Capacity`]); the walker,
+    /// `check`, views and dynamic values need no budget, since their work
+    /// does not grow with such a count.
+    pub fn spend_zero_size(&mut self, count: u32) -> Result<()> {
+        let at = self.pos;
+        self.zero_size_left = self.zero_size_left.checked_sub(u64::from(count)).ok_or(
+            Error::refused(
+                Refusal::Capacity,
+                "more values of a zero-size type in one message than the count cap",
+            )
+            .at(at)
+            .with_detail(Detail::Cap {
+                claimed: u64::from(count),
+                cap: self.zero_size_left,
+            }),
+        )?;
+        Ok(())
+    }
+
     /// Moves past `len` bytes already validated by someone else.
+    #[inline]
     pub fn skip(&mut self, len: usize, what: &'static str) -> Result<()> {
         self.take(len, what).map(|_| ())
     }
@@ -247,7 +360,7 @@ impl<'de> Reader<'de> {
     /// A standalone value must use the whole buffer: anything left is
     /// TRAILING.
     pub fn finish(&self) -> Result<()> {
-        if self.pos < self.buf.len() {
+        if self.pos < self.end {
             return Err(Error::wire(
                 Code::Trailing,
                 "bytes after the end of the value",
@@ -256,6 +369,18 @@ impl<'de> Reader<'de> {
         }
         Ok(())
     }
+}
+
+/// Checks that a byte run at absolute offset `at` is UTF-8.
+#[inline]
+pub(crate) fn utf8(bytes: &[u8], at: usize) -> Result<&str> {
+    core::str::from_utf8(bytes).map_err(|e| {
+        Error::wire(
+            Code::Utf8,
+            "string is not UTF-8",
+            at.saturating_add(e.valid_up_to()),
+        )
+    })
 }
 
 // ---------------------------------------------------------------------------

@@ -4,7 +4,7 @@
 
 use std::alloc::System;
 
-use kiln_nostd::{check, from_bytes, Code, Directory, Limits, ListView};
+use kiln_nostd::{check, from_bytes, Code, Directory, ListView, Options};
 use stats_alloc::{Region, StatsAlloc, INSTRUMENTED_SYSTEM};
 
 #[global_allocator]
@@ -46,7 +46,7 @@ fn hostile_counts_allocate_nothing() {
         // Borrowed views and the run-time check: no allocation at all.
         let r = from_bytes::<ListView<AB>>(&list);
         assert_eq!(r.unwrap_err().code(), Some(Code::Eof));
-        let r = check("list<struct{a:i64,b:str,}>", &list, false, Limits::DEFAULT);
+        let r = check("list<struct{a:i64,b:str,}>", &list, Options::BARE);
         assert_eq!(r.unwrap_err().code(), Some(Code::Eof));
         assert_eq!(
             Directory::parse(&directory).unwrap_err().code(),
@@ -56,7 +56,7 @@ fn hostile_counts_allocate_nothing() {
             Directory::parse(&capped).unwrap_err().code(),
             Some(Code::Limit)
         );
-        let r = check("list<tensors>", &list, false, Limits::DEFAULT);
+        let r = check("list<tensors>", &list, Options::BARE);
         assert_eq!(r.unwrap_err().code(), Some(Code::Eof));
     });
     assert_eq!(bytes, 0, "views and check allocated {bytes} bytes");

@@ -2,8 +2,8 @@
 
 use kiln_nostd::directory::ALIGN;
 use kiln_nostd::{
-    bf16, check, f16, from_bytes, frozen_struct, to_slice, Code, Directory, Dtype, Frozen, Limits,
-    PodSlice, Schema, TensorSpec, Tensors, TypeText,
+    bf16, check, f16, from_bytes, frozen_struct, to_slice, Code, CompiledType, Directory, Dtype,
+    Frozen, Options, PodSlice, Schema, TensorSpec, Tensors,
 };
 
 // wasm-bindgen-test-runner runs only #[wasm_bindgen_test] functions.
@@ -28,16 +28,18 @@ struct Batch<'a> {
 }
 frozen_struct!(Batch<'a> { id: i64, batch: Directory<'a> });
 
+type Compiled<'t> = CompiledType<'t, 64>;
+
 const BATCH_HASH: u64 = <Batch as Frozen>::HASH;
 
 #[test]
 fn schema_hash_of_the_wire_text_example() {
     assert_eq!(BATCH_HASH, 0xe58aadc7552f0d82);
     assert_eq!(Batch::SCHEMA.to_string(), "struct{id:i64,batch:tensors,}");
-    let text = TypeText::parse("struct{id:i64,batch:tensors,}").unwrap();
-    assert_eq!(text.hash().unwrap(), 0xe58aadc7552f0d82);
+    let text = Compiled::parse("struct{id:i64,batch:tensors,}").unwrap();
+    assert_eq!(text.hash(), 0xe58aadc7552f0d82);
     assert_eq!(Batch::MIN_SIZE, 8 + 64);
-    assert_eq!(text.min_size().unwrap(), 72);
+    assert_eq!(text.min_size(), 72);
 }
 
 #[test]
@@ -189,8 +191,7 @@ fn struct_with_tensors_field_continues_after_the_block() {
     assert!(check(
         "struct{id:i64,batch:tensors,tail:u8,}",
         &bytes,
-        false,
-        Limits::DEFAULT
+        Options::BARE
     )
     .is_ok());
 }
@@ -204,7 +205,7 @@ fn type_text_round_trips_and_rejects_garbage() {
         "dict<str,opt<struct{a:f64,b_2:tensors,}>>",
         "struct{x:struct{},y:list<str>,}",
     ] {
-        assert_eq!(TypeText::parse(text).unwrap().as_str(), text);
+        assert_eq!(Compiled::parse(text).unwrap().to_string(), text);
     }
     for bad in [
         "",
@@ -218,13 +219,13 @@ fn type_text_round_trips_and_rejects_garbage() {
         "float",
         "opt<u8>>",
     ] {
-        assert!(TypeText::parse(bad).is_err(), "{bad}");
+        assert!(Compiled::parse(bad).is_err(), "{bad}");
     }
     // Deep type text is fine; only decoding enters containers.
     let deep = format!("{}u8{}", "opt<".repeat(200), ">".repeat(200));
-    assert!(TypeText::parse(&deep).is_ok());
+    assert!(CompiledType::<256>::parse(&deep).is_ok());
     let too_deep = format!("{}u8{}", "opt<".repeat(300), ">".repeat(300));
-    assert!(TypeText::parse(&too_deep).is_err());
+    assert!(CompiledType::<512>::parse(&too_deep).is_err());
 }
 
 #[test]
@@ -233,7 +234,7 @@ fn schema_display_matches_type_text_hash() {
     let text = <Deep as Frozen>::SCHEMA.to_string();
     assert_eq!(text, "opt<list<dict<str,list<f32>>>>");
     assert_eq!(
-        TypeText::parse(&text).unwrap().hash().unwrap(),
+        Compiled::parse(&text).unwrap().hash(),
         <Deep as Frozen>::HASH
     );
     assert_eq!(

@@ -1,13 +1,16 @@
-//! Every golden case through the run-time `check`, and through the typed
-//! API wherever the case's type has a Rust type here. Accepted cases must
-//! also re-encode to the same bytes (canonical form). The file system is
-//! not there on wasm32; `tests/wasm.rs` embeds the cases instead.
+//! Every golden case through the run-time `check`, the walker, dynamic
+//! values, and the typed API wherever the case's type has a Rust type here.
+//! Accepted cases must also re-encode to the same bytes (canonical form),
+//! and every accepted directory must be what the builder writes from its
+//! views. The file system is not there on wasm32; `tests/wasm.rs` embeds
+//! the cases instead.
 #![cfg(not(target_arch = "wasm32"))]
 
-use kiln_nostd::frame::from_frame;
+use kiln_nostd::walk::{ScalarValue, Span, Visitor};
 use kiln_nostd::{
-    check, from_bytes_with, frozen_struct, to_frame_slice, to_slice, Code, Decode, DictView,
-    Directory, Empty, Encode, Error, Int, Limits, ListView, PodList, Uint,
+    check, from_bytes_with, from_frame_with, frozen_struct, to_frame_slice, to_slice, Code,
+    CompiledType, Decode, DictView, Directory, Empty, Encode, Error, Framing, Int, Limits,
+    ListView, Options, PodList, Refusal, Uint,
 };
 
 pub struct Case {
@@ -17,6 +20,24 @@ pub struct Case {
     pub bytes: Vec<u8>,
     pub expect: Option<Code>,
     pub limits: Limits,
+}
+
+impl Case {
+    pub fn options(&self) -> Options {
+        let framing = if self.framed {
+            Framing::Framed
+        } else {
+            Framing::Bare
+        };
+        Options {
+            framing,
+            limits: self.limits,
+        }
+    }
+
+    fn want(&self) -> Result<(), Option<Code>> {
+        self.expect.map_or(Ok(()), |code| Err(Some(code)))
+    }
 }
 
 fn cases() -> Vec<Case> {
@@ -118,12 +139,7 @@ fn the_46_named_cases_are_present_with_their_outcomes() {
 fn run_time_check_agrees_with_every_case() {
     let mut failures = Vec::new();
     for case in cases() {
-        let got = verdict(check(
-            &case.type_text,
-            &case.bytes,
-            case.framed,
-            case.limits,
-        ));
+        let got = verdict(check(&case.type_text, &case.bytes, case.options()));
         let want = case.expect.map_or(Ok(()), |code| Err(Some(code)));
         if got != want {
             failures.push(format!("{}: want {want:?}, got {got:?}", case.name));
@@ -138,7 +154,7 @@ fn run_time_check_agrees_with_every_case() {
 fn typed<'a, T: Decode<'a> + Encode>(case: &'a Case) -> Result<(), Option<Code>> {
     let bytes = &case.bytes;
     let value: T = if case.framed {
-        from_frame(bytes, case.limits)
+        from_frame_with(bytes, case.limits)
     } else {
         from_bytes_with(bytes, case.limits)
     }
@@ -267,11 +283,304 @@ fn heapless_storage_agrees_where_capacity_suffices() {
             "str" => typed::<heapless::String<256>>(&case),
             _ => continue,
         };
-        let want = case.expect.map_or(Ok(()), |code| Err(Some(code)));
-        // A count beyond the storage is LIMIT, where the view would say EOF.
-        if got == Err(Some(Code::Limit)) && want == Err(Some(Code::Eof)) {
-            continue;
-        }
-        assert_eq!(got, want, "{}", case.name);
+        assert_eq!(got, case.want(), "{}", case.name);
     }
+}
+
+/// The typed verdict with the refusal kept: `Err(Ok(code))` for a wire
+/// fault, `Err(Err(refusal))` for a refusal.
+fn typed_small<'a, T: Decode<'a>>(case: &'a Case) -> Result<(), Result<Code, Refusal>> {
+    let result: Result<T, Error> = if case.framed {
+        from_frame_with(&case.bytes, case.limits)
+    } else {
+        from_bytes_with(&case.bytes, case.limits)
+    };
+    result
+        .map(drop)
+        .map_err(|e| e.code().ok_or_else(|| e.refusal().unwrap()))
+}
+
+#[test]
+fn storage_smaller_than_the_wire_count_is_a_refusal_never_a_wire_code() {
+    // With capacity 2, a list or string the wire allows but the storage
+    // cannot hold is refused (Capacity); the wire's own faults up to and
+    // including the count claim keep their codes.
+    let mut refusals = 0;
+    for case in cases() {
+        let got = match case.type_text.as_str() {
+            "list<i32>" => typed_small::<heapless::Vec<i32, 2>>(&case),
+            "list<str>" => typed_small::<heapless::Vec<&str, 2>>(&case),
+            "str" => typed_small::<heapless::String<2>>(&case),
+            _ => continue,
+        };
+        let start = if case.framed { 16 } else { 0 };
+        let claimed = case
+            .bytes
+            .get(start..start + 4)
+            .map(|w| u32::from_le_bytes(w.try_into().unwrap()));
+        match got {
+            Err(Err(refusal)) => {
+                assert_eq!(refusal, Refusal::Capacity, "{}", case.name);
+                assert!(claimed.unwrap() > 2, "{}", case.name);
+                // The frame and the count's own rules came first.
+                assert!(
+                    !matches!(case.want(), Err(Some(Code::Frame | Code::Schema))),
+                    "{}",
+                    case.name
+                );
+                refusals += 1;
+            }
+            Err(Ok(code)) => assert_eq!(Err(Some(code)), case.want(), "{}", case.name),
+            Ok(()) => assert_eq!(Ok(()), case.want(), "{}", case.name),
+        }
+    }
+    assert!(refusals >= 3, "only {refusals} capacity refusals seen");
+}
+
+// ---------------------------------------------------------------------------
+// The walker
+
+/// Records what the walker reports and checks, on the way, that every
+/// absolute position it gives points at the bytes it describes.
+struct Recorder<'de> {
+    buf: &'de [u8],
+    events: usize,
+    directories: Vec<Directory<'de>>,
+    open: Vec<char>,
+    problems: Vec<String>,
+}
+
+impl<'de> Recorder<'de> {
+    fn expect_bytes(&mut self, what: &str, span: &Span, bytes: &[u8]) {
+        if self.buf.get(span.clone()) != Some(bytes) {
+            self.problems
+                .push(format!("{what} at {span:?} is not where the walker says"));
+        }
+    }
+}
+
+impl<'de> Visitor<'de> for Recorder<'de> {
+    fn scalar(&mut self, at: usize, value: ScalarValue) -> kiln_nostd::Result<()> {
+        self.events += 1;
+        let width = match value {
+            ScalarValue::Bool(_) | ScalarValue::I8(_) | ScalarValue::U8(_) => 1,
+            ScalarValue::I16(_) | ScalarValue::U16(_) => 2,
+            ScalarValue::I32(_) | ScalarValue::U32(_) | ScalarValue::F32(_) => 4,
+            _ => 8,
+        };
+        if at + width > self.buf.len() {
+            self.problems
+                .push(format!("scalar at {at} runs past the buffer"));
+        }
+        Ok(())
+    }
+    fn str(&mut self, span: Span, value: &'de str) -> kiln_nostd::Result<()> {
+        self.events += 1;
+        self.expect_bytes("str", &span, value.as_bytes());
+        Ok(())
+    }
+    fn bytes(&mut self, span: Span, value: &'de [u8]) -> kiln_nostd::Result<()> {
+        self.events += 1;
+        self.expect_bytes("bytes", &span, value);
+        Ok(())
+    }
+    fn key(&mut self, span: Span, key: &'de str) -> kiln_nostd::Result<()> {
+        self.expect_bytes("key", &span, key.as_bytes());
+        Ok(())
+    }
+    fn begin_list(&mut self, _: usize, _: u32) -> kiln_nostd::Result<()> {
+        self.open.push('l');
+        Ok(())
+    }
+    fn end_list(&mut self) -> kiln_nostd::Result<()> {
+        self.close('l');
+        Ok(())
+    }
+    fn begin_opt(&mut self, _: usize, _: bool) -> kiln_nostd::Result<()> {
+        self.open.push('o');
+        Ok(())
+    }
+    fn end_opt(&mut self) -> kiln_nostd::Result<()> {
+        self.close('o');
+        Ok(())
+    }
+    fn begin_dict(&mut self, _: usize, _: u32) -> kiln_nostd::Result<()> {
+        self.open.push('d');
+        Ok(())
+    }
+    fn end_dict(&mut self) -> kiln_nostd::Result<()> {
+        self.close('d');
+        Ok(())
+    }
+    fn begin_struct(&mut self, _: usize, _: usize) -> kiln_nostd::Result<()> {
+        self.open.push('s');
+        Ok(())
+    }
+    fn end_struct(&mut self) -> kiln_nostd::Result<()> {
+        self.close('s');
+        Ok(())
+    }
+    fn tensors(&mut self, directory: Directory<'de>) -> kiln_nostd::Result<()> {
+        self.events += 1;
+        self.expect_bytes("directory", &directory.byte_range(), directory.as_bytes());
+        for tensor in &directory {
+            self.expect_bytes("payload", &tensor.byte_range(), tensor.bytes());
+        }
+        self.directories.push(directory);
+        Ok(())
+    }
+}
+
+impl Recorder<'_> {
+    fn close(&mut self, kind: char) {
+        if self.open.pop() != Some(kind) {
+            self.problems
+                .push(format!("end of '{kind}' without its begin"));
+        }
+    }
+}
+
+fn walk_case(case: &Case) -> (Result<(), Option<Code>>, Recorder<'_>) {
+    let mut recorder = Recorder {
+        buf: &case.bytes,
+        events: 0,
+        directories: Vec::new(),
+        open: Vec::new(),
+        problems: Vec::new(),
+    };
+    let ty = CompiledType::<128>::parse(&case.type_text).expect("golden type text");
+    let got = verdict(ty.walk(&case.bytes, case.options(), &mut recorder));
+    (got, recorder)
+}
+
+#[test]
+fn the_walker_agrees_with_every_case_and_its_positions_are_absolute() {
+    let mut failures = Vec::new();
+    let mut events = 0;
+    for case in cases() {
+        let (got, recorder) = walk_case(&case);
+        if got != case.want() {
+            failures.push(format!(
+                "{}: want {:?}, got {got:?}",
+                case.name,
+                case.want()
+            ));
+        }
+        if got.is_ok() && !recorder.open.is_empty() {
+            failures.push(format!("{}: containers left open", case.name));
+        }
+        failures.extend(
+            recorder
+                .problems
+                .iter()
+                .map(|p| format!("{}: {p}", case.name)),
+        );
+        events += recorder.events;
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(events > 100, "the walker reported only {events} values");
+}
+
+/// Rebuilds a directory from its views through the builder. A block the
+/// parser accepts must be exactly what the builder writes for its tensors:
+/// this is what makes "accepted implies canonical" a test that can fail.
+fn rebuilt(dir: &Directory<'_>) -> Vec<u8> {
+    use kiln_nostd::{Payload, Quant, QuantSpec, TensorSpec, Tensors};
+    let views: Vec<_> = dir.iter().collect();
+    let specs: Vec<TensorSpec<'_>> = views
+        .iter()
+        .map(|v| TensorSpec {
+            dtype: v.dtype(),
+            shape: v.shape(),
+            name: v.name(),
+            layout: v.layout(),
+            block_size: v.block_size(),
+            quant: match v.quant() {
+                Quant::None => QuantSpec::None,
+                Quant::Scales {
+                    axis,
+                    group_size,
+                    scales,
+                } => QuantSpec::Scales {
+                    axis,
+                    group_size,
+                    scales: scales.index() as u32,
+                },
+                Quant::ScalesOuter {
+                    axis,
+                    group_size,
+                    scales,
+                    outer,
+                } => QuantSpec::ScalesOuter {
+                    axis,
+                    group_size,
+                    scales: scales.index() as u32,
+                    outer: outer.index() as u32,
+                },
+            },
+            payload: Payload::wire(v.bytes()),
+        })
+        .collect();
+    kiln_nostd::to_vec(&Tensors(&specs)).expect("the builder writes what the parser accepted")
+}
+
+#[test]
+fn every_accepted_directory_is_what_the_builder_writes() {
+    let mut rebuilt_count = 0;
+    for case in cases().iter().filter(|c| c.expect.is_none()) {
+        let (_, recorder) = walk_case(case);
+        for dir in &recorder.directories {
+            assert_eq!(rebuilt(dir), dir.as_bytes(), "{}: not canonical", case.name);
+            rebuilt_count += 1;
+        }
+    }
+    assert!(
+        rebuilt_count >= 30,
+        "only {rebuilt_count} directories rebuilt"
+    );
+}
+
+#[test]
+fn a_block_that_is_not_canonical_is_caught_by_the_rebuild() {
+    // The rebuild compares bytes, so it can fail: a block whose payload
+    // region holds one more zero byte than the builder writes is refused
+    // by the parser (step 10), and a rebuild from its views is shorter.
+    let values = [1.0f32, -2.0];
+    let specs = [kiln_nostd::TensorSpec::from_host(&[2], &values)];
+    let good = kiln_nostd::to_vec(&kiln_nostd::Tensors(&specs)).unwrap();
+    let dir = Directory::parse(&good).unwrap();
+    let mut longer = rebuilt(&dir);
+    longer.push(0);
+    assert_ne!(longer, good);
+    let mut bad = good.clone();
+    bad[16] += 1; // payload_bytes one more than the last payload's end
+    bad.push(0);
+    assert_eq!(Directory::parse(&bad).unwrap_err().code(), Some(Code::Type));
+}
+
+// ---------------------------------------------------------------------------
+// Dynamic values
+
+#[test]
+fn dynamic_values_agree_with_every_case_and_re_encode_to_the_same_bytes() {
+    let mut failures = Vec::new();
+    for case in cases() {
+        let got = kiln_nostd::decode_value(&case.type_text, &case.bytes, case.options());
+        match (&got, case.want()) {
+            (Ok(value), Ok(())) => {
+                let again = kiln_nostd::encode_value(&case.type_text, value, case.options())
+                    .unwrap_or_else(|e| panic!("{}: re-encode refused: {e}", case.name));
+                if again != case.bytes {
+                    failures.push(format!("{}: re-encoded bytes differ", case.name));
+                }
+            }
+            (Err(e), want) if Err(e.code()) == want => {}
+            (got, want) => failures.push(format!(
+                "{}: want {want:?}, got {:?}",
+                case.name,
+                got.as_ref().map(drop).map_err(|e| e.code())
+            )),
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

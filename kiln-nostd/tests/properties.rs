@@ -5,9 +5,18 @@
 use heapless::{LinearMap, String as HString, Vec as HVec};
 use kiln_nostd::{
     check, encoded_len, from_bytes, from_bytes_with, frozen_struct, to_slice, Decode, DictView,
-    Directory, Dtype, Encode, Int, Kind, Limits, ListView, PodList, PodSlice, Refusal, TensorSpec,
-    Tensors, Uint,
+    Directory, Dtype, Encode, Framing, Int, Kind, Limits, ListView, Options, PodList, PodSlice,
+    Refusal, TensorSpec, Tensors, Uint,
 };
+
+fn options(framed: bool, limits: Limits) -> Options {
+    let framing = if framed {
+        Framing::Framed
+    } else {
+        Framing::Bare
+    };
+    Options { framing, limits }
+}
 use proptest::prelude::*;
 
 fn encode<T: Encode + ?Sized>(value: &T) -> Vec<u8> {
@@ -73,10 +82,12 @@ proptest! {
         prop_assert_eq!(pod.iter().collect::<Vec<_>>(), values.clone());
         let view: ListView<u32> = from_bytes(&bytes).unwrap();
         prop_assert_eq!(view.iter().collect::<Vec<_>>(), values.clone());
-        // Too little storage is LIMIT before any element is read.
+        // Too little storage is a refusal (not a wire code: the bytes are
+        // fine) before any element is read.
         if values.len() > 4 {
             let err = from_bytes::<HVec<u32, 4>>(&bytes).unwrap_err();
-            prop_assert_eq!(err.code(), Some(kiln_nostd::Code::Limit));
+            prop_assert_eq!(err.refusal(), Some(Refusal::Capacity));
+            prop_assert_eq!(err.offset(), Some(0));
         }
         let strs: HVec<&str, 8> = words.iter().map(String::as_str).collect();
         let bytes = encode(&strs);
@@ -121,7 +132,7 @@ proptest! {
         prop_assert_eq!(back.samples.iter().collect::<Vec<_>>(), samples);
         prop_assert_eq!(encode(&back), bytes.clone());
         let text = "struct{id:i64,name:str,score:opt<f64>,samples:list<i16>,}";
-        prop_assert!(check(text, &bytes, false, Limits::DEFAULT).is_ok());
+        prop_assert!(check(text, &bytes, Options::BARE).is_ok());
     }
 
     #[test]
@@ -146,7 +157,7 @@ proptest! {
             prop_assert_eq!(view.bytes().len(), spec.payload.len());
         }
         prop_assert_eq!(encode(&dir), block.clone());
-        let verdict = check("tensors", &block, false, Limits::DEFAULT);
+        let verdict = check("tensors", &block, Options::BARE);
         prop_assert!(verdict.is_ok());
         // Any strict prefix is rejected with a wire code.
         let cut = block.len() / 2;
@@ -157,7 +168,7 @@ proptest! {
     fn any_bytes_get_a_verdict_never_a_panic(bytes in proptest::collection::vec(any::<u8>(), 0..300), which in 0usize..TYPES.len(), cap in 0u32..64) {
         for limits in [Limits::DEFAULT, Limits::uniform(cap)] {
             for framed in [false, true] {
-                if let Err(e) = check(TYPES[which], &bytes, framed, limits) {
+                if let Err(e) = check(TYPES[which], &bytes, options(framed, limits)) {
                     prop_assert!(e.code().is_some(), "{}", e);
                 }
             }

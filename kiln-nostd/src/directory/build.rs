@@ -348,8 +348,10 @@ fn check<S: Sink>(specs: &[TensorSpec<'_>], w: &Writer<S>) -> Result<Plan> {
             .unwrap_or("")
             .as_bytes()
     };
-    if let Some(i) = rules::first_repeated_name(count, name_of) {
-        return Err(refuse("tensor name repeats an earlier name").in_tensor(i));
+    if named {
+        if let (Some(i), _) = super::names::first_repeat(count, name_of) {
+            return Err(refuse("tensor name repeats an earlier name").in_tensor(i));
+        }
     }
     let directory_end = HEADER_LEN + u64::from(count) * DESCRIPTOR_LEN + u64::from(name_bytes);
     align_up(directory_end)

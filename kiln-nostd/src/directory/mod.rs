@@ -5,6 +5,7 @@
 
 mod build;
 mod descriptor;
+mod names;
 mod parse;
 mod rules;
 
@@ -13,6 +14,7 @@ pub use descriptor::{
     align_up, ALIGN, DESCRIPTOR_LEN, DIRECTORY_VERSION, FLAG_LITTLE_ENDIAN, FLAG_NAMES, HEADER_LEN,
     MAGIC, MAX_RANK,
 };
+pub use names::NameIndex;
 pub use rules::element_count;
 
 use descriptor::{Descriptor, NO_INDEX};
@@ -27,14 +29,24 @@ use crate::schema::Schema;
 use crate::wire::{Reader, Sink, Writer};
 
 /// A checked tensor directory block, borrowed from the caller's buffer.
+///
+/// Positions come in two frames: [`TensorView::byte_offset`] is the
+/// wire's offset from the start of the payload region, and
+/// [`TensorView::byte_range`] is absolute in the buffer the directory was
+/// parsed from (a message or a file), which is what a typed array or a
+/// memory map needs.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Directory<'a> {
     /// Exactly the block: header through the last payload byte.
     block: &'a [u8],
+    /// Absolute offset of the block's first byte in the parsed buffer.
+    offset: usize,
     tensor_count: u32,
     name_bytes: u32,
     payload_base: usize,
     flags: u8,
+    /// Names in strictly increasing byte order (lookups binary-search).
+    names_sorted: bool,
 }
 
 impl<'a> Directory<'a> {
@@ -97,6 +109,54 @@ impl<'a> Directory<'a> {
         self.flags & FLAG_NAMES != 0
     }
 
+    /// Whether the names are in strictly increasing byte order, as a dict
+    /// of tensors and every converter of ours writes them; lookups by name
+    /// are then binary searches. False for an unnamed directory.
+    pub const fn names_sorted(&self) -> bool {
+        self.names_sorted
+    }
+
+    /// Absolute offset of the block's first byte in the buffer it was
+    /// parsed from (0 for [`Directory::parse`], the field's offset for a
+    /// `tensors` field in a message).
+    pub const fn offset(&self) -> usize {
+        self.offset
+    }
+
+    /// Absolute byte range of the whole block.
+    pub const fn byte_range(&self) -> core::ops::Range<usize> {
+        self.offset..self.offset.saturating_add(self.block.len())
+    }
+
+    /// Absolute offset of the payload region.
+    pub const fn payload_offset(&self) -> usize {
+        self.offset.saturating_add(self.payload_base)
+    }
+
+    /// Writes the canonical block for `specs` into `buf` and returns it as
+    /// a checked directory: how a struct with a `tensors` field (a
+    /// [`Directory`]) is given tensors to write. What the builder refuses
+    /// is refused here, before anything is written.
+    ///
+    /// ```
+    /// use kiln_nostd::{Directory, TensorSpec};
+    /// let values = [1.0f32, -2.0];
+    /// let mut buf = [0u8; 512];
+    /// let dir = Directory::build(&[TensorSpec::from_host(&[2], &values).named("w")], &mut buf).unwrap();
+    /// assert_eq!(dir.block_len(), 64 + 128 + 64 + 8); // header, descriptor, heap "w" padded, payload
+    /// assert_eq!(dir.by_name("w").unwrap().shape(), &[2]);
+    /// ```
+    pub fn build(specs: &[TensorSpec<'_>], buf: &'a mut [u8]) -> Result<Directory<'a>> {
+        let written = crate::frozen::to_slice(&Tensors(specs), buf)?;
+        let block: &'a [u8] = written;
+        parse::parse(
+            block,
+            Limits::uniform(crate::WIRE_MAX),
+            Placement::Standalone,
+            true,
+        )
+    }
+
     /// Tensor `index`, in descriptor order.
     pub fn get(&self, index: usize) -> Option<TensorView<'a>> {
         let index = u32::try_from(index)
@@ -107,17 +167,6 @@ impl<'a> Directory<'a> {
             index,
             desc: self.descriptor(index),
         })
-    }
-
-    /// The tensor named `name` (a linear scan of the descriptors). Unnamed
-    /// tensors have no name, so `""` finds nothing.
-    pub fn by_name(&self, name: &str) -> Option<TensorView<'a>> {
-        if name.is_empty() {
-            return None;
-        }
-        (0..self.tensor_count)
-            .find(|&i| self.name_bytes_of(i) == name.as_bytes())
-            .and_then(|i| self.get(i as usize))
     }
 
     /// The tensors in descriptor order.
@@ -161,9 +210,14 @@ impl<'a> Directory<'a> {
             .unwrap_or(&[])
     }
 
-    fn name_bytes_of(&self, index: u32) -> &'a [u8] {
-        let d = self.descriptor(index);
-        self.heap_slice(d.name_off, d.name_len)
+    /// The name bytes of tensor `index` (empty when unnamed), read straight
+    /// from the two fields of its record.
+    fn name_at(&self, index: u32) -> &'a [u8] {
+        let field = self.record_start(index).saturating_add(4);
+        let Some(&[o0, o1, l0, l1]) = self.block.get(field..).and_then(<[u8]>::first_chunk) else {
+            return &[];
+        };
+        self.heap_slice(u16::from_le_bytes([o0, o1]), u16::from_le_bytes([l0, l1]))
     }
 
     /// Payload bytes `[start, end)` measured from the payload base.
@@ -311,9 +365,43 @@ impl<'a> TensorView<'a> {
         self.desc.block_size
     }
 
-    /// Offset of the payload from the start of the payload region.
+    /// Offset of the payload from the start of the payload region (the
+    /// wire's field).
     pub const fn byte_offset(&self) -> u64 {
         self.desc.byte_offset
+    }
+
+    /// Payload length in bytes.
+    pub const fn byte_length(&self) -> u64 {
+        self.desc.byte_length
+    }
+
+    /// Absolute byte range of the payload in the buffer the directory was
+    /// parsed from.
+    pub fn byte_range(&self) -> core::ops::Range<usize> {
+        // Parse checked that the range lies inside the block.
+        let start = self
+            .dir
+            .payload_offset()
+            .saturating_add(usize::try_from(self.desc.byte_offset).unwrap_or(usize::MAX));
+        start..start.saturating_add(self.bytes().len())
+    }
+
+    /// Bytes per element for alignment: the element width of a whole-byte
+    /// dtype wider than one byte, else 1 (one-byte, packed and opaque
+    /// dtypes are plain bytes).
+    pub fn element_align(&self) -> usize {
+        match self.closed_dtype().map(Dtype::width) {
+            Some(crate::dtype::Width::Bytes(w)) => usize::from(w),
+            _ => 1,
+        }
+    }
+
+    /// Whether the payload's absolute offset is a multiple of its element
+    /// width: what a JavaScript typed array over the parsed buffer needs,
+    /// and what a zero-copy slice needs when the buffer itself is aligned.
+    pub fn is_aligned_at_offset(&self) -> bool {
+        self.byte_range().start.is_multiple_of(self.element_align())
     }
 
     /// The raw little-endian payload, borrowed from the buffer.
@@ -406,15 +494,18 @@ impl<'de> Decode<'de> for Directory<'de> {
     /// where it ends.
     fn decode(r: &mut Reader<'de>) -> Result<Self> {
         let at = r.position();
-        let dir = parse::parse(r.unread(), r.limits(), Placement::Field, r.is_trusted())
+        let mut dir = parse::parse(r.unread(), r.limits(), Placement::Field, r.is_trusted())
             .map_err(|e| e.shifted(at))?;
+        dir.offset = at;
         r.skip(dir.block_len(), "directory block")?;
         Ok(dir)
     }
 }
 
 impl Encode for Directory<'_> {
-    /// Re-emits the checked (and so canonical) block.
+    /// Re-emits the checked (and so canonical) block. The tests rebuild
+    /// every accepted block from its views through the builder and compare
+    /// bytes, so "canonical" is checked, not assumed.
     fn encode<S: Sink>(&self, w: &mut Writer<S>) -> Result<()> {
         w.put(self.block)
     }

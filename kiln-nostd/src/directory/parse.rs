@@ -6,6 +6,7 @@
 //! bool payloads (the format requires their bytes to be checked).
 
 use super::descriptor::*;
+use super::names;
 use super::rules;
 use super::Directory;
 use crate::error::{Code, Error, Result};
@@ -161,15 +162,17 @@ pub(crate) fn parse<'a>(
         ));
     }
 
-    let dir = Directory {
+    let mut dir = Directory {
         block,
+        offset: 0,
         tensor_count,
         name_bytes,
         payload_base: as_usize(payload_base),
         flags,
+        names_sorted: false,
     };
 
-    check_names(&dir, trusted)?;
+    dir.names_sorted = check_names(&dir, trusted)?;
     check_shapes_and_ranges(&dir, payload_bytes)?;
     check_canonical_placement(&dir, payload_bytes)?;
     check_payload_bits_and_quant(&dir, trusted)?;
@@ -187,7 +190,8 @@ pub(crate) fn parse<'a>(
 
 /// Step 8: (a) reserved descriptor bytes, (b) flag rules and every name and
 /// layout slice against the canonical heap, (c) UTF-8, (d) unique names.
-fn check_names(dir: &Directory<'_>, trusted: bool) -> Result<()> {
+/// Returns whether the names are in strictly increasing byte order.
+fn check_names(dir: &Directory<'_>, trusted: bool) -> Result<bool> {
     // (a)
     for i in 0..dir.tensor_count {
         let record = dir.record(i);
@@ -270,10 +274,14 @@ fn check_names(dir: &Directory<'_>, trusted: bool) -> Result<()> {
     }
 
     // (d)
-    if let Some(i) = rules::first_repeated_name(dir.tensor_count, |i| dir.name_bytes_of(i)) {
+    if !named {
+        return Ok(false);
+    }
+    let (repeat, sorted) = names::first_repeat(dir.tensor_count, |i| dir.name_at(i));
+    if let Some(i) = repeat {
         return Err(dir.fault_in(i, Code::Type, "tensor name repeats an earlier name", 4));
     }
-    Ok(())
+    Ok(sorted)
 }
 
 /// Step 9: per descriptor, dtype, rank, shape, lengths and range; then, over

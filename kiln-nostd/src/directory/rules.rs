@@ -206,31 +206,3 @@ fn scale_count(d: &Descriptor) -> u64 {
         product
     }
 }
-
-/// The first index whose name repeats an earlier one. Names are compared
-/// pairwise only when a 4096-bit bitmap of their hashes says the hash was
-/// seen before, so distinct names cost one hash each; `name(i)` empty means
-/// unnamed.
-pub fn first_repeated_name<'n>(count: u32, name: impl Fn(u32) -> &'n [u8]) -> Option<u32> {
-    let mut seen = [0u64; 64];
-    for i in 0..count {
-        let this = name(i);
-        if this.is_empty() {
-            continue;
-        }
-        let hash = this.iter().fold(crate::schema::FNV_OFFSET, |h, &b| {
-            (h ^ u64::from(b)).wrapping_mul(crate::schema::FNV_PRIME)
-        });
-        let bit = (hash % 4096) as usize;
-        let Some(word) = seen.get_mut(bit / 64) else {
-            continue;
-        };
-        let mask = 1u64 << (bit % 64);
-        let maybe_seen = *word & mask != 0;
-        *word |= mask;
-        if maybe_seen && (0..i).any(|j| name(j) == this) {
-            return Some(i);
-        }
-    }
-    None
-}

@@ -32,6 +32,21 @@ pub mod golden {
 
     include!(concat!(env!("OUT_DIR"), "/golden.rs"));
 
+    impl Case {
+        /// How to read the case: framed or bare, under its cap.
+        pub fn options(&self) -> kiln_nostd::Options {
+            let framing = if self.framed {
+                kiln_nostd::Framing::Framed
+            } else {
+                kiln_nostd::Framing::Bare
+            };
+            let limits = self
+                .cap
+                .map_or(kiln_nostd::Limits::DEFAULT, kiln_nostd::Limits::uniform);
+            kiln_nostd::Options { framing, limits }
+        }
+    }
+
     /// The case named `name`.
     pub fn by_name(name: &str) -> Option<&'static Case> {
         CASES.iter().find(|case| case.name == name)

@@ -11,7 +11,7 @@ use kiln_firmware as _; // panic and fault handlers, defmt logger
 mod tests {
     use kiln_firmware::golden::{by_name, CASES};
     use kiln_firmware::stack;
-    use kiln_nostd::{check, from_bytes, frozen_struct, Code, Directory, Limits};
+    use kiln_nostd::{check, from_bytes, frozen_struct, Code, Directory};
 
     struct Batch<'a> {
         id: i64,
@@ -42,8 +42,7 @@ mod tests {
     fn every_golden_verdict() {
         let mut failed = 0usize;
         for case in CASES {
-            let limits = case.cap.map_or(Limits::DEFAULT, Limits::uniform);
-            let got = check(case.ty, case.bytes, case.framed, limits);
+            let got = check(case.ty, case.bytes, case.options());
             let verdict = match got {
                 Ok(()) => None,
                 Err(e) => match e.code() {

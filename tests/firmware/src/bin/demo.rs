@@ -7,7 +7,7 @@
 
 use cortex_m_rt::entry;
 use kiln_firmware::{exit_failure, exit_success, stack};
-use kiln_nostd::{from_bytes, from_frame, frozen_struct, Directory, Limits};
+use kiln_nostd::{from_bytes, from_frame, frozen_struct, Directory};
 
 /// `struct{id:i64,batch:tensors,}`, everything borrowed from the message.
 struct Batch<'a> {
@@ -77,7 +77,7 @@ fn main() -> ! {
             ok = false;
         }
     }
-    match from_frame::<Batch>(FRAMED_IN_STRUCT, Limits::DEFAULT) {
+    match from_frame::<Batch>(FRAMED_IN_STRUCT) {
         Ok(batch) => ok &= check_batch("kiln-x-framed-in-struct", &batch, -1),
         Err(e) => {
             defmt::error!("kiln-x-framed-in-struct: {}", e);

@@ -17,7 +17,7 @@ use cortex_m_rt::entry;
 use kiln_firmware::golden::{by_name, CASES};
 use kiln_firmware::{exit_failure, exit_success};
 use kiln_nostd::{
-    check, from_bytes, from_frame, frozen_struct, to_slice, Code, Directory, Limits, TensorSpec,
+    check, from_bytes, from_frame, frozen_struct, to_slice, Code, Directory, Options, TensorSpec,
     Tensors,
 };
 
@@ -41,7 +41,7 @@ fn opaque<T: ?Sized>(value: &T) -> &T {
 
 fn typed(bytes: &[u8], framed: bool) -> Option<(i64, [f32; 2])> {
     let batch: Batch = if framed {
-        from_frame(opaque(bytes), Limits::DEFAULT).ok()?
+        from_frame(opaque(bytes)).ok()?
     } else {
         from_bytes(opaque(bytes)).ok()?
     };
@@ -68,9 +68,8 @@ fn main() -> ! {
     // check() over every golden case: all types of the golden table,
     // tensors included, framed and not, with and without caps.
     for case in opaque(CASES) {
-        let limits = case.cap.map_or(Limits::DEFAULT, Limits::uniform);
         let verdict =
-            check(opaque(case.ty), opaque(case.bytes), case.framed, limits).map_err(|e| e.code());
+            check(opaque(case.ty), opaque(case.bytes), case.options()).map_err(|e| e.code());
         ok &= match case.expect {
             None => verdict.is_ok(),
             Some(code) => verdict == Err(Some(code)),
@@ -94,8 +93,7 @@ fn main() -> ! {
     ok &= check(
         opaque("list<u8>"),
         opaque(&[3, 0, 0, 0, 1, 0][..]),
-        false,
-        Limits::DEFAULT,
+        Options::BARE,
     )
     .map_err(|e| e.code())
         == Err(Some(Code::Eof));
