@@ -70,6 +70,12 @@
 #[cfg(feature = "alloc")]
 extern crate alloc;
 
+// `#[derive(Frozen)]`, in the macro namespace next to the trait. Generated
+// code names `::kiln_nostd`, which this crate's own tests must resolve too.
+#[cfg(feature = "derive")]
+pub use kiln_derive::Frozen;
+extern crate self as kiln_nostd;
+
 mod check;
 pub mod directory;
 pub mod dtype;
