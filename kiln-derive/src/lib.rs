@@ -103,8 +103,25 @@ use syn::{
     Data, DeriveInput, Error, Fields, GenericParam, Generics, Ident, Lifetime, LifetimeParam, Type,
 };
 
-/// Derives `Frozen`, `Encode` and `Decode` for a struct with named fields.
-/// See the [crate docs](crate).
+/// Derives `Frozen`, `Encode` and `Decode` for a struct with named fields:
+/// a Kiln `struct{...}` with the fields in declaration order, each under
+/// its Rust name (`r#type` is `type`) and with the Kiln type of its Rust
+/// type. Every lifetime of the struct borrows from the decoded buffer.
+///
+/// ```
+/// use kiln_nostd::Frozen;
+///
+/// #[derive(Frozen)]
+/// struct Batch<'a> {
+///     id: i64,
+///     batch: kiln_nostd::Directory<'a>,
+/// }
+/// assert_eq!(Batch::SCHEMA.to_string(), "struct{id:i64,batch:tensors,}");
+/// assert_eq!(Batch::HASH, 0xe58aadc7552f0d82);
+/// ```
+///
+/// Enums, unions, tuple structs, type parameters and non-ASCII field names
+/// are compile errors. See the [crate docs](crate) for the generated code.
 #[proc_macro_derive(Frozen)]
 pub fn derive_frozen(input: proc_macro::TokenStream) -> proc_macro::TokenStream {
     let input = syn::parse_macro_input!(input as DeriveInput);
