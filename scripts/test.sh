@@ -13,7 +13,7 @@
 #   test       cargo test --workspace --all-features (host)
 #   demo       the README's main job: kiln check over samples/ (scripts/demo.sh)
 #   differential  Python reference vs Rust check on 4,000 mutated golden cases
-#   thumb      kiln-nostd for thumbv7em-none-eabihf, without and with defmt
+#   thumb      kiln-nostd for thumbv7em-none-eabihf, without and with defmt+derive
 #   bigendian  kiln-nostd tests + doc tests on s390x and powerpc64 (qemu-user)
 #   firmware   Cortex-M3 under qemu-system-arm: demo, defmt-test golden suite,
 #              flash/RAM report
@@ -121,14 +121,15 @@ stage_differential() {
 
 stage_thumb() {
     cargo build -p kiln-nostd --target thumbv7em-none-eabihf
-    cargo build -p kiln-nostd --target thumbv7em-none-eabihf --features defmt
+    cargo build -p kiln-nostd --target thumbv7em-none-eabihf --features defmt,derive
 }
 
 stage_bigendian() {
     # Runners and linkers: .cargo/config.toml. Doc tests run under the
     # runner too (cross-target doc tests are stable since Rust 1.89).
-    cargo test -p kiln-nostd --target s390x-unknown-linux-gnu
-    cargo test -p kiln-nostd --target powerpc64-unknown-linux-gnu
+    # The tests and crate docs use #[derive(Frozen)].
+    cargo test -p kiln-nostd --target s390x-unknown-linux-gnu --features derive
+    cargo test -p kiln-nostd --target powerpc64-unknown-linux-gnu --features derive
 }
 
 stage_firmware() {
@@ -173,7 +174,7 @@ stage_wasm() {
     # be reported as passed without running, so they are left out here
     # (they run on the host and on the big-endian targets).
     CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \
-        cargo test -p kiln-nostd --target wasm32-unknown-unknown --tests
+        cargo test -p kiln-nostd --target wasm32-unknown-unknown --tests --features derive
 }
 
 # ---------------------------------------------------------------------------

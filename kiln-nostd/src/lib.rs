@@ -25,15 +25,17 @@
 //! storage and copy its f32 tensor into an array.
 //!
 //! ```
-//! use kiln_nostd::{frozen_struct, Directory, TensorSpec, Tensors, from_bytes, to_slice};
+//! use kiln_nostd::{frozen_struct, Directory, Frozen, TensorSpec, Tensors, from_bytes, to_slice};
 //!
 //! // The writer's side: the tensors field is written from an ordered list.
 //! struct Out<'a> { id: i64, name: &'a str, batch: Tensors<'a> }
 //! frozen_struct!(write Out<'a> { id: i64, name: &'a str, batch: Tensors<'a> });
 //!
-//! // The reader's side: everything borrowed, nothing allocated.
+//! // The reader's side: everything borrowed, nothing allocated. The schema
+//! // (and its hash) comes from the field types.
+//! #[derive(Frozen)]
 //! struct In<'a> { id: i64, name: heapless::String<16>, batch: Directory<'a> }
-//! frozen_struct!(In<'a> { id: i64, name: heapless::String<16>, batch: Directory<'a> });
+//! assert_eq!(In::SCHEMA.to_string(), "struct{id:i64,name:str,batch:tensors,}");
 //!
 //! let weights = [1.0f32, -2.0, 0.5];
 //! let specs = [TensorSpec::from_host(&[3], &weights).named("w")];
@@ -54,6 +56,9 @@
 //!
 //! - `alloc`: `Vec`/`String` impls, `to_vec`, owned payload copies.
 //! - `defmt`: `defmt::Format` for errors and plain types.
+//! - `derive`: `#[derive(Frozen)]` (the kiln-derive crate) implements
+//!   [`Frozen`], [`Encode`] and [`Decode`] for a struct with named fields
+//!   from its field types; the example above uses it.
 
 #![cfg_attr(not(test), no_std)]
 #![forbid(unsafe_code)]
@@ -69,6 +74,12 @@
 
 #[cfg(feature = "alloc")]
 extern crate alloc;
+
+// `#[derive(Frozen)]`, in the macro namespace next to the trait. Generated
+// code names `::kiln_nostd`, which this crate's own tests must resolve too.
+#[cfg(feature = "derive")]
+pub use kiln_derive::Frozen;
+extern crate self as kiln_nostd;
 
 mod check;
 pub mod directory;

@@ -4,18 +4,17 @@
 
 use std::alloc::System;
 
-use kiln_nostd::{check, from_bytes, Code, Directory, ListView, Options};
+use kiln_nostd::{check, from_bytes, Code, Directory, Frozen, ListView, Options};
 use stats_alloc::{Region, StatsAlloc, INSTRUMENTED_SYSTEM};
 
 #[global_allocator]
 static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
 
-#[derive(Debug)]
+#[derive(Debug, Frozen)]
 struct AB<'a> {
     a: i64,
     b: &'a str,
 }
-kiln_nostd::frozen_struct!(AB<'a> { a: i64, b: &'a str });
 
 fn hostile_list(count: u32) -> Vec<u8> {
     count.to_le_bytes().to_vec()

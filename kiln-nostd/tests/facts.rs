@@ -22,11 +22,11 @@ fn encode<T: kiln_nostd::Encode>(value: &T) -> Vec<u8> {
     buf
 }
 
+#[derive(Frozen)]
 struct Batch<'a> {
     id: i64,
     batch: Directory<'a>,
 }
-frozen_struct!(Batch<'a> { id: i64, batch: Directory<'a> });
 
 type Compiled<'t> = CompiledType<'t, 64>;
 
@@ -174,12 +174,12 @@ fn struct_with_tensors_field_continues_after_the_block() {
         tail: u8,
     }
     frozen_struct!(write Out<'a> { id: i64, batch: Tensors<'a>, tail: u8 });
+    #[derive(Frozen)]
     struct In<'a> {
         id: i64,
         batch: Directory<'a>,
         tail: u8,
     }
-    frozen_struct!(In<'a> { id: i64, batch: Directory<'a>, tail: u8 });
     let bytes = encode(&Out {
         id: 7,
         batch: Tensors(&specs),

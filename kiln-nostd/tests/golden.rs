@@ -8,9 +8,9 @@
 
 use kiln_nostd::walk::{ScalarValue, Span, Visitor};
 use kiln_nostd::{
-    check, from_bytes_with, from_frame_with, frozen_struct, to_frame_slice, to_slice, Code,
-    CompiledType, Decode, DictView, Directory, Empty, Encode, Error, Framing, Int, Limits,
-    ListView, Options, PodList, Refusal, Uint,
+    check, from_bytes_with, from_frame_with, to_frame_slice, to_slice, Code, CompiledType, Decode,
+    DictView, Directory, Empty, Encode, Error, Framing, Frozen, Int, Limits, ListView, Options,
+    PodList, Refusal, Uint,
 };
 
 pub struct Case {
@@ -171,36 +171,36 @@ fn typed<'a, T: Decode<'a> + Encode>(case: &'a Case) -> Result<(), Option<Code>>
     Ok(())
 }
 
+#[derive(Frozen)]
 struct IdBatch<'a> {
     id: i64,
     batch: Directory<'a>,
 }
-frozen_struct!(IdBatch<'a> { id: i64, batch: Directory<'a> });
 
+#[derive(Frozen)]
 struct BatchTail<'a> {
     batch: Directory<'a>,
     tail: u32,
 }
-frozen_struct!(BatchTail<'a> { batch: Directory<'a>, tail: u32 });
 
+#[derive(Frozen)]
 struct AB<'a> {
     a: i64,
     b: &'a str,
 }
-frozen_struct!(AB<'a> { a: i64, b: &'a str });
 
+#[derive(Frozen)]
 struct Inner<'a> {
     b: u8,
     c: Option<&'a str>,
 }
-frozen_struct!(Inner<'a> { b: u8, c: Option<&'a str> });
 
+#[derive(Frozen)]
 struct Outer<'a> {
     a: Inner<'a>,
     d: ListView<'a, bool>,
     e: f64,
 }
-frozen_struct!(Outer<'a> { a: Inner<'a>, d: ListView<'a, bool>, e: f64 });
 
 /// The typed verdict, or `None` when no Rust type here has that type text.
 fn typed_verdict(case: &Case) -> Option<Result<(), Option<Code>>> {

@@ -5,8 +5,8 @@
 use heapless::{LinearMap, String as HString, Vec as HVec};
 use kiln_nostd::{
     check, encoded_len, from_bytes, from_bytes_with, frozen_struct, to_slice, Decode, DictView,
-    Directory, Dtype, Encode, Framing, Int, Kind, Limits, ListView, Options, PodList, PodSlice,
-    Refusal, TensorSpec, Tensors, Uint,
+    Directory, Dtype, Encode, Framing, Frozen, Int, Kind, Limits, ListView, Options, PodList,
+    PodSlice, Refusal, TensorSpec, Tensors, Uint,
 };
 
 fn options(framed: bool, limits: Limits) -> Options {
@@ -222,13 +222,13 @@ struct RecordOut<'a> {
 }
 frozen_struct!(write RecordOut<'a> { id: i64, name: &'a str, score: Option<f64>, samples: PodSlice<'a, i16> });
 
+#[derive(Frozen)]
 struct RecordIn<'a> {
     id: i64,
     name: &'a str,
     score: Option<f64>,
     samples: PodList<'a, i16>,
 }
-frozen_struct!(RecordIn<'a> { id: i64, name: &'a str, score: Option<f64>, samples: PodList<'a, i16> });
 
 /// A closed dtype, a small shape, and valid payload bytes for them.
 fn tensor() -> impl Strategy<Value = (Dtype, Vec<u64>, Vec<u8>)> {

@@ -1,7 +1,7 @@
 //! kiln-nostd compiled to wasm32-unknown-unknown, run in node by
 //! wasm-bindgen-test-runner (the `runner` of .cargo/config.toml):
 //!
-//!     cargo test -p kiln-nostd --target wasm32-unknown-unknown
+//!     cargo test -p kiln-nostd --target wasm32-unknown-unknown --features derive
 //!
 //! The runner only runs `#[wasm_bindgen_test]` functions (plain `#[test]`
 //! functions are compiled but report "no tests to run!"), and wasm32 has no
@@ -11,7 +11,7 @@
 #![cfg(target_arch = "wasm32")]
 
 use kiln_nostd::{
-    check, from_bytes, frozen_struct, order, to_slice, Code, Directory, Limits, Refusal,
+    check, from_bytes, frozen_struct, order, to_slice, Code, Directory, Frozen, Limits, Refusal,
     TensorSpec, Tensors,
 };
 use wasm_bindgen_test::wasm_bindgen_test;
@@ -85,12 +85,12 @@ struct Out<'a> {
 }
 frozen_struct!(write Out<'a> { id: i64, name: &'a str, batch: Tensors<'a> });
 
+#[derive(Frozen)]
 struct In<'a> {
     id: i64,
     name: &'a str,
     batch: Directory<'a>,
 }
-frozen_struct!(In<'a> { id: i64, name: &'a str, batch: Directory<'a> });
 
 #[wasm_bindgen_test]
 fn typed_round_trip_with_tensors() {

@@ -11,13 +11,13 @@ use kiln_firmware as _; // panic and fault handlers, defmt logger
 mod tests {
     use kiln_firmware::golden::{by_name, CASES};
     use kiln_firmware::stack;
-    use kiln_nostd::{check, from_bytes, frozen_struct, Code, Directory};
+    use kiln_nostd::{check, from_bytes, Code, Directory, Frozen};
 
+    #[derive(Frozen)]
     struct Batch<'a> {
         id: i64,
         batch: Directory<'a>,
     }
-    frozen_struct!(Batch<'a> { id: i64, batch: Directory<'a> });
 
     #[init]
     fn init() {

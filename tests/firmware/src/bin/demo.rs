@@ -7,14 +7,14 @@
 
 use cortex_m_rt::entry;
 use kiln_firmware::{exit_failure, exit_success, stack};
-use kiln_nostd::{from_bytes, from_frame, frozen_struct, Directory};
+use kiln_nostd::{from_bytes, from_frame, Directory, Frozen};
 
 /// `struct{id:i64,batch:tensors,}`, everything borrowed from the message.
+#[derive(Frozen)]
 struct Batch<'a> {
     id: i64,
     batch: Directory<'a>,
 }
-frozen_struct!(Batch<'a> { id: i64, batch: Directory<'a> });
 
 // The golden messages, written by build.rs from spec/kiln-v2-cases.json.
 static IN_STRUCT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/cases/kiln-v2-in-struct.bin"));

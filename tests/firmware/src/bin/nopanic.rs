@@ -17,15 +17,15 @@ use cortex_m_rt::entry;
 use kiln_firmware::golden::{by_name, CASES};
 use kiln_firmware::{exit_failure, exit_success};
 use kiln_nostd::{
-    check, from_bytes, from_frame, frozen_struct, to_slice, Code, Directory, Options, TensorSpec,
-    Tensors,
+    check, from_bytes, from_frame, frozen_struct, to_slice, Code, Directory, Frozen, Options,
+    TensorSpec, Tensors,
 };
 
+#[derive(Frozen)]
 struct Batch<'a> {
     id: i64,
     batch: Directory<'a>,
 }
-frozen_struct!(Batch<'a> { id: i64, batch: Directory<'a> });
 
 /// The writer's side of the same type.
 struct Out<'a> {
