@@ -469,59 +469,133 @@ impl<'de, T: Decode<'de> + Encode> Encode for ListView<'de, T> {
     }
 }
 
-/// A borrowed `list<T>` of fixed-width numbers: the payload is the array.
-/// View it in place ([`PodList::as_slice`], little-endian hosts and aligned
-/// addresses only), copy it out ([`PodList::copy_into`], every host), or read
-/// one element ([`PodList::get`]).
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub struct PodList<'de, T> {
-    bytes: &'de [u8],
-    /// Absolute offset of the first element in the decoded buffer.
+/// A `list<T>` of fixed-width numbers (`f32`, `u16`, ...): the payload is
+/// the array. One type both reads and writes: decoded, it borrows the
+/// list's little-endian bytes from the message; built with
+/// [`PodList::from_slice`], it borrows host numbers to write (swapped on a
+/// big-endian host).
+///
+/// Read it in place ([`PodList::as_slice`]: little-endian host and aligned
+/// address only), in place or else copied once ([`PodList::view_or_copy`]),
+/// copied ([`PodList::copy_into`], every host), or one element at a time
+/// ([`PodList::get`], [`PodList::iter`]).
+#[derive(Copy, Clone, Debug)]
+pub struct PodList<'a, T> {
+    elements: PodElements<'a, T>,
+    /// Absolute offset of the first element in the decoded buffer (0 for
+    /// host numbers).
     offset: usize,
-    _element: PhantomData<T>,
 }
 
-impl<'de, T: Element> PodList<'de, T> {
+#[derive(Copy, Clone, Debug)]
+enum PodElements<'a, T> {
+    /// Little-endian bytes of a decoded list.
+    Wire(&'a [u8]),
+    /// Host numbers to write.
+    Host(&'a [T]),
+}
+
+impl<'a, T: Element> PodList<'a, T> {
+    /// A list of host numbers, to write (or to compare with a decoded one).
+    pub const fn from_slice(values: &'a [T]) -> PodList<'a, T> {
+        PodList {
+            elements: PodElements::Host(values),
+            offset: 0,
+        }
+    }
+
     /// How many elements.
     pub fn len(&self) -> usize {
-        self.bytes.len().checked_div(T::WIDTH).unwrap_or(0)
+        match self.elements {
+            PodElements::Wire(bytes) => bytes.len() / T::WIDTH,
+            PodElements::Host(values) => values.len(),
+        }
     }
 
     /// Whether there are none.
     pub fn is_empty(&self) -> bool {
-        self.bytes.is_empty()
+        self.len() == 0
     }
 
-    /// The little-endian element bytes.
-    pub const fn as_bytes(&self) -> &'de [u8] {
-        self.bytes
+    /// The little-endian element bytes of a decoded list (`None` for host
+    /// numbers, whose bytes are in host order).
+    pub const fn as_bytes(&self) -> Option<&'a [u8]> {
+        match self.elements {
+            PodElements::Wire(bytes) => Some(bytes),
+            PodElements::Host(_) => None,
+        }
     }
 
-    /// Absolute byte range of the elements in the decoded buffer.
-    pub const fn byte_range(&self) -> core::ops::Range<usize> {
-        self.offset..self.offset.saturating_add(self.bytes.len())
+    /// Absolute byte range of a decoded list's elements in the decoded
+    /// buffer (`None` for host numbers).
+    pub fn byte_range(&self) -> Option<core::ops::Range<usize>> {
+        self.as_bytes()
+            .map(|bytes| self.offset..self.offset.saturating_add(bytes.len()))
     }
 
-    /// The elements in place, without copying. Refused on a big-endian host
-    /// or at a misaligned address.
-    pub fn as_slice(&self) -> Result<&'de [T]> {
-        order::view(self.bytes)
+    /// The elements in place, without copying. For a decoded list this is
+    /// refused on a big-endian host ([`Refusal::BigEndianHost`]) or when
+    /// the elements' address is not aligned for `T` ([`Refusal::Misaligned`]):
+    /// never a wrong number.
+    pub fn as_slice(&self) -> Result<&'a [T]> {
+        match self.elements {
+            PodElements::Wire(bytes) => order::view(bytes),
+            PodElements::Host(values) => Ok(values),
+        }
+    }
+
+    /// The elements in place when [`PodList::as_slice`] allows it, else
+    /// copied once into `scratch` (swapping on a big-endian host): one call
+    /// that works on every host and at every address. `scratch` must hold
+    /// [`PodList::len`] elements when a copy is needed.
+    pub fn view_or_copy<'s>(&self, scratch: &'s mut [T]) -> Result<&'s [T]>
+    where
+        'a: 's,
+    {
+        match self.as_slice() {
+            Ok(view) => Ok(view),
+            Err(_) => {
+                let count = self.copy_into(scratch)?;
+                Ok(scratch.get(..count).unwrap_or_default())
+            }
+        }
     }
 
     /// Copies the elements into `out` (swapping on a big-endian host);
     /// returns how many.
     pub fn copy_into(&self, out: &mut [T]) -> Result<usize> {
-        order::copy_into(self.bytes, out)
+        match self.elements {
+            PodElements::Wire(bytes) => order::copy_into(bytes, out),
+            PodElements::Host(values) => {
+                let target = out.get_mut(..values.len()).ok_or(Error::refused(
+                    Refusal::BufferTooSmall,
+                    "output slice shorter than the element count",
+                ))?;
+                target.copy_from_slice(values);
+                Ok(values.len())
+            }
+        }
     }
 
     /// Element `index`, on any host.
     pub fn get(&self, index: usize) -> Option<T> {
-        order::get(self.bytes, index)
+        match self.elements {
+            PodElements::Wire(bytes) => order::get(bytes, index),
+            PodElements::Host(values) => values.get(index).copied(),
+        }
     }
 
-    /// The elements, decoded one at a time on any host.
-    pub fn iter(&self) -> impl Iterator<Item = T> + 'de {
-        self.bytes.chunks_exact(T::WIDTH).filter_map(T::from_le)
+    /// The elements, one at a time, on any host.
+    pub fn iter(&self) -> impl Iterator<Item = T> + 'a {
+        let this = *self;
+        (0..this.len()).filter_map(move |i| this.get(i))
+    }
+}
+
+impl<T: Element> PartialEq for PodList<'_, T> {
+    /// Element by element, whatever each side borrows.
+    fn eq(&self, other: &Self) -> bool {
+        self.len() == other.len() && self.iter().eq(other.iter())
     }
 }
 
@@ -538,9 +612,8 @@ impl<'de, T: Frozen + Element> Decode<'de> for PodList<'de, T> {
             let offset = r.position();
             let bytes = r.take(len, "list count beyond the bytes that remain")?;
             Ok(PodList {
-                bytes,
+                elements: PodElements::Wire(bytes),
                 offset,
-                _element: PhantomData,
             })
         })
     }
@@ -551,26 +624,10 @@ impl<T: Frozen + Element> Encode for PodList<'_, T> {
         let cap = list_cap_of::<T>(w.limits());
         w.nested(|w| {
             w.count(self.len(), cap)?;
-            w.put(self.bytes)
-        })
-    }
-}
-
-/// A `list<T>` of fixed-width numbers written from host memory: the
-/// encoder's side of [`PodList`]. Swaps on a big-endian host.
-#[derive(Copy, Clone, Debug, PartialEq)]
-pub struct PodSlice<'a, T>(pub &'a [T]);
-
-impl<T: Frozen> Frozen for PodSlice<'_, T> {
-    const SCHEMA: Schema = Schema::List(&T::SCHEMA);
-}
-
-impl<T: Frozen + Element> Encode for PodSlice<'_, T> {
-    fn encode<S: Sink>(&self, w: &mut Writer<S>) -> Result<()> {
-        let cap = list_cap_of::<T>(w.limits());
-        w.nested(|w| {
-            w.count(self.0.len(), cap)?;
-            order::write_le(self.0, w)
+            match self.elements {
+                PodElements::Wire(bytes) => w.put(bytes),
+                PodElements::Host(values) => order::write_le(values, w),
+            }
         })
     }
 }
@@ -845,9 +902,9 @@ impl<'de, V: Decode<'de>, const K: usize, const N: usize> Decode<'de>
 // ---------------------------------------------------------------------------
 // Structs
 
-/// Helpers a struct's `Encode`/`Decode` impls call (by hand, through
-/// [`frozen_struct!`](crate::frozen_struct), or from a derive macro): a
-/// struct is one container holding its fields in declaration order.
+/// Helpers a struct's `Encode`/`Decode` impls call (what
+/// `#[derive(Frozen)]` generates, or a hand-written impl): a struct is one
+/// container holding its fields in declaration order.
 pub fn encode_struct<S: Sink>(
     w: &mut Writer<S>,
     fields: impl FnOnce(&mut Writer<S>) -> Result<()>,
@@ -866,59 +923,6 @@ pub fn decode_struct<'de, T>(
 /// The schema of a struct from its fields, for `const SCHEMA`.
 pub const fn struct_schema(fields: &'static [Field]) -> Schema {
     Schema::Struct(fields)
-}
-
-/// Implements [`Frozen`], [`Encode`] and [`Decode`] for a struct with named
-/// fields, in declaration order: what a derive macro generates.
-///
-/// ```
-/// use kiln_nostd::{frozen_struct, from_bytes, to_slice};
-///
-/// #[derive(Debug, PartialEq)]
-/// struct Reading<'a> { id: i64, name: &'a str }
-/// frozen_struct!(Reading<'a> { id: i64, name: &'a str });
-///
-/// let mut buf = [0u8; 32];
-/// let bytes = to_slice(&Reading { id: 7, name: "t" }, &mut buf).unwrap();
-/// assert_eq!(bytes, &[7, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, b't']);
-/// assert_eq!(from_bytes::<Reading>(bytes).unwrap(), Reading { id: 7, name: "t" });
-/// ```
-///
-/// A struct whose fields can only be written (a [`Tensors`](crate::Tensors)
-/// field, say) takes the `write` form, which leaves `Decode` out:
-/// `frozen_struct!(write Out<'a> { id: i64, batch: Tensors<'a> });`
-#[macro_export]
-macro_rules! frozen_struct {
-    (write $name:ident $(<$lt:lifetime>)? { $($field:ident : $ty:ty),* $(,)? }) => {
-        impl $(<$lt>)? $crate::Frozen for $name $(<$lt>)? {
-            const SCHEMA: $crate::Schema = $crate::Schema::Struct(&[
-                $($crate::Field {
-                    name: stringify!($field),
-                    ty: &<$ty as $crate::Frozen>::SCHEMA,
-                }),*
-            ]);
-        }
-        impl $(<$lt>)? $crate::Encode for $name $(<$lt>)? {
-            fn encode<S: $crate::Sink>(&self, w: &mut $crate::Writer<S>) -> $crate::Result<()> {
-                $crate::encode_struct(w, |_w| {
-                    $($crate::Encode::encode(&self.$field, _w)?;)*
-                    Ok(())
-                })
-            }
-        }
-    };
-    ($name:ident $(<$lt:lifetime>)? { $($field:ident : $ty:ty),* $(,)? }) => {
-        $crate::frozen_struct!(write $name $(<$lt>)? { $($field: $ty),* });
-        impl<'de $(: $lt, $lt: 'de)?> $crate::Decode<'de> for $name $(<$lt>)? {
-            fn decode(r: &mut $crate::Reader<'de>) -> $crate::Result<Self> {
-                $crate::decode_struct(r, |_r| {
-                    Ok($name {
-                        $($field: <$ty as $crate::Decode<'de>>::decode(_r)?,)*
-                    })
-                })
-            }
-        }
-    };
 }
 
 /// `struct{}`: zero bytes on the wire, still one container deep.

@@ -21,30 +21,27 @@
 //!
 //! ## Example
 //!
-//! Decode a `struct{id:i64,name:str,batch:tensors,}` message into stack
-//! storage and copy its f32 tensor into an array.
+//! One struct both writes and reads a `struct{id:i64,name:str,batch:tensors,}`
+//! message; reading borrows everything and allocates nothing.
 //!
 //! ```
-//! use kiln_nostd::{frozen_struct, Directory, Frozen, TensorSpec, Tensors, from_bytes, to_slice};
+//! use kiln_nostd::{from_bytes, to_slice, Directory, Frozen, TensorSpec};
 //!
-//! // The writer's side: the tensors field is written from an ordered list.
-//! struct Out<'a> { id: i64, name: &'a str, batch: Tensors<'a> }
-//! frozen_struct!(write Out<'a> { id: i64, name: &'a str, batch: Tensors<'a> });
-//!
-//! // The reader's side: everything borrowed, nothing allocated. The schema
-//! // (and its hash) comes from the field types.
+//! // The schema (and its hash) comes from the field types.
 //! #[derive(Frozen)]
-//! struct In<'a> { id: i64, name: heapless::String<16>, batch: Directory<'a> }
-//! assert_eq!(In::SCHEMA.to_string(), "struct{id:i64,name:str,batch:tensors,}");
+//! struct Batch<'a> { id: i64, name: &'a str, batch: Directory<'a> }
+//! assert_eq!(Batch::SCHEMA.to_string(), "struct{id:i64,name:str,batch:tensors,}");
 //!
+//! // Writing: the tensors are built into a checked directory first.
 //! let weights = [1.0f32, -2.0, 0.5];
-//! let specs = [TensorSpec::from_host(&[3], &weights).named("w")];
-//! let mut buf = [0u8; 512];
-//! let message = to_slice(&Out { id: 7, name: "probe", batch: Tensors(&specs) }, &mut buf).unwrap();
+//! let mut block = [0u8; 512];
+//! let batch = Directory::build(&[TensorSpec::from_host(&[3], &weights).named("w")], &mut block).unwrap();
+//! let mut buf = [0u8; 1024];
+//! let message = to_slice(&Batch { id: 7, name: "probe", batch }, &mut buf).unwrap();
 //!
-//! let decoded: In = from_bytes(message).unwrap();
-//! assert_eq!(decoded.id, 7);
-//! assert_eq!(decoded.name.as_str(), "probe");
+//! // Reading: borrowed from `message`.
+//! let decoded: Batch = from_bytes(message).unwrap();
+//! assert_eq!((decoded.id, decoded.name), (7, "probe"));
 //! let w = decoded.batch.by_name("w").unwrap();
 //! assert_eq!(w.shape(), &[3]);
 //! let mut values = [0f32; 3];
@@ -108,7 +105,7 @@ pub use frame::{framed_len, from_frame, from_frame_with, to_frame_slice};
 pub use frozen::to_vec;
 pub use frozen::{
     decode_struct, encode_struct, encoded_len, from_bytes, from_bytes_with, to_slice, Decode,
-    DictView, Empty, Encode, Frozen, Int, ListView, PodList, PodSlice, Uint,
+    DictView, Empty, Encode, Frozen, Int, ListView, PodList, Uint,
 };
 pub use half::{bf16, f16};
 pub use limits::{Framing, Limits, Options, DEFAULT_CAP, WIRE_MAX};

@@ -6,8 +6,7 @@
 
 use kiln_nostd::order::{self, HOST_IS_LITTLE_ENDIAN};
 use kiln_nostd::{
-    bf16, f16, to_slice, Directory, Dtype, Element, PodList, PodSlice, Refusal, TensorSpec,
-    Tensors, Writer,
+    bf16, f16, to_slice, Directory, Dtype, Element, PodList, Refusal, TensorSpec, Tensors, Writer,
 };
 
 // wasm-bindgen-test-runner runs only #[wasm_bindgen_test] functions.
@@ -179,7 +178,7 @@ struct AlignedBlock([u8; 1024]);
 #[test]
 fn frozen_pod_lists_swap_too() {
     let mut buf = [0u8; 64];
-    let bytes = to_slice(&PodSlice(&[1.0f32, -2.0]), &mut buf).unwrap();
+    let bytes = to_slice(&PodList::from_slice(&[1.0f32, -2.0]), &mut buf).unwrap();
     assert_eq!(bytes, [2, 0, 0, 0, 0, 0, 0x80, 0x3f, 0, 0, 0, 0xc0]);
     let list: PodList<f32> = kiln_nostd::from_bytes(bytes).unwrap();
     assert_eq!(list.len(), 2);

@@ -2,8 +2,8 @@
 
 use kiln_nostd::directory::ALIGN;
 use kiln_nostd::{
-    bf16, check, f16, from_bytes, frozen_struct, to_slice, Code, CompiledType, Directory, Dtype,
-    Frozen, Options, PodSlice, Schema, TensorSpec, Tensors,
+    bf16, check, f16, from_bytes, to_slice, Code, CompiledType, Directory, Dtype, Frozen, Options,
+    PodList, Schema, TensorSpec, Tensors,
 };
 
 // wasm-bindgen-test-runner runs only #[wasm_bindgen_test] functions.
@@ -168,25 +168,21 @@ fn f8_pair_second_offset_is_64() {
 fn struct_with_tensors_field_continues_after_the_block() {
     let values = [1.0f32, -2.0];
     let specs = [TensorSpec::from_host(&[2], &values)];
-    struct Out<'a> {
-        id: i64,
-        batch: Tensors<'a>,
-        tail: u8,
-    }
-    frozen_struct!(write Out<'a> { id: i64, batch: Tensors<'a>, tail: u8 });
     #[derive(Frozen)]
-    struct In<'a> {
+    struct Message<'a> {
         id: i64,
         batch: Directory<'a>,
         tail: u8,
     }
-    let bytes = encode(&Out {
+    let mut block = [0u8; 256];
+    let batch = Directory::build(&specs, &mut block).unwrap();
+    let bytes = encode(&Message {
         id: 7,
-        batch: Tensors(&specs),
+        batch,
         tail: 9,
     });
     assert_eq!(bytes.len(), 8 + 200 + 1);
-    let decoded: In = from_bytes(&bytes).unwrap();
+    let decoded: Message = from_bytes(&bytes).unwrap();
     assert_eq!((decoded.id, decoded.tail, decoded.batch.len()), (7, 9, 1));
     assert!(check(
         "struct{id:i64,batch:tensors,tail:u8,}",
@@ -230,7 +226,7 @@ fn type_text_round_trips_and_rejects_garbage() {
 
 #[test]
 fn schema_display_matches_type_text_hash() {
-    type Deep<'a> = Option<heapless::Vec<kiln_nostd::DictView<'a, PodSlice<'a, f32>>, 4>>;
+    type Deep<'a> = Option<heapless::Vec<kiln_nostd::DictView<'a, PodList<'a, f32>>, 4>>;
     let text = <Deep as Frozen>::SCHEMA.to_string();
     assert_eq!(text, "opt<list<dict<str,list<f32>>>>");
     assert_eq!(

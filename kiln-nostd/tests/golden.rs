@@ -2,9 +2,12 @@
 //! values, and the typed API wherever the case's type has a Rust type here.
 //! Accepted cases must also re-encode to the same bytes (canonical form),
 //! and every accepted directory must be what the builder writes from its
-//! views. The file system is not there on wasm32; `tests/wasm.rs` embeds
-//! the cases instead.
-#![cfg(not(target_arch = "wasm32"))]
+//! views. The cases are embedded, so the same tests run on every target
+//! (host, big-endian under qemu, wasm32 in node).
+
+// wasm-bindgen-test-runner runs only #[wasm_bindgen_test] functions.
+#[cfg(target_arch = "wasm32")]
+use wasm_bindgen_test::wasm_bindgen_test as test;
 
 use kiln_nostd::walk::{ScalarValue, Span, Visitor};
 use kiln_nostd::{
@@ -40,10 +43,10 @@ impl Case {
     }
 }
 
+const CASES: &str = include_str!("../../spec/kiln-v2-cases.json");
+
 fn cases() -> Vec<Case> {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../spec/kiln-v2-cases.json");
-    let text = std::fs::read_to_string(path).expect("golden cases file");
-    let json: Vec<serde_json::Value> = serde_json::from_str(&text).expect("JSON");
+    let json: Vec<serde_json::Value> = serde_json::from_str(CASES).expect("JSON");
     json.iter()
         .map(|c| {
             let hex = c["hex"].as_str().unwrap();

@@ -4,9 +4,9 @@
 
 use heapless::{LinearMap, String as HString, Vec as HVec};
 use kiln_nostd::{
-    check, encoded_len, from_bytes, from_bytes_with, frozen_struct, to_slice, Decode, DictView,
-    Directory, Dtype, Encode, Framing, Frozen, Int, Kind, Limits, ListView, Options, PodList,
-    PodSlice, Refusal, TensorSpec, Tensors, Uint,
+    check, encoded_len, from_bytes, from_bytes_with, to_slice, Decode, DictView, Directory, Dtype,
+    Encode, Framing, Frozen, Int, Kind, Limits, ListView, Options, PodList, Refusal, TensorSpec,
+    Tensors, Uint,
 };
 
 fn options(framed: bool, limits: Limits) -> Options {
@@ -77,7 +77,7 @@ proptest! {
         round_trip(&bounded);
         // The same bytes as a zero-copy list and as a lazily read view.
         let bytes = encode(&bounded);
-        prop_assert_eq!(encode(&PodSlice(&values)), bytes.clone());
+        prop_assert_eq!(encode(&PodList::from_slice(&values)), bytes.clone());
         let pod: PodList<u32> = from_bytes(&bytes).unwrap();
         prop_assert_eq!(pod.iter().collect::<Vec<_>>(), values.clone());
         let view: ListView<u32> = from_bytes(&bytes).unwrap();
@@ -123,9 +123,10 @@ proptest! {
 
     #[test]
     fn structs(id: i64, name in "[ -~]{0,12}", score: Option<f64>, samples in proptest::collection::vec(any::<i16>(), 0..10)) {
-        let out = RecordOut { id, name: &name, score, samples: PodSlice(&samples) };
+        let out = Record { id, name: &name, score, samples: PodList::from_slice(&samples) };
         let bytes = encode(&out);
-        let back: RecordIn = from_bytes(&bytes).unwrap();
+        let back: Record = from_bytes(&bytes).unwrap();
+        prop_assert!(back.samples == out.samples);
         prop_assert_eq!(back.id, id);
         prop_assert_eq!(back.name, name.as_str());
         prop_assert_eq!(back.score.map(f64::to_bits), score.map(f64::to_bits));
@@ -174,7 +175,7 @@ proptest! {
             }
         }
         let _ = from_bytes::<Directory>(&bytes);
-        let _ = from_bytes::<ListView<RecordIn>>(&bytes);
+        let _ = from_bytes::<ListView<Record>>(&bytes);
         let _ = from_bytes::<DictView<Option<&str>>>(&bytes);
         let _ = from_bytes_with::<HVec<HString<4>, 4>>(&bytes, Limits::uniform(cap));
     }
@@ -214,16 +215,9 @@ fn heapless_strings(words: &[String]) -> HVec<HString<8>, 8> {
         .collect()
 }
 
-struct RecordOut<'a> {
-    id: i64,
-    name: &'a str,
-    score: Option<f64>,
-    samples: PodSlice<'a, i16>,
-}
-frozen_struct!(write RecordOut<'a> { id: i64, name: &'a str, score: Option<f64>, samples: PodSlice<'a, i16> });
-
+/// One struct writes (from host numbers) and reads (borrowing the bytes).
 #[derive(Frozen)]
-struct RecordIn<'a> {
+struct Record<'a> {
     id: i64,
     name: &'a str,
     score: Option<f64>,
