@@ -350,7 +350,14 @@ fn encode<S: Sink>(ty: TypeRef<'_, '_>, value: &Value, w: &mut Writer<S>) -> Res
                 element: item,
             },
         ) => list(ty, *count as usize, w, |w, element| {
-            (0..*count).try_for_each(|_| encode(element, item, w))
+            // Values of a zero-size type write no bytes: encoding one checks
+            // the shape and depth of them all.
+            let writes = if element.is_zero_size() {
+                (*count).min(1)
+            } else {
+                *count
+            };
+            (0..writes).try_for_each(|_| encode(element, item, w))
         }),
         (NodeKind::Opt, Value::Opt(inner)) => w.nested(|w| match (inner, ty.element()) {
             (None, _) => w.u8(0),

@@ -80,7 +80,56 @@ fn first_repeat_unsorted<'n>(count: u32, name: &impl Fn(u32) -> &'n [u8]) -> Opt
 /// Sorts indices by name bytes, then by index (so that equal names are in
 /// index order).
 fn sort_by_name<'n>(order: &mut [u32], name: &impl Fn(u32) -> &'n [u8]) {
-    order.sort_unstable_by(|&a, &b| name(a).cmp(name(b)).then(a.cmp(&b)));
+    sort(order, |&a, &b| name(a).cmp(name(b)).then(a.cmp(&b)));
+}
+
+/// Sorts in place. With an allocator, the standard library's sort. Without
+/// one (firmware), a heapsort: O(n log n) with no scratch and no panic
+/// path (core's sorts keep one for comparators that are not total orders,
+/// which the firmware's no-panic link would reject).
+fn sort<T: Copy>(v: &mut [T], cmp: impl Fn(&T, &T) -> Ordering) {
+    #[cfg(feature = "alloc")]
+    v.sort_unstable_by(cmp);
+    #[cfg(not(feature = "alloc"))]
+    heapsort(v, cmp);
+}
+
+#[cfg(not(feature = "alloc"))]
+fn heapsort<T: Copy>(v: &mut [T], cmp: impl Fn(&T, &T) -> Ordering) {
+    // Moves v[root] down until both children are not greater, within v[..end].
+    let sift_down = |v: &mut [T], mut root: usize, end: usize| loop {
+        let left = root.saturating_mul(2).saturating_add(1);
+        if left >= end {
+            return;
+        }
+        let right = left.saturating_add(1);
+        let child = match (v.get(left), v.get(right)) {
+            (Some(l), Some(r)) if right < end && cmp(l, r) == Ordering::Less => right,
+            _ => left,
+        };
+        match (v.get(root), v.get(child)) {
+            (Some(p), Some(c)) if cmp(p, c) == Ordering::Less => swap(v, root, child),
+            _ => return,
+        }
+        root = child;
+    };
+    let len = v.len();
+    for root in (0..len / 2).rev() {
+        sift_down(v, root, len);
+    }
+    for end in (1..len).rev() {
+        swap(v, 0, end);
+        sift_down(v, 0, end);
+    }
+}
+
+/// `v.swap(a, b)` where the bounds are visibly checked first, so the
+/// optimizer drops `swap`'s own panic path.
+#[cfg(not(feature = "alloc"))]
+fn swap<T>(v: &mut [T], a: usize, b: usize) {
+    if a < v.len() && b < v.len() {
+        v.swap(a, b);
+    }
 }
 
 /// In index order sorted by (name, index): the smallest index that has an
@@ -189,7 +238,9 @@ impl<'a> Directory<'a> {
         for (slot, i) in order.iter_mut().zip(0u16..) {
             *slot = i;
         }
-        order.sort_unstable_by(|&a, &b| self.name_at(u32::from(a)).cmp(self.name_at(u32::from(b))));
+        sort(order, |&a, &b| {
+            self.name_at(u32::from(a)).cmp(self.name_at(u32::from(b)))
+        });
     }
 }
 

@@ -196,9 +196,14 @@ impl<'t, const N: usize> CompiledType<'t, N> {
     /// Fills in every node's minimum size and zero-size flag (children
     /// first: they come after their parent, so a backward pass sees them
     /// done), then the schema hash.
-    #[allow(clippy::indexing_slicing)] // indexes stay below `len <= N`
+    ///
+    /// `const` so that a Rust type's table is finished at compile time; at
+    /// run time every index below is checked against `len <= N` first, so
+    /// no bounds-check panic survives (the firmware's no-panic link proves
+    /// it).
+    #[allow(clippy::indexing_slicing)] // guarded by `< len <= N`
     const fn finish(&mut self) {
-        let len = self.len as usize;
+        let len = self.used();
         let mut i = len;
         while i > 0 {
             i -= 1;
@@ -214,7 +219,9 @@ impl<'t, const N: usize> CompiledType<'t, N> {
                     while child < end && child < len {
                         total = total.saturating_add(self.nodes[child].min);
                         all_zero = all_zero && self.nodes[child].zero_size;
-                        child = self.nodes[child].end as usize;
+                        let next = self.nodes[child].end as usize;
+                        // A subtree ends after its first node.
+                        child = if next > child { next } else { child + 1 };
                     }
                     (total, all_zero)
                 }
@@ -225,17 +232,28 @@ impl<'t, const N: usize> CompiledType<'t, N> {
         self.hash = self.compute_hash();
     }
 
+    /// How many nodes are in use, never more than `N`.
+    const fn used(&self) -> usize {
+        let len = self.len as usize;
+        if len < N {
+            len
+        } else {
+            N
+        }
+    }
+
     /// The FNV-1a hash over the canonical tokens, in pre-order: a node's
     /// opening token when it is entered, its closing token (and a field's
-    /// comma) when its subtree ends.
-    #[allow(clippy::indexing_slicing)] // indexes stay below `len <= N`
+    /// comma) when its subtree ends. The stack holds each open node's end.
+    #[allow(clippy::indexing_slicing)] // guarded by `< len <= N`
     const fn compute_hash(&self) -> u64 {
-        let len = self.len as usize;
+        let len = self.used();
         let mut h = FNV_OFFSET;
-        let mut open = [0u16; N];
+        let mut open_end = [0u16; N];
+        let mut open_node = [0u16; N];
         let mut depth = 0usize;
         let mut i = 0usize;
-        while i < len {
+        while i < len && depth < N {
             let node = self.nodes[i];
             if node.is_field {
                 h = fnv_token(fnv_token(h, node.field.as_bytes()), b":");
@@ -249,11 +267,16 @@ impl<'t, const N: usize> CompiledType<'t, N> {
                 NodeKind::Dict => fnv_token(fnv_token(fnv_token(h, b"dict<"), b"str"), b","),
                 NodeKind::Struct => fnv_token(h, b"struct{"),
             };
-            open[depth] = i as u16;
+            open_end[depth] = node.end;
+            open_node[depth] = i as u16;
             depth += 1;
             i += 1;
-            while depth > 0 && self.nodes[open[depth - 1] as usize].end as usize <= i {
-                let closing = self.nodes[open[depth - 1] as usize];
+            while depth > 0 && depth <= N && open_end[depth - 1] as usize <= i {
+                let closing = open_node[depth - 1] as usize;
+                if closing >= len {
+                    break;
+                }
+                let closing = self.nodes[closing];
                 h = match closing.kind {
                     NodeKind::List | NodeKind::Opt | NodeKind::Dict => fnv_token(h, b">"),
                     NodeKind::Struct => fnv_token(h, b"}"),
