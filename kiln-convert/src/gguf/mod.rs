@@ -14,8 +14,9 @@
 //! [`write_gguf`] writes the canonical layout that both llama.cpp and
 //! gguf-py write: header, metadata, tensor infos, zero padding to the
 //! alignment, then each tensor's data followed by zero padding to the
-//! alignment. A file with no tensors ends after its tensor infos (gguf-py's
-//! form; llama.cpp pads it).
+//! alignment. A file with no tensors is padded too, as both write it; the
+//! unpadded form (gguf-py's vocab-only path, which stops after the
+//! metadata) is read, and comes back with the padding.
 //!
 //! Why not a crate: the GGUF crates on crates.io read through `Read`/`Seek`
 //! into owned values (`gguf-rs`), or accept only version 3 with 1 to 4
@@ -359,9 +360,6 @@ pub(crate) fn write_gguf<W: Write>(file: &GgufOut<'_>, out: &mut WriteSink<W>) -
             .checked_add(t.data.len() as u64)
             .and_then(|n| align_up(n, a))
             .ok_or_else(overflow)?;
-    }
-    if file.tensors.is_empty() {
-        return Ok(());
     }
     let here = out.written_len();
     out.write_zeros((align_up(here, a).ok_or_else(overflow)? - here) as usize)?;
