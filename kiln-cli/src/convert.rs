@@ -265,11 +265,17 @@ mod tests {
         let Ok(Request::Convert(args)) = parse(&["m.safetensors", "out/m.KILN"]) else {
             panic!()
         };
-        assert_eq!((args.from, args.to, args.quiet), (Format::Safetensors, Format::Kiln, false));
+        assert_eq!(
+            (args.from, args.to, args.quiet),
+            (Format::Safetensors, Format::Kiln, false)
+        );
         let Ok(Request::Convert(args)) = parse(&["-q", "m.kiln", "m.gguf"]) else {
             panic!()
         };
-        assert_eq!((args.from, args.to, args.quiet), (Format::Kiln, Format::Gguf, true));
+        assert_eq!(
+            (args.from, args.to, args.quiet),
+            (Format::Kiln, Format::Gguf, true)
+        );
     }
 
     #[test]
@@ -291,6 +297,11 @@ mod tests {
     fn the_temporary_file_is_beside_the_output() {
         let temp = temporary_path(Path::new("dir/model.kiln"));
         assert_eq!(temp.parent(), Some(Path::new("dir")));
-        assert!(temp.file_name().unwrap().to_str().unwrap().starts_with(".model.kiln."));
+        assert!(temp
+            .file_name()
+            .unwrap()
+            .to_str()
+            .unwrap()
+            .starts_with(".model.kiln."));
     }
 }

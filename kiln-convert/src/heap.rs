@@ -103,18 +103,25 @@ mod tests {
         let names = ["a".repeat(65_535), "b".into(), "c".into()];
         let err = check_heap(names.iter().map(|n| (n.as_str(), None)), "x").unwrap_err();
         let text = err.to_string();
-        assert!(text.contains("only the first 1 tensors (65535 heap bytes)"), "{text}");
+        assert!(
+            text.contains("only the first 1 tensors (65535 heap bytes)"),
+            "{text}"
+        );
         assert!(text.contains("3 tensors"), "{text}");
     }
 
     #[test]
     fn layout_names_count_after_every_tensor_name() {
-        let names: Vec<String> = (0..2000).map(|i| format!("blk.{i:04}.attn_q.weight")).collect();
+        let names: Vec<String> = (0..2000)
+            .map(|i| format!("blk.{i:04}.attn_q.weight"))
+            .collect();
         // 2000 names of 21 bytes = 42,000 bytes; layouts of 4 bytes each
         // push the last ones past 65,534 only when there are enough.
         let ok = check_heap(names.iter().map(|n| (n.as_str(), Some("Q4_K"))), "x");
         assert!(ok.is_ok());
-        let many: Vec<String> = (0..2700).map(|i| format!("blk.{i:04}.attn_q.weight")).collect();
+        let many: Vec<String> = (0..2700)
+            .map(|i| format!("blk.{i:04}.attn_q.weight"))
+            .collect();
         let err = check_heap(many.iter().map(|n| (n.as_str(), Some("Q4_K"))), "x").unwrap_err();
         assert!(err.to_string().contains("2700 layout names"), "{err}");
     }

@@ -97,7 +97,11 @@ pub(crate) fn open(input: &[u8], ty: MessageType) -> Result<Fields<'_>> {
             "this Kiln file holds a message converted from {} ({}); convert it to a .{} file",
             found.format_name(),
             found.type_text(),
-            if found == MessageType::Gguf { "gguf" } else { "safetensors" },
+            if found == MessageType::Gguf {
+                "gguf"
+            } else {
+                "safetensors"
+            },
         )));
     }
     kiln_nostd::check(ty.type_text(), input, true, LIMITS)

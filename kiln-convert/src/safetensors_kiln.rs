@@ -155,7 +155,9 @@ fn unknown_dtype(header: &[u8]) -> Option<Error> {
                 .then(|| {
                     Error::safetensors(
                         Some(8),
-                        format!("tensor {name:?} has dtype {dtype}, which safetensors does not define"),
+                        format!(
+                            "tensor {name:?} has dtype {dtype}, which safetensors does not define"
+                        ),
                     )
                 })
         })
@@ -207,7 +209,10 @@ pub fn safetensors_to_kiln<W: Write>(input: &[u8], out: W) -> Result<Summary> {
     for ((&name, shape), &dtype) in names.iter().zip(&shapes).zip(&dtypes) {
         let (start, end) = infos[name].data_offsets;
         let bytes = data.get(start..end).ok_or_else(|| {
-            Error::safetensors(Some(8 + n as u64), format!("tensor {name:?} lies outside the data"))
+            Error::safetensors(
+                Some(8 + n as u64),
+                format!("tensor {name:?} lies outside the data"),
+            )
         })?;
         payload_bytes += bytes.len() as u64;
         specs.push(TensorSpec::new(dtype, shape, bytes).named(name));
@@ -336,7 +341,11 @@ pub fn kiln_safetensors_parts(input: &[u8]) -> Result<SafetensorsParts<'_>> {
             .iter()
             .map(|&d| usize::try_from(d))
             .collect::<Result<Vec<_>, _>>()
-            .map_err(|_| Error::unsupported(format!("tensor {name:?}: a dimension does not fit in memory")))?;
+            .map_err(|_| {
+                Error::unsupported(format!(
+                    "tensor {name:?}: a dimension does not fit in memory"
+                ))
+            })?;
         views.push((
             name,
             BorrowedView {

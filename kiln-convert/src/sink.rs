@@ -94,7 +94,8 @@ impl<W: Write> WriteSink<W> {
 
 impl<W: Write> Sink for WriteSink<W> {
     fn put(&mut self, bytes: &[u8]) -> kiln_nostd::Result<()> {
-        let stopped = kiln_nostd::Error::refused(Refusal::BufferTooSmall, "the output write failed");
+        let stopped =
+            kiln_nostd::Error::refused(Refusal::BufferTooSmall, "the output write failed");
         if self.failed.is_some() {
             return Err(stopped);
         }

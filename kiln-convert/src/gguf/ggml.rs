@@ -67,8 +67,7 @@ impl GgmlType {
         for &d in rest {
             bytes = bytes.and_then(|n| n.checked_mul(d));
         }
-        bytes
-            .ok_or("byte size overflows 64 bits")
+        bytes.ok_or("byte size overflows 64 bits")
     }
 }
 
@@ -153,7 +152,9 @@ mod tests {
     #[test]
     fn ids_are_unique_and_opaque_codes_in_range() {
         for (i, a) in GGML_TYPES.iter().enumerate() {
-            assert!(GGML_TYPES[i + 1..].iter().all(|b| b.id != a.id && b.name != a.name));
+            assert!(GGML_TYPES[i + 1..]
+                .iter()
+                .all(|b| b.id != a.id && b.name != a.name));
             assert_eq!(GgmlType::from_id(a.id), Some(a));
             assert_eq!(GgmlType::from_kiln(a.kiln_dtype()), Some(a));
             if a.closed.is_none() {
@@ -178,7 +179,11 @@ mod tests {
         let q4k = GgmlType::from_id(12).unwrap();
         assert_eq!(q4k.byte_len(&[512, 3]), Ok(2 * 144 * 3));
         assert!(q4k.byte_len(&[100, 3]).is_err());
-        assert_eq!(q4k.byte_len(&[]).ok(), None, "a scalar is not a whole block");
+        assert_eq!(
+            q4k.byte_len(&[]).ok(),
+            None,
+            "a scalar is not a whole block"
+        );
         let f32_ = GgmlType::from_id(0).unwrap();
         assert_eq!(f32_.byte_len(&[]), Ok(4));
         assert_eq!(f32_.byte_len(&[2, 0, 5]), Ok(0));

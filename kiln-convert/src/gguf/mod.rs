@@ -92,13 +92,17 @@ pub struct Gguf<'a> {
 }
 
 fn align_up(n: u64, alignment: u64) -> Option<u64> {
-    n.checked_add(alignment - 1).map(|n| n / alignment * alignment)
+    n.checked_add(alignment - 1)
+        .map(|n| n / alignment * alignment)
 }
 
 /// Reads and checks the value of `general.alignment`: a u32 power of two.
 pub(crate) fn alignment_value(ty: ValueType, raw: &[u8]) -> Result<u64, String> {
     if ty != ValueType::U32 {
-        return Err(format!("{ALIGNMENT_KEY} has type {}, not UINT32", ty.name()));
+        return Err(format!(
+            "{ALIGNMENT_KEY} has type {}, not UINT32",
+            ty.name()
+        ));
     }
     let value = raw
         .try_into()
@@ -212,7 +216,9 @@ impl<'a> Gguf<'a> {
             if n_dims > MAX_DIMS {
                 return Err(Error::gguf(
                     dims_at,
-                    format!("tensor {name:?} has {n_dims} dimensions; at most {MAX_DIMS} fit in Kiln"),
+                    format!(
+                        "tensor {name:?} has {n_dims} dimensions; at most {MAX_DIMS} fit in Kiln"
+                    ),
                 ));
             }
             let mut dims = Vec::with_capacity(n_dims as usize);
@@ -226,10 +232,7 @@ impl<'a> Gguf<'a> {
                     Some(old) => format!("{old}, which ggml has removed"),
                     None => "not a ggml type this converter knows".into(),
                 };
-                Error::gguf(
-                    type_at,
-                    format!("tensor {name:?} has type {id} ({what})"),
-                )
+                Error::gguf(type_at, format!("tensor {name:?} has type {id} ({what})"))
             })?;
             let offset_at = c.at();
             let offset = c.u64("tensor data offset")?;
@@ -250,7 +253,10 @@ impl<'a> Gguf<'a> {
             let len = ggml.byte_len(&dims).map_err(|what| {
                 Error::gguf(
                     dims_at,
-                    format!("tensor {name:?} of type {} and dimensions {dims:?}: {what}", ggml.name),
+                    format!(
+                        "tensor {name:?} of type {} and dimensions {dims:?}: {what}",
+                        ggml.name
+                    ),
                 )
             })?;
             if offset != running {
@@ -265,7 +271,10 @@ impl<'a> Gguf<'a> {
             let start = data_start.checked_add(offset);
             let stop = start.and_then(|s| s.checked_add(len));
             let (Some(start), Some(stop)) = (start, stop) else {
-                return Err(Error::gguf(offset_at, format!("tensor {name:?}: data end overflows")));
+                return Err(Error::gguf(
+                    offset_at,
+                    format!("tensor {name:?}: data end overflows"),
+                ));
             };
             if stop > file_len {
                 return Err(Error::gguf(
@@ -298,7 +307,11 @@ impl<'a> Gguf<'a> {
                 format!(
                     "{} bytes after the end of the {}",
                     file_len - padded_end,
-                    if tensors.is_empty() { "tensor infos and their padding" } else { "last tensor and its padding" }
+                    if tensors.is_empty() {
+                        "tensor infos and their padding"
+                    } else {
+                        "last tensor and its padding"
+                    }
                 ),
             ));
         }

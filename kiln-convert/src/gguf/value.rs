@@ -332,7 +332,8 @@ pub(crate) fn kiln_to_gguf(
     base: usize,
     depth: u32,
 ) -> Result<GgufValue> {
-    let bad = |what: String| Error::kiln(Some(base as u64), format!("metadata key {key:?}: {what}"));
+    let bad =
+        |what: String| Error::kiln(Some(base as u64), format!("metadata key {key:?}: {what}"));
     if depth >= MAX_ARRAY_DEPTH {
         return Err(bad(format!(
             "arrays nested deeper than {MAX_ARRAY_DEPTH} levels"
@@ -340,7 +341,11 @@ pub(crate) fn kiln_to_gguf(
     }
     let limits = kiln_nostd::Limits::uniform(kiln_nostd::WIRE_MAX);
     kiln_nostd::check(text, bytes, false, limits).map_err(|e| {
-        Error::from_kiln(e, base, &format!("metadata key {key:?}, value of type {text}"))
+        Error::from_kiln(
+            e,
+            base,
+            &format!("metadata key {key:?}, value of type {text}"),
+        )
     })?;
     let mut r = KilnBytes { buf: bytes, pos: 0 };
     let mut out = Vec::with_capacity(bytes.len());
@@ -379,7 +384,8 @@ pub(crate) fn kiln_to_gguf(
                             .map_err(|_| bad("nested type text is not UTF-8".into()))?;
                         let inner_bytes = r.run()?;
                         let inner_base = base + r.pos - inner_bytes.len();
-                        let inner = kiln_to_gguf(key, inner_text, inner_bytes, inner_base, depth + 1)?;
+                        let inner =
+                            kiln_to_gguf(key, inner_text, inner_bytes, inner_base, depth + 1)?;
                         if inner.ty != ValueType::Array {
                             return Err(bad(format!(
                                 "element {i} of an array of arrays has type {inner_text}, not a list"
@@ -397,7 +403,10 @@ pub(crate) fn kiln_to_gguf(
         }
     };
     if r.pos != bytes.len() {
-        return Err(bad(format!("{} bytes after the value", bytes.len() - r.pos)));
+        return Err(bad(format!(
+            "{} bytes after the value",
+            bytes.len() - r.pos
+        )));
     }
     Ok(GgufValue { ty, bytes: out })
 }
@@ -468,22 +477,40 @@ mod tests {
         let (text, _) = round_trip(ValueType::Array, &array(ValueType::Array, 3, &inner));
         assert_eq!(text, format!("list<{NESTED_ARRAY_TYPE}>"));
         let (text, kiln) = round_trip(ValueType::Array, &array(ValueType::Array, 0, &[]));
-        assert_eq!((text.as_str(), kiln.as_slice()), (&*format!("list<{NESTED_ARRAY_TYPE}>"), &[0u8; 4][..]));
+        assert_eq!(
+            (text.as_str(), kiln.as_slice()),
+            (&*format!("list<{NESTED_ARRAY_TYPE}>"), &[0u8; 4][..])
+        );
     }
 
     #[test]
     fn hostile_values_are_errors_with_offsets() {
         let huge = array(ValueType::U64, u64::MAX, &[]);
-        let err = gguf_to_kiln(&mut Cursor::new(&huge), ValueType::Array, 0, &mut Discard::default())
-            .unwrap_err();
+        let err = gguf_to_kiln(
+            &mut Cursor::new(&huge),
+            ValueType::Array,
+            0,
+            &mut Discard::default(),
+        )
+        .unwrap_err();
         assert_eq!(err.offset(), Some(4), "{err}");
         let bad_bool = array(ValueType::Bool, 2, &[1, 2]);
-        let err = gguf_to_kiln(&mut Cursor::new(&bad_bool), ValueType::Array, 0, &mut Discard::default())
-            .unwrap_err();
+        let err = gguf_to_kiln(
+            &mut Cursor::new(&bad_bool),
+            ValueType::Array,
+            0,
+            &mut Discard::default(),
+        )
+        .unwrap_err();
         assert_eq!(err.offset(), Some(13), "{err}");
         let bad_utf8 = [1, 0, 0, 0, 0, 0, 0, 0, 0xff];
-        let err = gguf_to_kiln(&mut Cursor::new(&bad_utf8), ValueType::String, 0, &mut Discard::default())
-            .unwrap_err();
+        let err = gguf_to_kiln(
+            &mut Cursor::new(&bad_utf8),
+            ValueType::String,
+            0,
+            &mut Discard::default(),
+        )
+        .unwrap_err();
         assert_eq!(err.offset(), Some(8), "{err}");
         // Arrays of arrays nested past the bound.
         let mut deep = Vec::new();
@@ -491,8 +518,13 @@ mod tests {
             deep.extend(ValueType::Array.id().to_le_bytes());
             deep.extend(1u64.to_le_bytes());
         }
-        let err = gguf_to_kiln(&mut Cursor::new(&deep), ValueType::Array, 0, &mut Discard::default())
-            .unwrap_err();
+        let err = gguf_to_kiln(
+            &mut Cursor::new(&deep),
+            ValueType::Array,
+            0,
+            &mut Discard::default(),
+        )
+        .unwrap_err();
         assert!(err.to_string().contains("nested deeper"), "{err}");
     }
 
