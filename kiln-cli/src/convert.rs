@@ -11,6 +11,7 @@ use std::io::{IsTerminal, Write};
 use std::ops::Deref;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use indicatif::{ProgressBar, ProgressStyle};
 use kiln_convert::{convert, ErrorKind, Format, Summary};
@@ -145,6 +146,90 @@ fn map_input(path: &Path) -> std::io::Result<Input> {
     Ok(Input::Mapped(map))
 }
 
+/// Bytes the prefetcher maps in per step.
+const PREFETCH_CHUNK: usize = 16 << 20;
+/// How far the prefetcher may run ahead of the bytes written, so that a
+/// file larger than memory is not read in all at once (and evicted again
+/// before it is used).
+const PREFETCH_AHEAD: u64 = 512 << 20;
+
+/// Maps the input in ahead of the conversion: without it, the copy of
+/// each payload into the output stops at every page to fault it in, and a
+/// conversion takes about twice as long as `cp`. The first
+/// [`PREFETCH_AHEAD`] bytes are mapped in before the conversion starts (so
+/// a file up to that size is converted from a fully mapped input); the
+/// rest on a second thread that stays at most that far ahead of the bytes
+/// written. Does nothing where MADV_POPULATE_READ is missing (other
+/// systems, Linux before 5.14): the conversion then just runs slower.
+#[cfg(target_os = "linux")]
+mod prefetch {
+    use super::*;
+
+    fn populate(map: &memmap2::Mmap, offset: usize, len: usize) -> bool {
+        map.advise_range(memmap2::Advice::PopulateRead, offset, len)
+            .is_ok()
+    }
+
+    /// Maps in the head of the input; returns where the rest starts, or
+    /// `None` when there is nothing left to do.
+    pub fn head(input: &Input) -> Option<usize> {
+        let Input::Mapped(map) = input else {
+            return None;
+        };
+        let head = map.len().min(PREFETCH_AHEAD as usize);
+        (populate(map, 0, head) && head < map.len()).then_some(head)
+    }
+
+    /// Maps in the rest, from `offset`, until `done`.
+    pub fn rest(input: &Input, mut offset: usize, written: &AtomicU64, done: &AtomicBool) {
+        let Input::Mapped(map) = input else { return };
+        let len = map.len();
+        while offset < len && !done.load(Ordering::Relaxed) {
+            let limit = written
+                .load(Ordering::Relaxed)
+                .saturating_add(PREFETCH_AHEAD);
+            if offset as u64 >= limit {
+                std::thread::sleep(std::time::Duration::from_millis(1));
+                continue;
+            }
+            let step = PREFETCH_CHUNK.min(len - offset);
+            if !populate(map, offset, step) {
+                return;
+            }
+            offset += step;
+        }
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+mod prefetch {
+    use super::*;
+
+    pub fn head(_: &Input) -> Option<usize> {
+        None
+    }
+
+    pub fn rest(_: &Input, _: usize, _: &AtomicU64, _: &AtomicBool) {}
+}
+
+/// Counts the bytes written, for the prefetcher.
+struct Counting<'a, W> {
+    inner: W,
+    written: &'a AtomicU64,
+}
+
+impl<W: Write> Write for Counting<'_, W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.written.fetch_add(n as u64, Ordering::Relaxed);
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
 /// A temporary file beside `output`, renamed over it on success.
 fn temporary_path(output: &Path) -> PathBuf {
     let name = output
@@ -188,7 +273,21 @@ fn run_conversion(args: &ConvertArgs) -> Result<Summary, Failure> {
         .map_err(|e| io("create", &temp, e))?;
     let label = format!("{} -> {}", args.from.name(), args.to.name());
     let bar = progress_bar(input.len() as u64, args.quiet, &label);
-    let result = convert(args.from, args.to, &input, bar.wrap_write(&file));
+    let (written, done) = (AtomicU64::new(0), AtomicBool::new(false));
+    let rest = prefetch::head(&input);
+    let result = std::thread::scope(|scope| {
+        if let Some(offset) = rest {
+            let (input, written, done) = (&input, &written, &done);
+            scope.spawn(move || prefetch::rest(input, offset, written, done));
+        }
+        let out = Counting {
+            inner: bar.wrap_write(&file),
+            written: &written,
+        };
+        let result = convert(args.from, args.to, &input, out);
+        done.store(true, Ordering::Relaxed);
+        result
+    });
     bar.finish_and_clear();
     let finished = result.and_then(|summary| {
         (&file).flush()?;
