@@ -11,10 +11,10 @@
 //! tensor inside the file) and more (UTF-8 strings, bool bytes 0 or 1,
 //! no bytes after the last tensor's padding).
 //!
-//! [`write_gguf`] writes the canonical layout that both llama.cpp and
-//! gguf-py write: header, metadata, tensor infos, zero padding to the
-//! alignment, then each tensor's data followed by zero padding to the
-//! alignment. A file with no tensors is padded too, as both write it; the
+//! The writer (used by [`crate::kiln_to_gguf`]) writes the canonical
+//! layout that both llama.cpp and gguf-py write: header, metadata, tensor
+//! infos, zero padding to the alignment, then each tensor's data followed
+//! by zero padding to the alignment. A file with no tensors is padded too, as both write it; the
 //! unpadded form (gguf-py's vocab-only path, which stops after the
 //! metadata) is read, and comes back with the padding.
 //!
