@@ -243,11 +243,9 @@ fn progress_bar(len: u64, quiet: bool, label: &str) -> ProgressBar {
     if quiet || !std::io::stderr().is_terminal() {
         return ProgressBar::hidden();
     }
-    let style = ProgressStyle::with_template(
-        "{msg} [{bar:32}] {bytes}/{total_bytes} {bytes_per_sec} {eta}",
-    )
-    .map(|s| s.progress_chars("=> "))
-    .unwrap_or_else(|_| ProgressStyle::default_bar());
+    let style = ProgressStyle::with_template("{msg} [{wide_bar}] {bytes}/{total_bytes} {eta}")
+        .map(|s| s.progress_chars("=> "))
+        .unwrap_or_else(|_| ProgressStyle::default_bar());
     ProgressBar::new(len)
         .with_style(style)
         .with_message(label.to_string())
