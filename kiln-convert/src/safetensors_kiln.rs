@@ -1,8 +1,9 @@
 //! safetensors ⇄ Kiln.
 //!
 //! Reading uses the `safetensors` crate's own checks
-//! ([`SafeTensors::read_metadata`]); writing uses its own serializer for
-//! the header, so the header bytes are exactly the ones its writer makes.
+//! ([`SafeTensors::read_metadata`]); writing builds the header from the
+//! crate's own `Metadata` and its `Serialize`, in the order its writer
+//! uses, so the header bytes are exactly the ones its writer makes.
 //! Payloads never go through a buffer of the whole file: they are written
 //! once, from the input slice straight into the output writer.
 
@@ -11,9 +12,9 @@ use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
 
 use kiln_nostd::{frame, Dtype, DtypeCode, Encode, Quant, TensorSpec, Tensors, Writer};
-use safetensors::tensor::{Metadata, SafeTensorError, SafeTensors, View};
+use safetensors::tensor::{Metadata, SafeTensorError, SafeTensors, TensorInfo, View};
 
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, Result};
 use crate::heap::check_heap;
 use crate::message::{self, MessageType, LIMITS};
 use crate::sink::{encode_error, WriteSink};
@@ -244,30 +245,6 @@ pub fn safetensors_to_kiln<W: Write>(input: &[u8], out: W) -> Result<Summary> {
     })
 }
 
-/// A view that reports a tensor's dtype, shape and length but holds no
-/// data: the safetensors serializer then builds just the header, and the
-/// payloads are streamed after it.
-struct Header {
-    dtype: safetensors::Dtype,
-    shape: Vec<usize>,
-    len: usize,
-}
-
-impl View for Header {
-    fn dtype(&self) -> safetensors::Dtype {
-        self.dtype
-    }
-    fn shape(&self) -> &[usize] {
-        &self.shape
-    }
-    fn data(&self) -> Cow<'_, [u8]> {
-        Cow::Borrowed(&[])
-    }
-    fn data_len(&self) -> usize {
-        self.len
-    }
-}
-
 /// A borrowed tensor of a Kiln directory as a safetensors [`View`].
 #[derive(Clone, Debug)]
 pub struct BorrowedView<'a> {
@@ -366,46 +343,81 @@ fn dtype_name(code: DtypeCode, layout: Option<&str>) -> String {
     }
 }
 
+/// The safetensors crate's header limit.
+const MAX_HEADER_LEN: usize = 100_000_000;
+
+/// The 8-byte length and the JSON header that `safetensors::serialize`
+/// writes for `views` and `metadata`, and the tensor names in the order
+/// their data follows.
+///
+/// The header is the crate's own: its [`Metadata`] (which checks the
+/// offsets, dtypes and shapes) serialized by its own `Serialize`. What is
+/// done here is only what `serialize` does around it: order the tensors by
+/// descending dtype alignment, then by name; lay the offsets end to end;
+/// pad the JSON with spaces to a multiple of 8. `serialize` itself is not
+/// called because it reserves a buffer the size of the whole file, which
+/// for a model larger than memory fails. Tests compare the result with
+/// `serialize` and with Python's writer.
+fn header<'a>(
+    views: &[(&'a str, BorrowedView<'_>)],
+    metadata: Option<HashMap<String, String>>,
+) -> Result<(Vec<u8>, Vec<&'a str>)> {
+    let mut sorted: Vec<_> = views.iter().collect();
+    sorted.sort_by(|(ln, l), (rn, r)| r.dtype.cmp(&l.dtype).then(ln.cmp(rn)));
+    let mut offset = 0usize;
+    let mut infos = Vec::with_capacity(sorted.len());
+    for (name, view) in &sorted {
+        let end = offset
+            .checked_add(view.data.len())
+            .ok_or_else(|| Error::unsupported("the data section overflows"))?;
+        infos.push((
+            name.to_string(),
+            TensorInfo {
+                dtype: view.dtype,
+                shape: view.shape.clone(),
+                data_offsets: (offset, end),
+            },
+        ));
+        offset = end;
+    }
+    let refused = |e: &dyn std::fmt::Display| {
+        Error::unsupported(format!("the safetensors writer refused the tensors: {e}"))
+    };
+    let meta = Metadata::new(metadata, infos).map_err(|e| refused(&e))?;
+    let mut json = serde_json::to_string(&meta)
+        .map_err(|e| refused(&e))?
+        .into_bytes();
+    json.resize(json.len().next_multiple_of(8), b' ');
+    if json.len() > MAX_HEADER_LEN {
+        return Err(Error::unsupported(format!(
+            "the safetensors header would be {} bytes, above the format's limit of 100,000,000",
+            json.len()
+        )));
+    }
+    let mut bytes = (json.len() as u64).to_le_bytes().to_vec();
+    bytes.append(&mut json);
+    Ok((bytes, sorted.into_iter().map(|(name, _)| *name).collect()))
+}
+
 /// Converts a Kiln message of type [`message::SAFETENSORS_MESSAGE`] back to
 /// a safetensors file, written to `out`.
 ///
 /// The header is the one `safetensors::serialize` makes for these tensors
-/// and metadata (tensors ordered by dtype alignment, then name), so the
-/// bytes equal what the safetensors crate writes. The payloads follow in
+/// and metadata (tensors ordered by dtype alignment, then name), built
+/// from the crate's own `Metadata`, so the bytes equal what the
+/// safetensors crate writes. The payloads follow in
 /// the header's order, each copied once from `input` to `out`.
 pub fn kiln_to_safetensors<W: Write>(input: &[u8], out: W) -> Result<Summary> {
     let (metadata, views) = kiln_safetensors_parts(input)?;
     let metadata_len = metadata.as_ref().map_or(0, HashMap::len);
-    let headers = views.iter().map(|(name, v)| {
-        (
-            *name,
-            Header {
-                dtype: v.dtype,
-                shape: v.shape.clone(),
-                len: v.data.len(),
-            },
-        )
-    });
-    let header = safetensors::serialize(headers, metadata).map_err(|e| {
-        Error::new(
-            ErrorKind::Unsupported,
-            None,
-            format!("the safetensors writer refused the tensors: {e}"),
-        )
-    })?;
-    // The order the writer chose is the order of the offsets in the header
-    // it wrote.
-    let json = header.get(8..).unwrap_or_default();
-    let order = serde_json::from_slice::<Metadata>(json)
-        .map_err(|e| Error::unsupported(format!("cannot read back the safetensors header: {e}")))?
-        .offset_keys();
+    let (header, order) = header(&views, metadata)?;
     let by_name: HashMap<&str, &[u8]> = views.iter().map(|(n, v)| (*n, v.data)).collect();
 
     let mut sink = WriteSink::new(out);
     sink.write_all(&header)?;
     let mut payload_bytes = 0u64;
     for name in &order {
-        let data = by_name.get(name.as_str()).copied().unwrap_or_default();
+        let data = by_name.get(name).copied().unwrap_or_default();
         sink.write_all(data)?;
         payload_bytes += data.len() as u64;
     }
