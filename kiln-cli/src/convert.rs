@@ -129,10 +129,12 @@ fn map_input(path: &Path) -> std::io::Result<Input> {
     // do not change. If another process truncates the file during the
     // conversion, touching a page past the new end raises SIGBUS and kills
     // `kiln`; if it writes to the file, the bytes copied to the output may
-    // differ from the bytes that were checked, and a string checked as
-    // UTF-8 might not be UTF-8 any more when it is copied. Every read of
-    // the map is bounds-checked against its length, so a change cannot
-    // make us read outside the map. We accept this, as ripgrep and the
+    // differ from the bytes that were checked, and a name checked as UTF-8
+    // might not be UTF-8 any more when it is copied (formally undefined
+    // behaviour for a `&str`; in practice the copy carries the new bytes).
+    // The map's length is fixed when it is made and every read of it is
+    // bounds-checked against that length, so a change cannot make us read
+    // outside the map. We accept this, as ripgrep and the
     // safetensors crate do for their maps: converting a file that another
     // process is changing is not supported, and the worst outcomes are a
     // crash or a wrong output, never a read of unrelated memory. In return
