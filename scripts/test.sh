@@ -13,6 +13,8 @@
 #   test       cargo test --workspace --all-features (host)
 #   demo       the README's main job: kiln check over samples/ (scripts/demo.sh)
 #   differential  Python reference vs Rust check on 4,000 mutated golden cases
+#   convert    kiln convert on real safetensors and GGUF files, both ways
+#              (scripts/stages/convert.sh)
 #   thumb      kiln-nostd for thumbv7em-none-eabihf, without and with defmt+derive
 #   bigendian  kiln-nostd tests + doc tests on s390x and powerpc64 (qemu-user)
 #   firmware   Cortex-M3 under qemu-system-arm: demo, defmt-test golden suite,
@@ -23,7 +25,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$PWD"
 
-ALL_STAGES=(fmt clippy doc python test demo differential thumb bigendian firmware nopanic wasm)
+ALL_STAGES=(fmt clippy doc python test demo differential convert thumb bigendian firmware nopanic wasm)
 if [ $# -gt 0 ]; then STAGES=("$@"); else STAGES=("${ALL_STAGES[@]}"); fi
 for stage in "${STAGES[@]}"; do
     [[ " ${ALL_STAGES[*]} " == *" $stage "* ]] || { echo "unknown stage: $stage (${ALL_STAGES[*]})" >&2; exit 2; }
@@ -176,6 +178,9 @@ stage_wasm() {
     CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \
         cargo test -p kiln-nostd --target wasm32-unknown-unknown --tests --features derive
 }
+
+# Stages kept in files of their own.
+source "$ROOT/scripts/stages/convert.sh"
 
 # ---------------------------------------------------------------------------
 

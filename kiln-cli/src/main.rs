@@ -2,173 +2,75 @@
 //!
 //! ```text
 //! kiln check [--type TYPE] [--framed] [--cap N] FILE
+//! kiln convert [--quiet] IN OUT
 //! ```
 //!
-//! Checks that FILE (`-` for standard input) is one valid value of TYPE
-//! (canonical type text, default `tensors`). Prints `ok` and exits 0 when
-//! the bytes are accepted; prints `error: CODE: detail` on stderr and exits
-//! 1 when they are rejected, CODE being one of the eight wire codes; exits 2
-//! on a usage or I/O error.
+//! One module per subcommand (`check.rs`, `convert.rs`), each with a
+//! `run(args) -> ExitCode` taking the arguments after the subcommand's
+//! name; this file only dispatches. A new subcommand is a new module and
+//! one line in [`COMMANDS`].
+//!
+//! Exit status, for every subcommand: 0 success; 1 the input bytes were
+//! rejected (one `error:` line on stderr says why); 2 a usage or I/O error.
 
-use std::io::Read;
 use std::process::ExitCode;
 
-use kiln_nostd::{CompiledType, Framing, Kind, Limits, Options};
+mod check;
+mod convert;
 
-const USAGE: &str = "usage: kiln check [--type TYPE] [--framed] [--cap N] FILE";
-
-/// A parsed `kiln check` command line.
-#[derive(Debug, PartialEq)]
-struct CheckArgs {
-    type_text: String,
-    framed: bool,
-    limits: Limits,
-    file: String,
+/// A subcommand: its name, one line of help, its usage line and its entry
+/// point.
+struct Command {
+    name: &'static str,
+    about: &'static str,
+    usage: &'static str,
+    run: fn(&[String]) -> ExitCode,
 }
 
-fn parse_args(args: &[String]) -> Result<CheckArgs, String> {
-    let mut args = args.iter();
-    match args.next().map(String::as_str) {
-        Some("check") => {}
-        Some(other) => return Err(format!("unknown command '{other}'")),
-        None => return Err("missing command".into()),
-    }
-    let mut parsed = CheckArgs {
-        type_text: "tensors".into(),
-        framed: false,
-        limits: Limits::DEFAULT,
-        file: String::new(),
-    };
-    let mut file = None;
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "--type" => {
-                parsed.type_text = args.next().ok_or("--type needs a value")?.clone();
-            }
-            "--framed" => parsed.framed = true,
-            "--cap" => {
-                let cap: u64 = args
-                    .next()
-                    .ok_or("--cap needs a value")?
-                    .parse()
-                    .map_err(|_| "--cap takes a whole number")?;
-                parsed.limits = Limits::uniform_checked(cap).map_err(|e| e.to_string())?;
-            }
-            flag if flag.starts_with("--") => return Err(format!("unknown option '{flag}'")),
-            path => {
-                if file.replace(path.to_string()).is_some() {
-                    return Err("more than one FILE".into());
-                }
-            }
-        }
-    }
-    parsed.file = file.ok_or("missing FILE")?;
-    Ok(parsed)
-}
+const COMMANDS: &[Command] = &[
+    Command {
+        name: "check",
+        about: "check that a file is one valid Kiln value of a type",
+        usage: check::USAGE,
+        run: check::run,
+    },
+    Command {
+        name: "convert",
+        about: "convert safetensors or GGUF to Kiln, and back",
+        usage: convert::USAGE,
+        run: convert::run,
+    },
+];
 
-fn read_input(file: &str) -> std::io::Result<Vec<u8>> {
-    if file == "-" {
-        let mut bytes = Vec::new();
-        std::io::stdin().read_to_end(&mut bytes)?;
-        Ok(bytes)
-    } else {
-        std::fs::read(file)
+fn help() -> String {
+    let mut text = String::from("kiln: the Kiln v2 command line\n\ncommands:\n");
+    for c in COMMANDS {
+        text.push_str(&format!("  {:<9} {}\n", c.name, c.about));
     }
+    text.push_str("\nusage:\n");
+    for c in COMMANDS {
+        text.push_str(&format!("  {}\n", c.usage));
+    }
+    text.push_str("\n`kiln COMMAND --help` describes one command.\n");
+    text.push_str("\nexample:\n  kiln convert model.safetensors model.kiln");
+    text
 }
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let parsed = match parse_args(&args) {
-        Ok(parsed) => parsed,
-        Err(message) => {
-            eprintln!("kiln: {message}\n{USAGE}");
-            return ExitCode::from(2);
-        }
+    let Some((name, rest)) = args.split_first() else {
+        eprintln!("kiln: missing command\n{}", help());
+        return ExitCode::from(2);
     };
-    let bytes = match read_input(&parsed.file) {
-        Ok(bytes) => bytes,
-        Err(e) => {
-            eprintln!("kiln: cannot read {}: {e}", parsed.file);
-            return ExitCode::from(2);
-        }
-    };
-    let framing = if parsed.framed {
-        Framing::Framed
-    } else {
-        Framing::Bare
-    };
-    let options = Options {
-        framing,
-        limits: parsed.limits,
-    };
-    let checked = CompiledType::<1024>::parse(&parsed.type_text)
-        .map(Box::new)
-        .and_then(|ty| ty.check(&bytes, options));
-    match checked {
-        Ok(()) => {
-            println!("ok");
-            ExitCode::SUCCESS
-        }
-        Err(e) => match e.kind() {
-            Kind::Wire(code) => {
-                // Display starts with the code; print it in the documented form.
-                let detail = e.to_string();
-                let detail = detail
-                    .strip_prefix(code.as_str())
-                    .and_then(|d| d.strip_prefix(": "))
-                    .unwrap_or(&detail);
-                eprintln!("error: {code}: {detail}");
-                ExitCode::from(1)
-            }
-            Kind::Refused(_) => {
-                eprintln!("kiln: {e}\n{USAGE}");
-                ExitCode::from(2)
-            }
-        },
+    if matches!(name.as_str(), "--help" | "-h" | "help") {
+        println!("{}", help());
+        return ExitCode::SUCCESS;
     }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn args(list: &[&str]) -> Vec<String> {
-        list.iter().map(|s| s.to_string()).collect()
-    }
-
-    #[test]
-    fn defaults_to_tensors_and_default_caps() {
-        let parsed = parse_args(&args(&["check", "f.bin"])).unwrap();
-        assert_eq!(parsed.type_text, "tensors");
-        assert!(!parsed.framed);
-        assert_eq!(parsed.limits, Limits::DEFAULT);
-        assert_eq!(parsed.file, "f.bin");
-    }
-
-    #[test]
-    fn reads_every_option() {
-        let parsed = parse_args(&args(&[
-            "check", "--type", "list<u8>", "--framed", "--cap", "4", "-",
-        ]))
-        .unwrap();
-        assert_eq!(parsed.type_text, "list<u8>");
-        assert!(parsed.framed);
-        assert_eq!(parsed.limits, Limits::uniform(4));
-        assert_eq!(parsed.file, "-");
-    }
-
-    #[test]
-    fn rejects_bad_usage() {
-        for bad in [
-            &["check"][..],
-            &["check", "--cap", "x", "f"],
-            &["check", "--cap", "4294967296", "f"],
-            &["check", "a", "b"],
-            &["check", "--bogus", "f"],
-            &["frob", "f"],
-            &[],
-        ] {
-            assert!(parse_args(&args(bad)).is_err(), "{bad:?}");
+    match COMMANDS.iter().find(|c| c.name == name) {
+        Some(command) => (command.run)(rest),
+        None => {
+            eprintln!("kiln: unknown command '{name}'\n{}", help());
+            ExitCode::from(2)
         }
     }
 }

@@ -1,0 +1,162 @@
+//! One error value for every failure: which input format was wrong (or
+//! which output could not be written), what was wrong, and where.
+
+use core::fmt;
+
+/// What kind of failure an [`Error`] is.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// The input is not a valid safetensors file.
+    Safetensors,
+    /// The input is not a valid GGUF file.
+    Gguf,
+    /// The input is not a valid Kiln message of a type this crate reads.
+    /// [`Error::kiln_code`] gives the wire code when the bytes break a
+    /// rule of the format.
+    Kiln,
+    /// The input is valid, but the target format cannot hold it (a dtype
+    /// with no counterpart, a name heap too large for one directory, ...).
+    Unsupported,
+    /// Writing the output failed.
+    Io,
+}
+
+impl ErrorKind {
+    fn as_str(self) -> &'static str {
+        match self {
+            ErrorKind::Safetensors => "invalid safetensors input",
+            ErrorKind::Gguf => "invalid GGUF input",
+            ErrorKind::Kiln => "invalid Kiln input",
+            ErrorKind::Unsupported => "cannot convert",
+            ErrorKind::Io => "cannot write the output",
+        }
+    }
+}
+
+/// A conversion failure: its kind, a sentence saying what is wrong, and
+/// the byte offset in the input where it was found, when there is one.
+#[derive(Debug)]
+pub struct Error {
+    kind: ErrorKind,
+    offset: Option<u64>,
+    message: String,
+    kiln_code: Option<kiln_nostd::Code>,
+    io: Option<std::io::Error>,
+}
+
+impl Error {
+    pub(crate) fn new(kind: ErrorKind, offset: Option<u64>, message: impl Into<String>) -> Error {
+        Error {
+            kind,
+            offset,
+            message: message.into(),
+            kiln_code: None,
+            io: None,
+        }
+    }
+
+    pub(crate) fn gguf(offset: u64, message: impl Into<String>) -> Error {
+        Error::new(ErrorKind::Gguf, Some(offset), message)
+    }
+
+    pub(crate) fn safetensors(offset: Option<u64>, message: impl Into<String>) -> Error {
+        Error::new(ErrorKind::Safetensors, offset, message)
+    }
+
+    pub(crate) fn kiln(offset: Option<u64>, message: impl Into<String>) -> Error {
+        Error::new(ErrorKind::Kiln, offset, message)
+    }
+
+    pub(crate) fn unsupported(message: impl Into<String>) -> Error {
+        Error::new(ErrorKind::Unsupported, None, message)
+    }
+
+    /// A Kiln wire fault or refusal found at `base` + its own offset.
+    pub(crate) fn from_kiln(e: kiln_nostd::Error, base: usize, context: &str) -> Error {
+        let offset = e.offset().map(|o| o.saturating_add(base as u64));
+        let mut message = String::from(context);
+        if !message.is_empty() {
+            message.push_str(": ");
+        }
+        message.push_str(e.fault());
+        match e.kind() {
+            kiln_nostd::Kind::Wire(code) => {
+                let mut err = Error::kiln(offset, format!("{code}: {message}"));
+                err.kiln_code = Some(code);
+                err
+            }
+            kiln_nostd::Kind::Refused(_) => Error::unsupported(message),
+        }
+    }
+
+    pub(crate) fn with_code(mut self, code: kiln_nostd::Code) -> Error {
+        self.kiln_code = Some(code);
+        self
+    }
+
+    /// The same error, its message prefixed with the metadata key it
+    /// concerns.
+    pub(crate) fn in_key(mut self, key: &str) -> Error {
+        self.message = format!("metadata key {key:?}: {}", self.message);
+        self
+    }
+
+    pub(crate) fn io(e: std::io::Error) -> Error {
+        Error {
+            kind: ErrorKind::Io,
+            offset: None,
+            message: e.to_string(),
+            kiln_code: None,
+            io: Some(e),
+        }
+    }
+
+    /// The kind of failure.
+    pub fn kind(&self) -> ErrorKind {
+        self.kind
+    }
+
+    /// Byte offset in the input where the fault was found.
+    pub fn offset(&self) -> Option<u64> {
+        self.offset
+    }
+
+    /// What is wrong, in words (without the kind and the offset).
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// The Kiln wire code, for a Kiln input that breaks a rule of the
+    /// format.
+    pub fn kiln_code(&self) -> Option<kiln_nostd::Code> {
+        self.kiln_code
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.kind.as_str())?;
+        if let Some(offset) = self.offset {
+            write!(f, " at byte {offset}")?;
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.io
+            .as_ref()
+            .map(|e| e as &(dyn std::error::Error + 'static))
+    }
+}
+
+impl From<std::io::Error> for Error {
+    fn from(e: std::io::Error) -> Error {
+        Error::io(e)
+    }
+}
+
+/// Shorthand for results of this crate.
+pub type Result<T, E = Error> = core::result::Result<T, E>;

