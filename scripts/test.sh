@@ -109,6 +109,8 @@ stage_python() {
 
 stage_test() {
     cargo test --workspace --all-features
+    # Without alloc: the no-allocator paths (name sort, storage) on the host.
+    cargo test -p kiln-nostd --features derive
 }
 
 stage_demo() {

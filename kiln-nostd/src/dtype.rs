@@ -183,3 +183,20 @@ impl From<Dtype> for DtypeCode {
         DtypeCode::Closed(d)
     }
 }
+
+impl core::fmt::Display for Dtype {
+    /// The dtype's name, e.g. `bf16`.
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl core::fmt::Display for DtypeCode {
+    /// A closed dtype's name, or `opaque(4096)` for an opaque code.
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            DtypeCode::Closed(d) => d.fmt(f),
+            DtypeCode::Opaque(code) => write!(f, "opaque({code})"),
+        }
+    }
+}

@@ -90,6 +90,7 @@ pub mod schema;
 #[cfg(feature = "alloc")]
 pub mod value;
 pub mod walk;
+pub mod widen;
 pub mod wire;
 
 pub use check::check;

@@ -479,6 +479,22 @@ impl<'a> TensorView<'a> {
         Ok(out)
     }
 
+    /// Widens elements `first..first + out.len()` to `f32` for display
+    /// ([`crate::widen`]): every closed dtype, small floats and packed
+    /// nibbles included. Bits only: a quantization scale is never applied.
+    /// Returns how many were written (fewer at the tensor's end); an opaque
+    /// dtype is refused.
+    pub fn widen_into(&self, first: u64, out: &mut [f32]) -> Result<usize> {
+        let dtype = self.closed_dtype().ok_or(
+            Error::refused(
+                Refusal::WrongElementType,
+                "an opaque dtype has no elements to widen",
+            )
+            .in_tensor(self.index),
+        )?;
+        crate::widen::widen_into(dtype, self.bytes(), self.element_count(), first, out)
+    }
+
     /// The closed dtype, if this tensor has one.
     pub fn closed_dtype(&self) -> Option<Dtype> {
         Dtype::from_code(self.desc.dtype)
