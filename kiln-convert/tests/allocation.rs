@@ -4,21 +4,16 @@
 
 mod common;
 
-use std::alloc::System;
+#[path = "../../kiln-nostd/tests/support/counting.rs"]
+mod counting;
 
 use common::*;
+use counting::{allocated_by, Counting};
 use kiln_convert::gguf::Gguf;
-use stats_alloc::{Region, StatsAlloc, INSTRUMENTED_SYSTEM};
 
+// Counts per thread: the harness's other threads cannot change a figure.
 #[global_allocator]
-static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
-
-/// Runs `body` and returns the largest number of bytes it had allocated.
-fn allocated_by(body: impl FnOnce()) -> usize {
-    let region = Region::new(GLOBAL);
-    body();
-    region.change().bytes_allocated
-}
+static GLOBAL: Counting = Counting;
 
 #[test]
 fn hostile_gguf_counts_allocate_nothing_sized_by_them() {

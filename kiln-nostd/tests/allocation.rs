@@ -1,14 +1,16 @@
 //! Hostile counts allocate nothing. A counting global allocator watches the
-//! decoders; this file holds one test so nothing else allocates meanwhile.
+//! decoders; it counts per thread (`support/counting.rs`), so the harness's
+//! other threads and other tests cannot change a figure.
 #![cfg(not(target_arch = "wasm32"))]
 
-use std::alloc::System;
+#[path = "support/counting.rs"]
+mod counting;
 
+use counting::{allocated_by, Counting};
 use kiln_nostd::{check, from_bytes, Code, Directory, Frozen, ListView, Options};
-use stats_alloc::{Region, StatsAlloc, INSTRUMENTED_SYSTEM};
 
 #[global_allocator]
-static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
+static GLOBAL: Counting = Counting;
 
 #[derive(Debug, Frozen)]
 struct AB<'a> {
@@ -26,13 +28,6 @@ fn hostile_directory(count: u32) -> Vec<u8> {
     block[8..12].copy_from_slice(&count.to_le_bytes());
     block[24..32].copy_from_slice(&(u64::from(count) * 128).to_le_bytes());
     block
-}
-
-/// Runs `body` and returns how many bytes it allocated.
-fn allocated_by(body: impl FnOnce()) -> usize {
-    let region = Region::new(GLOBAL);
-    body();
-    region.change().bytes_allocated
 }
 
 #[test]
