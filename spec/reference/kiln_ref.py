@@ -17,7 +17,8 @@ shapes and ``encode`` accepts exactly these shapes (nothing is coerced).
     f64                          -> Float64(bits)   bits is the raw u64
     str                          -> str
     list<u8>                     -> bytes (the byte-run type)
-    list<T>                      -> list (a tuple is also accepted by encode)
+    list<T>                      -> list (a tuple is also accepted by encode);
+                                    Repeat when T takes zero bytes (below)
     opt<T>                       -> None when absent, Some(value) when present
     dict<str,V>                  -> dict; encode writes keys sorted by their
                                     UTF-8 bytes, decode returns them in wire
@@ -33,6 +34,23 @@ build them from a Python float; ``.to_float()`` goes back.
 
 ``Some`` exists so that ``opt<opt<T>>`` has three distinct values: None,
 Some(None) and Some(Some(x)).
+
+Lists of a zero-size type
+-------------------------
+A type takes zero bytes when it is ``struct{}`` or a struct whose fields all
+take zero bytes (``min_size`` is 0).  Four bytes can then claim 16,777,216
+elements, all of them the same value.  ``decode`` reads the first element
+only (so its depth still counts: a ``struct{}`` at container level 65 is
+DEPTH) and returns ``Repeat(count, element)``: a read-only sequence of
+``count`` references to that one element, in constant time and memory.  A
+``Repeat`` compares equal to a list or tuple of equal elements, iterates,
+indexes and slices like one; mutating its element changes every position.
+An empty list of such a type decodes to ``[]``.  ``encode`` accepts a
+``Repeat`` for any list and, when the element type takes zero bytes, checks
+the element once instead of once per position.  Verdicts are those of the
+element-by-element reading: every element of a zero-size type is decoded
+from the same (empty) bytes at the same depth, so they all succeed or the
+first one fails.
 
 A ``Tensor`` keeps every descriptor field as the wire holds it (dtype code,
 shape tuple whose length is the rank, name and layout as str or None,
@@ -70,12 +88,13 @@ from __future__ import annotations
 
 import re
 import struct
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Iterator
 
 __all__ = [
     "ERROR_CODES", "KilnError", "UsageError", "Limits", "DEFAULT_CAP",
-    "WIRE_MAX", "Float32", "Float64", "Some", "Tensor", "Directory",
+    "WIRE_MAX", "Float32", "Float64", "Some", "Repeat", "Tensor", "Directory",
     "DTYPES", "DTYPE_CODES", "parse_type", "type_text", "schema_hash",
     "min_size", "encode", "decode", "decode_at", "encode_directory",
     "decode_directory", "encode_frame", "decode_frame", "check",
@@ -245,6 +264,48 @@ class Some:
     """A present opt<T> value."""
 
     value: Any
+
+
+class Repeat(Sequence):
+    """``count`` positions that all hold the one value ``element``: what a
+    list of a zero-size type decodes to (see "Lists of a zero-size type"
+    above).  Constant size whatever the count."""
+
+    __slots__ = ("count", "element")
+
+    def __init__(self, count: int, element: Any):
+        if type(count) is not int or count < 0:
+            raise UsageError(f"Repeat count must be an int >= 0, got {count!r}")
+        self.count = count
+        self.element = element
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return Repeat(len(range(*index.indices(self.count))), self.element)
+        if not -self.count <= index < self.count:
+            raise IndexError("Repeat index out of range")
+        return self.element
+
+    def __iter__(self):
+        for _ in range(self.count):
+            yield self.element
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, Repeat):
+            return self.count == other.count and (
+                self.count == 0 or self.element == other.element)
+        if isinstance(other, (list, tuple)):
+            return len(other) == self.count and all(
+                item == self.element for item in other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Repeat({self.count}, {self.element!r})"
 
 
 @dataclass(frozen=True)
@@ -583,10 +644,14 @@ def _encode_into(tree: tuple, value, out: bytearray, limits: Limits,
         _encode_run(bytes(value), out, limits)
         return
     if kind == "list":
-        if not isinstance(value, (list, tuple)):
+        if not isinstance(value, (list, tuple, Repeat)):
             raise UsageError(f"list expects a list, got {value!r}")
         _encode_count(len(value), limits)
         out += len(value).to_bytes(4, "little")
+        if isinstance(value, Repeat) and min_size(tree[1]) == 0:
+            # One value of a zero-size type writes no bytes: checking it
+            # once checks every position.
+            value = value[:1]
         for item in value:
             _encode_into(tree[1], item, out, limits, level)
         return
@@ -728,7 +793,12 @@ class _Reader:
             n = self.count(self.limits.byte_cap, 1, "list<u8>")
             return self.take(n, "list<u8> body")
         if kind == "list":
-            n = self.count(self.limits.count_cap, _element_min(tree), "list")
+            m = _element_min(tree)
+            n = self.count(self.limits.count_cap, m, "list")
+            if m == 0 and n > 0:
+                # Zero-size elements: all the same value from the same
+                # (empty) bytes at the same depth; read one, repeat it.
+                return Repeat(n, self.value(tree[1], level))
             items = []
             for _ in range(n):
                 items.append(self.value(tree[1], level))

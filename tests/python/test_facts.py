@@ -289,6 +289,20 @@ class TestDecoderRules(unittest.TestCase):
     def test_struct_list_zero_minimum(self):
         data = (1000).to_bytes(4, "little")
         self.assertEqual(K.decode("list<struct{}>", data), [{}] * 1000)
+        # Zero-size elements decode in constant time and memory: the
+        # hostile 1 KiB of 255 lists of 16,777,216 empty structs.
+        hostile = (255).to_bytes(4, "little") + (1 << 24).to_bytes(4, "little") * 255
+        value = K.decode("list<list<struct{}>>", hostile)
+        self.assertEqual(len(value), 255)
+        self.assertIsInstance(value[0], K.Repeat)
+        self.assertEqual((len(value[0]), value[0][-1]), (1 << 24, {}))
+        self.assertEqual(K.encode("list<list<struct{}>>", value), hostile)
+        self.assertEqual(K.decode("list<struct{}>", bytes(4)), [])
+        # The one element still counts for depth: struct{} at level 65.
+        deep = "list<" * 64 + "struct{}" + ">" * 64
+        with self.assertRaises(K.KilnError) as ctx:
+            K.decode(deep, (1).to_bytes(4, "little") * 63 + (1 << 24).to_bytes(4, "little"))
+        self.assertEqual(ctx.exception.code, "DEPTH")
         with self.assertRaises(K.KilnError) as ctx:
             K.decode("list<struct{}>", data, K.Limits.both(999))
         self.assertEqual(ctx.exception.code, "LIMIT")
