@@ -12,6 +12,28 @@ use crate::limits::Limits;
 /// Containers a value may sit inside; entering one more is DEPTH.
 pub const MAX_DEPTH: u8 = 64;
 
+/// Values of a zero-size type (`Empty`, `struct{}`) that typed decoders may
+/// create for one message, besides [`ZERO_SIZE_PER_BYTE`] per byte of the
+/// buffer, and never more than the count cap
+/// ([`Reader::spend_zero_size`]).
+pub const ZERO_SIZE_BASE: u64 = 65_536;
+
+/// Values of a zero-size type that typed decoders may create per byte of
+/// the buffer, besides [`ZERO_SIZE_BASE`].
+pub const ZERO_SIZE_PER_BYTE: u64 = 64;
+
+/// The zero-size budget of a reader over `len` bytes: work grows with the
+/// input, not with the counts it claims.
+const fn zero_size_budget(len: usize, limits: Limits) -> u64 {
+    let by_input = ZERO_SIZE_BASE.saturating_add((len as u64).saturating_mul(ZERO_SIZE_PER_BYTE));
+    let cap = limits.count_cap as u64;
+    if by_input < cap {
+        by_input
+    } else {
+        cap
+    }
+}
+
 // ---------------------------------------------------------------------------
 // The allocation rule
 
@@ -104,7 +126,7 @@ impl<'de> Reader<'de> {
             depth: 0,
             trusted: false,
             entered: 0,
-            zero_size_left: limits.count_cap as u64,
+            zero_size_left: zero_size_budget(buf.len(), limits),
         }
     }
 
@@ -328,10 +350,13 @@ impl<'de> Reader<'de> {
     }
 
     /// Takes `count` from the budget of zero-size values that typed decoders
-    /// create (`Vec<Empty>`, say): one message may make at most the count
-    /// cap of them, however its lists nest. Reading zero bytes proves
-    /// nothing about a count, and a `Vec` needs one write per value, so
-    /// without this a few bytes could demand billions of writes. Past the
+    /// create (`Vec<Empty>`, say): one message may make at most
+    /// [`ZERO_SIZE_BASE`] of them plus [`ZERO_SIZE_PER_BYTE`] per byte of
+    /// its buffer, and never more than the count cap, however its lists
+    /// nest. Reading zero bytes proves nothing about a count, and a `Vec`
+    /// needs one write per value, so without this a few bytes could demand
+    /// billions of writes (and with the count cap alone, 1 KiB demanded
+    /// 16,777,216 of them: the slow-input fuzz target's first find). Past the
     /// budget the decoder refuses ([`Refusal::Capacity`]); the walker,
     /// `check`, views and dynamic values need no budget, since their work
     /// does not grow with such a count.
@@ -340,7 +365,7 @@ impl<'de> Reader<'de> {
         self.zero_size_left = self.zero_size_left.checked_sub(u64::from(count)).ok_or(
             Error::refused(
                 Refusal::Capacity,
-                "more values of a zero-size type in one message than the count cap",
+                "more values of a zero-size type in one message than its budget",
             )
             .at(at)
             .with_detail(Detail::Cap {

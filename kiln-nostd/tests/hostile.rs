@@ -138,6 +138,33 @@ fn owned_vectors_of_zero_size_values_stay_within_the_count_cap_per_message() {
 
 #[cfg(feature = "alloc")]
 #[test]
+fn owned_vectors_of_zero_size_values_grow_with_the_input_not_the_counts() {
+    // The slow-input fuzz target's first find: 1 KiB made the typed decoder
+    // push 16,777,216 empty structs (the whole count cap), 0.3 s under the
+    // address sanitizer. The budget is now 65,536 plus 64 per input byte.
+    let bytes = one_kib();
+    let mut r = Reader::new(&bytes, kiln_nostd::Limits::DEFAULT);
+    let err = Vec::<Vec<Empty>>::decode(&mut r).unwrap_err();
+    assert_eq!(err.refusal(), Some(Refusal::Capacity));
+    assert!(r.containers_entered() <= 4, "refused at the first list");
+    let budget = kiln_nostd::wire::ZERO_SIZE_BASE + 64 * 8;
+    assert_eq!(kiln_nostd::wire::ZERO_SIZE_PER_BYTE, 64);
+    // Exactly the budget of an 8-byte message decodes; one more is refused.
+    let at_budget = nested_empty_lists(1, budget as u32);
+    assert_eq!(
+        from_bytes::<Vec<Vec<Empty>>>(&at_budget).unwrap()[0].len() as u64,
+        budget
+    );
+    let over = nested_empty_lists(1, budget as u32 + 1);
+    let err = from_bytes::<Vec<Vec<Empty>>>(&over).unwrap_err();
+    assert_eq!(err.refusal(), Some(Refusal::Capacity));
+    // The bytes are valid all the same: check and views accept them.
+    assert!(check("list<list<struct{}>>", &bytes, Options::BARE).is_ok());
+    assert!(from_bytes::<ListView<ListView<Empty>>>(&bytes).is_ok());
+}
+
+#[cfg(feature = "alloc")]
+#[test]
 fn dynamic_values_hold_a_zero_size_list_as_its_count() {
     use kiln_nostd::Value;
     let value =
