@@ -194,7 +194,16 @@ impl Builder {
     fn put(&mut self, value: Value) -> Result<()> {
         match self.open.last_mut() {
             None => self.done = Some(value),
-            Some(Open::List(items, _)) => items.push(value),
+            Some(Open::List(items, count)) => {
+                if items.len() == 1 {
+                    // Storage for the rest is reserved when a second
+                    // element arrives: a list of a zero-size type has one
+                    // element and then a repeat, so its count (millions,
+                    // from four bytes) reserves nothing.
+                    items.reserve_exact(cautious_capacity::<Value>(*count).saturating_sub(1));
+                }
+                items.push(value)
+            }
             Some(Open::Repeat(..)) => return Err(broken()),
             Some(Open::Opt(slot)) => *slot = Some(value),
             Some(Open::Dict(pairs, key)) | Some(Open::Struct(pairs, key)) => {
@@ -249,8 +258,7 @@ impl<'de> Visitor<'de> for Builder {
     }
 
     fn begin_list(&mut self, _: usize, count: u32) -> Result<()> {
-        let items = Vec::with_capacity(cautious_capacity::<Value>(count));
-        self.open.push(Open::List(items, count));
+        self.open.push(Open::List(Vec::new(), count));
         Ok(())
     }
 
