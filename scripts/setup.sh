@@ -11,9 +11,10 @@ cd "$(dirname "$0")/.."
 
 # qemu-user: qemu-s390x, qemu-ppc64 (big-endian tests); qemu-system-arm:
 # the Cortex-M3 firmware; the cross gccs link the big-endian test binaries;
-# nodejs runs wasm-bindgen-test-runner; python3 the reference codec tests.
+# nodejs runs wasm-bindgen-test-runner; python3 the reference codec tests;
+# valgrind counts instructions and heap for the work bounds (stage bounds).
 APT_PACKAGES=(
-    qemu-user qemu-system-arm
+    qemu-user qemu-system-arm valgrind
     gcc-s390x-linux-gnu libc6-dev-s390x-cross
     gcc-powerpc64-linux-gnu libc6-dev-ppc64-cross
 )
@@ -43,6 +44,7 @@ CARGO_INSTALLS=(
     "wasm-bindgen-cli $WASM_BINDGEN_VERSION wasm-bindgen-test-runner"
     "defmt-print 1.2.0 defmt-print --locked"
     "cargo-binutils 0.4.0 cargo-size --locked"
+    "cargo-fuzz 0.13.2 cargo-fuzz --locked"
 )
 
 # --- what is missing --------------------------------------------------------
@@ -92,7 +94,7 @@ for install in "${missing_installs[@]}"; do
 done
 
 if [ ${#commands[@]} -eq 0 ]; then
-    echo "setup: everything is installed (wasm-bindgen-cli $WASM_BINDGEN_VERSION, defmt-print, cargo-binutils, targets, qemu)"
+    echo "setup: everything is installed (wasm-bindgen-cli $WASM_BINDGEN_VERSION, defmt-print, cargo-binutils, cargo-fuzz, targets, qemu, valgrind)"
     exit 0
 fi
 

@@ -12,9 +12,16 @@
 #   python     reference codec: case file up to date, unit tests
 #   test       cargo test --workspace --all-features (host)
 #   demo       the README's main job: kiln check over samples/ (scripts/demo.sh)
-#   differential  Python reference vs Rust check on 4,000 mutated golden cases
+#   differential  Python reference vs Rust check, walker, Value and typed
+#              decoders on 200,000 mutants of the golden cases; the display
+#              conversions against ml_dtypes (tests/oracles)
 #   convert    kiln convert on real safetensors and GGUF files, both ways
 #              (scripts/stages/convert.sh)
+#   fuzz       a bounded smoke run of every cargo-fuzz target, then every
+#              input that ever failed (scripts/stages/fuzz.sh)
+#   bounds     work and allocation bounds: instruction counts (callgrind)
+#              and heap (DHAT) of the inputs that once took unbounded time
+#              (scripts/stages/bounds.sh)
 #   thumb      kiln-nostd for thumbv7em-none-eabihf, without and with defmt+derive
 #   bigendian  kiln-nostd tests + doc tests on s390x and powerpc64 (qemu-user)
 #   firmware   Cortex-M3 under qemu-system-arm: demo, defmt-test golden suite,
@@ -25,7 +32,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$PWD"
 
-ALL_STAGES=(fmt clippy doc python test demo differential convert thumb bigendian firmware nopanic wasm)
+ALL_STAGES=(fmt clippy doc python test demo differential convert fuzz bounds thumb bigendian firmware nopanic wasm)
 if [ $# -gt 0 ]; then STAGES=("$@"); else STAGES=("${ALL_STAGES[@]}"); fi
 for stage in "${STAGES[@]}"; do
     [[ " ${ALL_STAGES[*]} " == *" $stage "* ]] || { echo "unknown stage: $stage (${ALL_STAGES[*]})" >&2; exit 2; }
@@ -121,6 +128,11 @@ stage_demo() {
 
 stage_differential() {
     python3 tests/differential/run.py
+    # The display conversions against independent oracles (ml_dtypes).
+    bash scripts/oracles.sh
+    cargo build -q -p kiln-nostd --example widen_table
+    KILN_WIDEN_TABLE="$PWD/target/debug/examples/widen_table" \
+        python3 -m unittest discover -s tests/oracles -v
 }
 
 stage_thumb() {
@@ -183,6 +195,8 @@ stage_wasm() {
 
 # Stages kept in files of their own.
 source "$ROOT/scripts/stages/convert.sh"
+source "$ROOT/scripts/stages/fuzz.sh"
+source "$ROOT/scripts/stages/bounds.sh"
 
 # ---------------------------------------------------------------------------
 
