@@ -53,3 +53,48 @@ fn hostile_gguf_counts_allocate_nothing_sized_by_them() {
         assert!(bytes < 4096, "case {i}: {bytes} bytes allocated for {err}");
     }
 }
+
+/// Converting a file allocates a small multiple of its length: the output
+/// buffer (`BUFFER_LEN`), the metadata as Kiln values, the tensor table.
+#[test]
+fn conversions_allocate_a_small_multiple_of_the_input() {
+    use kiln_convert::{convert, Format, BUFFER_LEN};
+    const PER_BYTE: u64 = 8;
+    let gguf = sample_gguf();
+    let safetensors = sample_safetensors(Some(&[("format", "pt"), ("k", "v")]));
+    let mut kiln_of_gguf = Vec::new();
+    convert(Format::Gguf, Format::Kiln, &gguf, &mut kiln_of_gguf).unwrap();
+    let mut kiln_of_safetensors = Vec::new();
+    convert(
+        Format::Safetensors,
+        Format::Kiln,
+        &safetensors,
+        &mut kiln_of_safetensors,
+    )
+    .unwrap();
+    for (from, to, input) in [
+        (Format::Gguf, Format::Kiln, &gguf),
+        (Format::Safetensors, Format::Kiln, &safetensors),
+        (Format::Kiln, Format::Gguf, &kiln_of_gguf),
+        (Format::Kiln, Format::Safetensors, &kiln_of_safetensors),
+    ] {
+        let (result, allocated) = counting::measure(|| convert(from, to, input, std::io::sink()));
+        result.unwrap();
+        let len = input.len() as u64;
+        let beyond_buffer = allocated.peak.saturating_sub(BUFFER_LEN as u64);
+        println!(
+            "{} to {}: {len} bytes in, peak {} bytes ({} beyond the output buffer = {:.1} x the input)",
+            from.name(),
+            to.name(),
+            allocated.peak,
+            beyond_buffer,
+            beyond_buffer as f64 / len as f64
+        );
+        assert!(
+            beyond_buffer <= PER_BYTE * len + 16 * 1024,
+            "{} to {}: {allocated:?} for {len} bytes",
+            from.name(),
+            to.name()
+        );
+    }
+}
