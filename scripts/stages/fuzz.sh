@@ -43,7 +43,7 @@ stage_fuzz() {
         fi
         printf '%-11s %3d s  %s execs  %s\n' "$target" $((SECONDS - start)) \
             "$(sed -nE 's/^stat::number_of_executed_units: *//p' "$log")" \
-            "$(grep -E '^#[0-9]+ +DONE' "$log" | sed -E 's/ +exec\/s.*//; s/^#[0-9]+ +DONE +//')"
+            "$(grep -E '^#[0-9]+[[:space:]]+DONE' "$log" | sed -E 's/[[:space:]]+exec\/s.*//; s/^#[0-9]+[[:space:]]+DONE[[:space:]]+//')"
         rm -f "$log"
         if [ -d "regressions/$target" ]; then
             # Every input that ever failed, once each.
