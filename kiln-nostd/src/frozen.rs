@@ -18,6 +18,15 @@ use crate::wire::{check_capacity, Reader, Sink, Writer};
 
 /// A Rust type with a Kiln type. Its canonical type text, schema hash and
 /// minimum wire size follow from [`Frozen::SCHEMA`] at compile time.
+///
+/// Which Rust type goes with which Kiln type: the table "Kiln types and
+/// Rust types" in the crate docs.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a Kiln type",
+    label = "no Kiln type for this Rust type",
+    note = "kiln-nostd's crate docs, \"Kiln types and Rust types\", list the Rust type for every Kiln type (e.g. `list<f32>` is `PodList<'a, f32>`, `str` is `&'a str` or `heapless::String<N>`); structs use `#[derive(Frozen)]`",
+    note = "heapless containers must be kiln_nostd::heapless (heapless 0.9), not another version of the crate"
+)]
 pub trait Frozen {
     /// The Kiln type of `Self`.
     const SCHEMA: Schema;
@@ -32,12 +41,20 @@ pub trait Frozen {
 }
 
 /// Writes a value's canonical bytes.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be written as Kiln",
+    note = "the crate docs' table \"Kiln types and Rust types\" says which types write each Kiln type"
+)]
 pub trait Encode: Frozen {
     /// Appends the value to `w`.
     fn encode<S: Sink>(&self, w: &mut Writer<S>) -> Result<()>;
 }
 
 /// Reads a value, checking every rule of the format on the way.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be read from Kiln bytes",
+    note = "the crate docs' table \"Kiln types and Rust types\" says which types read each Kiln type: borrowed (`&'a str`, `PodList`, `ListView`, `DictView`, `Directory`), fixed-capacity (`heapless::Vec<T, N>`), or owned with `alloc` (`Vec<T>`, `String`, `BTreeMap`); a `tensors` field is read as `Directory<'a>`, and `Tensors` is only the builder's input"
+)]
 pub trait Decode<'de>: Frozen + Sized {
     /// Reads one value from `r`.
     fn decode(r: &mut Reader<'de>) -> Result<Self>;
@@ -366,6 +383,19 @@ impl<T: Frozen, const N: usize> Frozen for [T; N] {
 impl<T: Encode, const N: usize> Encode for [T; N] {
     fn encode<S: Sink>(&self, w: &mut Writer<S>) -> Result<()> {
         encode_list(w, self.iter())
+    }
+}
+
+impl<'de, T: Decode<'de>, const N: usize> Decode<'de> for [T; N] {
+    /// A `list<T>` of exactly `N` elements. Any other count is a storage
+    /// refusal ([`Refusal::Capacity`]): the bytes may be valid, but an array
+    /// holds exactly `N`.
+    fn decode(r: &mut Reader<'de>) -> Result<Self> {
+        let at = r.position();
+        let items = heapless::Vec::<T, N>::decode(r)?;
+        items.into_array().map_err(|_| {
+            Error::refused(Refusal::Capacity, "list count is not the array's length").at(at)
+        })
     }
 }
 
@@ -980,6 +1010,35 @@ mod owned {
     impl<T: Encode> Encode for Vec<T> {
         fn encode<S: Sink>(&self, w: &mut Writer<S>) -> Result<()> {
             encode_list(w, self.iter())
+        }
+    }
+
+    impl<V: Frozen> Frozen for alloc::collections::BTreeMap<String, V> {
+        const SCHEMA: Schema = Schema::Dict(&V::SCHEMA);
+    }
+
+    impl<V: Encode> Encode for alloc::collections::BTreeMap<String, V> {
+        /// A `BTreeMap<String, _>` iterates in key byte order (`String`'s
+        /// `Ord` is bytewise), which is the wire's order.
+        fn encode<S: Sink>(&self, w: &mut Writer<S>) -> Result<()> {
+            w.nested(|w| {
+                w.count(self.len(), w.limits().count_cap)?;
+                self.iter().try_for_each(|(k, v)| {
+                    w.byte_run(k.as_bytes())?;
+                    v.encode(w)
+                })
+            })
+        }
+    }
+
+    impl<'de, V: Decode<'de>> Decode<'de> for alloc::collections::BTreeMap<String, V> {
+        fn decode(r: &mut Reader<'de>) -> Result<Self> {
+            let mut out = alloc::collections::BTreeMap::new();
+            decode_dict::<V>(r, usize::MAX, |key, value| {
+                out.insert(String::from(key), value);
+                Ok(())
+            })?;
+            Ok(out)
         }
     }
 

@@ -489,6 +489,57 @@ impl Sink for alloc::vec::Vec<u8> {
     }
 }
 
+/// A sink over any `std::io::Write` (feature `std`): a file, a socket, a
+/// `BufWriter`. The first I/O error stops the writer with
+/// [`Refusal::Io`]; the `std::io::Error` itself is kept here
+/// ([`IoSink::take_error`]), since Kiln's error type stays `Copy`.
+#[cfg(feature = "std")]
+#[derive(Debug)]
+pub struct IoSink<W> {
+    inner: W,
+    written: usize,
+    error: Option<std::io::Error>,
+}
+
+#[cfg(feature = "std")]
+impl<W: std::io::Write> IoSink<W> {
+    /// Writes into `inner`.
+    pub const fn new(inner: W) -> IoSink<W> {
+        IoSink {
+            inner,
+            written: 0,
+            error: None,
+        }
+    }
+
+    /// The I/O error that stopped the writer, if one did.
+    pub fn take_error(&mut self) -> Option<std::io::Error> {
+        self.error.take()
+    }
+
+    /// The writer, after flushing it.
+    pub fn into_inner(mut self) -> std::io::Result<W> {
+        self.inner.flush()?;
+        Ok(self.inner)
+    }
+}
+
+#[cfg(feature = "std")]
+impl<W: std::io::Write> Sink for IoSink<W> {
+    fn put(&mut self, bytes: &[u8]) -> Result<()> {
+        if let Err(e) = self.inner.write_all(bytes) {
+            self.error = Some(e);
+            return Err(Error::refused(Refusal::Io, "the sink's writer failed"));
+        }
+        self.written = self.written.saturating_add(bytes.len());
+        Ok(())
+    }
+
+    fn written(&self) -> usize {
+        self.written
+    }
+}
+
 /// Encodes into a [`Sink`], refusing what its own reader would reject.
 #[derive(Debug)]
 pub struct Writer<S> {

@@ -461,6 +461,76 @@ impl<'a> TensorView<'a> {
         order::copy_into(self.bytes(), out).map_err(|e| e.in_tensor(self.index))
     }
 
+    /// The payload in place when [`TensorView::as_slice`] allows it (a
+    /// little-endian host and an address aligned for `T`), else copied
+    /// once into `scratch` (swapping on a big-endian host). One call that
+    /// gives the right numbers on every host and at every address; only the
+    /// wrong element type is refused. `scratch` must hold the element count
+    /// when a copy is needed.
+    ///
+    /// ```
+    /// use kiln_nostd::{Directory, TensorSpec};
+    /// let values = [1.5f32, -2.0];
+    /// let mut block = [0u8; 256];
+    /// let dir = Directory::build(&[TensorSpec::from_host(&[2], &values)], &mut block).unwrap();
+    /// let mut scratch = [0f32; 2];
+    /// let read = dir.get(0).unwrap().view_or_copy(&mut scratch).unwrap();
+    /// assert_eq!(read, &values);
+    /// ```
+    pub fn view_or_copy<'s, T: Element>(&self, scratch: &'s mut [T]) -> Result<&'s [T]>
+    where
+        'a: 's,
+    {
+        match self.as_slice::<T>() {
+            Ok(view) => Ok(view),
+            Err(e) if e.refusal() == Some(Refusal::WrongElementType) => Err(e),
+            Err(_) => {
+                let count = self.copy_into(scratch)?;
+                Ok(scratch.get(..count).unwrap_or_default())
+            }
+        }
+    }
+
+    /// Copies a float tensor (`f32`, `f16` or `bf16`) into `out` as `f32`:
+    /// `f16` and `bf16` widen exactly (through the `half` crate), `f32` is
+    /// copied. Returns the element count. Other dtypes are refused; for a
+    /// display of any dtype see [`TensorView::widen_into`].
+    pub fn copy_into_f32(&self, out: &mut [f32]) -> Result<usize> {
+        let count = usize::try_from(self.element_count()).unwrap_or(usize::MAX);
+        let out = out.get_mut(..count).ok_or(
+            Error::refused(
+                Refusal::BufferTooSmall,
+                "output slice shorter than the element count",
+            )
+            .in_tensor(self.index),
+        )?;
+        let bytes = self.bytes();
+        match self.closed_dtype() {
+            Some(Dtype::F32) => self.copy_into(out),
+            Some(Dtype::F16) => {
+                for (slot, pair) in out.iter_mut().zip(bytes.chunks_exact(2)) {
+                    if let [lo, hi] = *pair {
+                        *slot = half::f16::from_le_bytes([lo, hi]).to_f32();
+                    }
+                }
+                Ok(count)
+            }
+            Some(Dtype::Bf16) => {
+                for (slot, pair) in out.iter_mut().zip(bytes.chunks_exact(2)) {
+                    if let [lo, hi] = *pair {
+                        *slot = half::bf16::from_le_bytes([lo, hi]).to_f32();
+                    }
+                }
+                Ok(count)
+            }
+            _ => Err(Error::refused(
+                Refusal::WrongElementType,
+                "copy_into_f32 takes an f32, f16 or bf16 tensor",
+            )
+            .in_tensor(self.index)),
+        }
+    }
+
     /// An owned copy of the payload as host numbers. Refused with LIMIT
     /// when the payload is above the byte cap.
     #[cfg(feature = "alloc")]
