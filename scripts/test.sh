@@ -10,7 +10,9 @@
 #              tests/firmware on thumbv7m
 #   doc        rustdoc -D warnings
 #   python     reference codec: case file up to date, unit tests
-#   test       cargo test --workspace --all-features (host)
+#   test       cargo test --workspace --all-features (host), without alloc,
+#              and the two example programs
+#   package    cargo package of every library crate
 #   demo       the README's main job: kiln check over samples/ (scripts/demo.sh)
 #   differential  Python reference vs Rust check on 4,000 mutated golden cases
 #   convert    kiln convert on real safetensors and GGUF files, both ways
@@ -25,7 +27,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$PWD"
 
-ALL_STAGES=(fmt clippy doc python test demo differential convert thumb bigendian firmware nopanic wasm)
+ALL_STAGES=(fmt clippy doc python test package demo differential convert thumb bigendian firmware nopanic wasm)
 if [ $# -gt 0 ]; then STAGES=("$@"); else STAGES=("${ALL_STAGES[@]}"); fi
 for stage in "${STAGES[@]}"; do
     [[ " ${ALL_STAGES[*]} " == *" $stage "* ]] || { echo "unknown stage: $stage (${ALL_STAGES[*]})" >&2; exit 2; }
@@ -111,6 +113,15 @@ stage_test() {
     cargo test --workspace --all-features
     # Without alloc: the no-allocator paths (name sort, storage) on the host.
     cargo test -p kiln-nostd --features derive
+    # The two newcomer programs of the README.
+    cargo run -q -p kiln-nostd --features derive --example telemetry
+    cargo run -q -p kiln-nostd --features std --example weights "$(mktemp -d)/weights.kiln"
+}
+
+stage_package() {
+    # Every library crate packages and its package builds on its own (cargo
+    # verifies the set together through a temporary registry).
+    cargo package -p kiln-derive -p kiln-nostd -p kiln-convert
 }
 
 stage_demo() {
