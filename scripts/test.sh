@@ -121,7 +121,7 @@ stage_test() {
 stage_package() {
     # Every library crate packages and its package builds on its own (cargo
     # verifies the set together through a temporary registry).
-    cargo package -p kiln-derive -p kiln-nostd -p kiln-convert
+    cargo package --allow-dirty -p kiln-derive -p kiln-nostd -p kiln-convert
 }
 
 stage_demo() {
