@@ -143,8 +143,9 @@ stage_bigendian() {
     # Runners and linkers: .cargo/config.toml. Doc tests run under the
     # runner too (cross-target doc tests are stable since Rust 1.89).
     # The tests and crate docs use #[derive(Frozen)].
-    cargo test -p kiln-nostd --target s390x-unknown-linux-gnu --features derive
-    cargo test -p kiln-nostd --target powerpc64-unknown-linux-gnu --features derive
+    # std (and so alloc): dynamic values and owned copies are checked here too.
+    cargo test -p kiln-nostd --target s390x-unknown-linux-gnu --features derive,std
+    cargo test -p kiln-nostd --target powerpc64-unknown-linux-gnu --features derive,std
 }
 
 stage_firmware() {
@@ -189,7 +190,7 @@ stage_wasm() {
     # be reported as passed without running, so they are left out here
     # (they run on the host and on the big-endian targets).
     CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \
-        cargo test -p kiln-nostd --target wasm32-unknown-unknown --tests --features derive
+        cargo test -p kiln-nostd --target wasm32-unknown-unknown --tests --features derive,alloc
 }
 
 # Stages kept in files of their own.

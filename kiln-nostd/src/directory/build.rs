@@ -349,7 +349,7 @@ fn check<S: Sink>(specs: &[TensorSpec<'_>], w: &Writer<S>) -> Result<Plan> {
             .as_bytes()
     };
     if named {
-        if let (Some(i), _) = super::names::first_repeat(count, name_of) {
+        if let (Some(i), _) = super::names::first_repeat(count, name_of, None) {
             return Err(refuse("tensor name repeats an earlier name").in_tensor(i));
         }
     }

@@ -66,14 +66,27 @@ impl<'a> Directory<'a> {
 
     /// Checks a standalone block under `limits`.
     pub fn parse_with(buf: &'a [u8], limits: Limits) -> Result<Directory<'a>> {
-        parse::parse(buf, limits, Placement::Standalone, false)
+        parse::parse(buf, limits, Placement::Standalone, false, None)
+    }
+
+    /// [`Directory::parse_with`], with `scratch` (one `u32` per tensor) for
+    /// the name uniqueness check: O(n log n) for names in any order with no
+    /// allocator. Without it, a firmware build (no `alloc`) checks more than
+    /// 256 unsorted names chunk by chunk, which costs O(n²/256); sorted
+    /// names take one pass either way. A `scratch` too small is not used.
+    pub fn parse_with_scratch(
+        buf: &'a [u8],
+        limits: Limits,
+        scratch: &mut [u32],
+    ) -> Result<Directory<'a>> {
+        parse::parse(buf, limits, Placement::Standalone, false, Some(scratch))
     }
 
     /// Checks the block at the start of `buf`, which may continue with
     /// other data (a `tensors` field followed by more fields).
     /// [`Directory::block_len`] says where the block ends.
     pub fn parse_prefix(buf: &'a [u8], limits: Limits) -> Result<Directory<'a>> {
-        parse::parse(buf, limits, Placement::Field, false)
+        parse::parse(buf, limits, Placement::Field, false, None)
     }
 
     /// Reads a block this process just wrote. Every bound is still checked,
@@ -81,7 +94,7 @@ impl<'a> Directory<'a> {
     /// and the quantization rules are skipped: [`TensorView::name`] of a
     /// bad name is `None`, and quantization links may be nonsense.
     pub fn parse_trusted(buf: &'a [u8], limits: Limits) -> Result<Directory<'a>> {
-        parse::parse(buf, limits, Placement::Standalone, true)
+        parse::parse(buf, limits, Placement::Standalone, true, None)
     }
 
     /// How many tensors.
@@ -154,6 +167,7 @@ impl<'a> Directory<'a> {
             Limits::uniform(crate::WIRE_MAX),
             Placement::Standalone,
             true,
+            None,
         )
     }
 
@@ -580,8 +594,14 @@ impl<'de> Decode<'de> for Directory<'de> {
     /// where it ends.
     fn decode(r: &mut Reader<'de>) -> Result<Self> {
         let at = r.position();
-        let mut dir = parse::parse(r.unread(), r.limits(), Placement::Field, r.is_trusted())
-            .map_err(|e| e.shifted(at))?;
+        let mut dir = parse::parse(
+            r.unread(),
+            r.limits(),
+            Placement::Field,
+            r.is_trusted(),
+            None,
+        )
+        .map_err(|e| e.shifted(at))?;
         dir.offset = at;
         r.skip(dir.block_len(), "directory block")?;
         Ok(dir)

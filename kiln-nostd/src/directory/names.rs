@@ -6,11 +6,15 @@
 //! with no index at all. Otherwise the indices are sorted by name:
 //!
 //! - with the `alloc` feature, in a vector: O(n log n);
-//! - without it, in a fixed 256-entry stack buffer (1 KiB): O(n log n) up
-//!   to 256 names; a larger unsorted directory is checked chunk by chunk
-//!   (each chunk sorted, every later name binary-searched in it), which is
-//!   O(n² / 256 · log 256) — about 19 million name comparisons for the
-//!   24,790 names that the 16-bit heap offsets allow at most.
+//! - in caller scratch ([`Directory::parse_with_scratch`], one `u32` per
+//!   tensor): O(n log n) with no allocator;
+//! - otherwise, without an allocator, in a fixed 256-entry stack buffer
+//!   (1 KiB): O(n log n) up to 256 names; a larger unsorted directory is
+//!   checked chunk by chunk (each chunk sorted, every later name
+//!   binary-searched in it), O(n² / 256 · log 256). No method does better
+//!   with constant extra memory over read-only bytes, which is why the
+//!   scratch path exists; the 16-bit heap offsets cap a directory at 65,535
+//!   names, so even this path is bounded.
 //!
 //! A directory that names its tensors has at most 65,535 of them (every
 //! name is at least one byte at a distinct 16-bit offset), so a tensor
@@ -29,10 +33,22 @@ const STACK_NAMES: usize = 256;
 /// with `name(i) == name(j)` for some `j < i`), and whether the names are
 /// in strictly increasing byte order. `name(i)` empty means unnamed;
 /// unnamed tensors take no part.
-pub(crate) fn first_repeat<'n>(count: u32, name: impl Fn(u32) -> &'n [u8]) -> (Option<u32>, bool) {
+pub(crate) fn first_repeat<'n>(
+    count: u32,
+    name: impl Fn(u32) -> &'n [u8],
+    scratch: Option<&mut [u32]>,
+) -> (Option<u32>, bool) {
     let increasing = (1..count).all(|i| name(i.saturating_sub(1)) < name(i));
     if increasing {
         return (None, true);
+    }
+    // Caller scratch large enough: one sort, O(n log n), no allocator.
+    if let Some(order) = scratch.and_then(|s| s.get_mut(..count as usize)) {
+        for (slot, i) in order.iter_mut().zip(0..count) {
+            *slot = i;
+        }
+        sort_by_name(order, &name);
+        return (repeat_in_sorted(order, &name), false);
     }
     (first_repeat_unsorted(count, &name), false)
 }

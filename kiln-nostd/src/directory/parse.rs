@@ -52,6 +52,7 @@ pub(crate) fn parse<'a>(
     limits: Limits,
     placement: Placement,
     trusted: bool,
+    scratch: Option<&mut [u32]>,
 ) -> Result<Directory<'a>> {
     // Step 1: magic, and a whole header.
     if buf.len() < MAGIC.len() {
@@ -172,7 +173,7 @@ pub(crate) fn parse<'a>(
         names_sorted: false,
     };
 
-    dir.names_sorted = check_names(&dir, trusted)?;
+    dir.names_sorted = check_names(&dir, trusted, scratch)?;
     check_shapes_and_ranges(&dir, payload_bytes)?;
     check_canonical_placement(&dir, payload_bytes)?;
     check_payload_bits_and_quant(&dir, trusted)?;
@@ -191,7 +192,7 @@ pub(crate) fn parse<'a>(
 /// Step 8: (a) reserved descriptor bytes, (b) flag rules and every name and
 /// layout slice against the canonical heap, (c) UTF-8, (d) unique names.
 /// Returns whether the names are in strictly increasing byte order.
-fn check_names(dir: &Directory<'_>, trusted: bool) -> Result<bool> {
+fn check_names(dir: &Directory<'_>, trusted: bool, scratch: Option<&mut [u32]>) -> Result<bool> {
     // (a)
     for i in 0..dir.tensor_count {
         let record = dir.record(i);
@@ -277,7 +278,7 @@ fn check_names(dir: &Directory<'_>, trusted: bool) -> Result<bool> {
     if !named {
         return Ok(false);
     }
-    let (repeat, sorted) = names::first_repeat(dir.tensor_count, |i| dir.name_at(i));
+    let (repeat, sorted) = names::first_repeat(dir.tensor_count, |i| dir.name_at(i), scratch);
     if let Some(i) = repeat {
         return Err(dir.fault_in(i, Code::Type, "tensor name repeats an earlier name", 4));
     }
