@@ -1,5 +1,5 @@
-//! `Directory::parse`: the one gate. It runs the wire text's check order,
-//! steps 1 to 12, each step over every descriptor before the next starts,
+//! `Directory::parse`: the one gate. It runs the check order of `spec/kiln-v2.md`
+//! section 14, steps 1 to 12, each step over every descriptor before the next starts,
 //! so that a block with several faults reports the same first fault in
 //! every reader. Nothing is allocated; the cost is proportional to the
 //! tensor count, the name bytes and the alignment gaps, plus one pass over
