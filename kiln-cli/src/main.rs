@@ -3,9 +3,14 @@
 //! ```text
 //! kiln check [--type TYPE] [--framed] [--cap N] FILE
 //! kiln convert [--quiet] IN OUT
+//! kiln inspect [--type TYPE] [--cap N] [--json] FILE
+//! kiln decode [--type TYPE] [--framed] [--cap N] [--preview] [--compact] FILE
+//! kiln encode [--type TYPE] [--framed] [--cap N] [-o OUT] [FILE]
+//! kiln gen [--name NAME] SCHEMA.json
+//! kiln type SCHEMA.json
 //! ```
 //!
-//! One module per subcommand (`check.rs`, `convert.rs`), each with a
+//! One module per subcommand (`check.rs`, `convert.rs`, ...), each with a
 //! `run(args) -> ExitCode` taking the arguments after the subcommand's
 //! name; this file only dispatches. A new subcommand is a new module and
 //! one line in [`COMMANDS`].
@@ -16,7 +21,12 @@
 use std::process::ExitCode;
 
 mod check;
+mod common;
 mod convert;
+mod decode;
+mod encode;
+mod jsonform;
+mod jsontext;
 
 /// A subcommand: its name, one line of help, its usage line and its entry
 /// point.
@@ -39,6 +49,18 @@ const COMMANDS: &[Command] = &[
         about: "convert safetensors or GGUF to Kiln, and back",
         usage: convert::USAGE,
         run: convert::run,
+    },
+    Command {
+        name: "decode",
+        about: "print a Kiln value as JSON",
+        usage: decode::USAGE,
+        run: decode::run,
+    },
+    Command {
+        name: "encode",
+        about: "write the Kiln bytes of a JSON value",
+        usage: encode::USAGE,
+        run: encode::run,
     },
 ];
 
