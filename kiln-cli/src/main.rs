@@ -25,8 +25,11 @@ mod common;
 mod convert;
 mod decode;
 mod encode;
+mod gen;
 mod jsonform;
 mod jsontext;
+mod schema_json;
+mod types;
 
 /// A subcommand: its name, one line of help, its usage line and its entry
 /// point.
@@ -61,6 +64,18 @@ const COMMANDS: &[Command] = &[
         about: "write the Kiln bytes of a JSON value",
         usage: encode::USAGE,
         run: encode::run,
+    },
+    Command {
+        name: "gen",
+        about: "print Rust #[derive(Frozen)] structs for a JSON Schema",
+        usage: gen::USAGE,
+        run: gen::run,
+    },
+    Command {
+        name: "type",
+        about: "print the Kiln type text and hash of a JSON Schema",
+        usage: types::USAGE,
+        run: types::run,
     },
 ];
 
