@@ -128,6 +128,17 @@ impl Failure {
     }
 }
 
+/// The outcome of writing standard output: a reader that stopped early
+/// (`kiln inspect big.gguf | head`) is not an error.
+pub fn output_result(written: std::io::Result<()>) -> Result<(), Failure> {
+    match written {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(Failure::usage(format!("cannot write standard output: {e}")))
+        }
+        _ => Ok(()),
+    }
+}
+
 /// Parses `--cap N`.
 pub fn parse_cap(value: Option<&String>) -> Result<Limits, String> {
     let cap: u64 = value

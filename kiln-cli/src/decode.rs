@@ -127,7 +127,7 @@ fn decode(args: &DecodeArgs) -> Result<(), Failure> {
             w.write_all(b"\n")?;
             w.flush()
         })
-        .map_err(|e| Failure::usage(format!("cannot write standard output: {e}")))
+        .map_or_else(|e| crate::common::output_result(Err(e)), Ok)
 }
 
 /// Runs `kiln decode` with the arguments after `decode`.

@@ -123,11 +123,6 @@ impl<'a> Raw<'a> {
         (self.raw.get().as_ptr() as usize).saturating_sub(self.doc.as_ptr() as usize)
     }
 
-    /// The value's text.
-    pub fn text(&self) -> &'a str {
-        self.raw.get()
-    }
-
     /// An error at this value.
     pub fn error(&self, message: impl Into<String>) -> JsonError {
         JsonError::new(self.offset(), message)
@@ -229,11 +224,6 @@ impl<'a> Object<'a> {
     /// The members left, in document order.
     pub fn into_members(self) -> Vec<(String, Raw<'a>)> {
         self.members
-    }
-
-    /// Where the object is.
-    pub fn raw(&self) -> Raw<'a> {
-        self.at
     }
 }
 

@@ -26,6 +26,7 @@ mod convert;
 mod decode;
 mod encode;
 mod gen;
+mod inspect;
 mod jsonform;
 mod jsontext;
 mod schema_json;
@@ -52,6 +53,12 @@ const COMMANDS: &[Command] = &[
         about: "convert safetensors or GGUF to Kiln, and back",
         usage: convert::USAGE,
         run: convert::run,
+    },
+    Command {
+        name: "inspect",
+        about: "show the tensors and metadata of a Kiln, safetensors or GGUF file",
+        usage: inspect::USAGE,
+        run: inspect::run,
     },
     Command {
         name: "decode",
