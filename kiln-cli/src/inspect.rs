@@ -39,7 +39,7 @@ usage: kiln inspect [--type TYPE] [--cap N] [--json] FILE
                a directory
   --cap N      count cap and byte-run cap for a Kiln value (default
                4294967295, the wire maximum)
-  --json       machine output (its shape: spec/json.md, section 9)
+  --json       machine output (its shape: spec/json.md, section 8)
 
 The format comes from the content (KLN0 frame, KLNT directory, GGUF magic,
 safetensors header), from the extension (.kiln .safetensors .gguf) only when
@@ -731,7 +731,7 @@ fn report(args: &InspectArgs, input: &[u8]) -> Result<Report, Failure> {
             })
         }
         _ => Err(Failure::invalid(format!(
-            "{file}: not a Kiln message (KLN0) or directory (KLNT), GGUF or safetensors file, \
+            "{file}: at byte 0: not a Kiln message (KLN0) or directory (KLNT), GGUF or safetensors file, \
              and its name does not end in .kiln, .gguf or .safetensors"
         ))),
     }

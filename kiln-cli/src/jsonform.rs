@@ -454,7 +454,7 @@ fn zero_value(ty: TypeRef<'_, '_>) -> Value {
 }
 
 fn hex(s: &str) -> Result<Vec<u8>, String> {
-    if s.len() % 2 != 0 {
+    if !s.len().is_multiple_of(2) {
         return Err(format!("{} hex digits, an odd number", s.len()));
     }
     let digit = |c: u8| match c {
@@ -737,7 +737,7 @@ mod tests {
         let compiled = CompiledType::<64>::parse("struct{a:i64,b:list<u8>,}").unwrap();
         let cases = [
             (r#"{"a":9007199254740993,"b":""}"#, 5, "beyond 2^53-1"),
-            (r#"{"a":"1","b":"0g"}"#, 14, "hex"),
+            (r#"{"a":"1","b":"0g"}"#, 13, "hex"),
             (r#"{"a":"1"}"#, 0, "no member \"b\""),
             (r#"{"a":"1","b":"","a":"2"}"#, 20, "twice"),
             (r#"{"a":"1","b":"","c":1}"#, 20, "unknown member"),
