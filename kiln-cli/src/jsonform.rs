@@ -355,11 +355,13 @@ fn read_value(ty: TypeRef<'_, '_>, raw: Raw<'_>, path: &Path) -> Result<Value, J
             _ => Err(expected(raw, path, "a string (str)")),
         },
         NodeKind::Tensors => read_directory(raw, path),
-        NodeKind::List if ty.is_bytes() => match raw.node()? {
-            Node::String(s) => hex(&s)
-                .map(Value::Bytes)
-                .map_err(|what| raw.error(format!("{path}: list<u8> is a hex string: {what}"))),
-            _ => Err(expected(raw, path, "a hex string (list<u8>)")),
+        NodeKind::List if ty.is_bytes() => match hex_value(raw) {
+            Ok(Some(bytes)) => Ok(Value::Bytes(bytes)),
+            Ok(None) => Err(expected(raw, path, "a hex string (list<u8>)")),
+            Err(e) => Err(JsonError::new(
+                e.offset,
+                format!("{path}: list<u8> is a hex string: {}", e.message),
+            )),
         },
         NodeKind::List => {
             let element = ty.element().ok_or_else(|| raw.error("bad type"))?;
@@ -463,14 +465,26 @@ fn hex(s: &str) -> Result<Vec<u8>, String> {
         b'A'..=b'F' => Some(c - b'A' + 10),
         _ => None,
     };
-    s.as_bytes()
-        .chunks(2)
-        .enumerate()
-        .map(|(i, pair)| match (digit(pair[0]), digit(pair[1])) {
-            (Some(h), Some(l)) => Ok(h << 4 | l),
-            _ => Err(format!("character {} is not a hex digit", 2 * i)),
-        })
-        .collect()
+    let mut out = Vec::with_capacity(s.len() / 2);
+    for (i, pair) in s.as_bytes().chunks_exact(2).enumerate() {
+        match (digit(pair[0]), digit(pair[1])) {
+            (Some(h), Some(l)) => out.push(h << 4 | l),
+            _ => return Err(format!("character {} is not a hex digit", 2 * i)),
+        }
+    }
+    Ok(out)
+}
+
+/// A hex string's bytes; a plain string is read in place.
+fn hex_value(raw: Raw<'_>) -> Result<Option<Vec<u8>>, JsonError> {
+    let text = match raw.plain_str() {
+        Some(text) => return Ok(Some(hex(text).map_err(|w| raw.error(w))?)),
+        None => match raw.node()? {
+            Node::String(s) => s,
+            _ => return Ok(None),
+        },
+    };
+    hex(&text).map(Some).map_err(|w| raw.error(w))
 }
 
 /// A float's bits from a `"0x…"` string of exactly `digits` hex digits.
@@ -650,9 +664,15 @@ fn read_tensor(raw: Raw<'_>, path: &Path) -> Result<OwnedTensor, JsonError> {
         }
         return Err(raw.error(format!("{what} has no member \"hex\" (its payload)")));
     };
-    let payload = match hex_raw.node()? {
-        Node::String(s) => hex(&s).map_err(|w| hex_raw.error(format!("{path}.hex: {w}")))?,
-        _ => return Err(expected(hex_raw, &path.field("hex"), "a hex string")),
+    let payload = match hex_value(hex_raw) {
+        Ok(Some(bytes)) => bytes,
+        Ok(None) => return Err(expected(hex_raw, &path.field("hex"), "a hex string")),
+        Err(e) => {
+            return Err(JsonError::new(
+                e.offset,
+                format!("{path}.hex: {}", e.message),
+            ))
+        }
     };
     obj.finish(&what)?;
     Ok(OwnedTensor {

@@ -133,6 +133,14 @@ impl<'a> Raw<'a> {
         serde_json::from_str(self.raw.get()).map_err(|e| self.error(format!("not JSON: {e}")))
     }
 
+    /// A string without escapes, borrowed as it is in the document (the
+    /// fast way to a long hex payload); `None` for anything else.
+    pub fn plain_str(&self) -> Option<&'a str> {
+        let text = self.raw.get();
+        let inner = text.strip_prefix('"')?.strip_suffix('"')?;
+        (!inner.contains('\\')).then_some(inner)
+    }
+
     /// This value, one level deep.
     pub fn node(&self) -> Result<Node<'a>, JsonError> {
         let text = self.raw.get();
