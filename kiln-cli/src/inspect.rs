@@ -603,12 +603,33 @@ fn kiln_report(
     ty.walk(input, options, &mut c)
         .map_err(|e| Failure::kiln(file, e))?;
     let mut meta = Vec::new();
+    let mut gguf = None;
     match message {
         Some(MessageType::Gguf) => {
-            // metadata[i].key, .type, .value: one entry per pair.
+            // version, then metadata[i].key, .type, .value: one entry per
+            // pair; the version and alignment as for a GGUF file.
             let (mut key, mut kind) = (String::new(), String::new());
+            let mut alignment = kiln_convert::gguf::DEFAULT_ALIGNMENT;
             for (path, leaf) in &c.leaves {
                 match leaf {
+                    Leaf::Scalar(ScalarValue::U32(v)) if path == "version" => {
+                        gguf = Some((*v, alignment))
+                    }
+                    Leaf::Bytes(b)
+                        if path.ends_with("].value")
+                            && key == kiln_convert::gguf::ALIGNMENT_KEY
+                            && kind == "u32" =>
+                    {
+                        if let Ok(a) = <[u8; 4]>::try_from(*b) {
+                            alignment = u32::from_le_bytes(a).into();
+                            gguf = gguf.map(|(v, _)| (v, alignment));
+                        }
+                        meta.push(Meta {
+                            key: std::mem::take(&mut key),
+                            json: value_json(&kind, b),
+                            ty: Some(std::mem::take(&mut kind)),
+                        })
+                    }
                     Leaf::Str(s) if path.ends_with("].key") => key = s.to_string(),
                     Leaf::Str(s) if path.ends_with("].type") => kind = s.to_string(),
                     Leaf::Bytes(b) if path.ends_with("].value") => meta.push(Meta {
@@ -660,7 +681,7 @@ fn kiln_report(
         format: "kiln",
         size: input.len() as u64,
         kiln: Some((type_text.to_string(), hash, message)),
-        gguf: None,
+        gguf,
         meta,
         groups: c
             .dirs

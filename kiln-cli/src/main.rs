@@ -93,10 +93,17 @@ fn help() -> String {
     }
     text.push_str("\nusage:\n");
     for c in COMMANDS {
-        text.push_str(&format!("  {}\n", c.usage));
+        text.push_str(&format!("  {}\n", c.usage.trim_start_matches("usage: ")));
     }
-    text.push_str("\n`kiln COMMAND --help` describes one command.\n");
-    text.push_str("\nexample:\n  kiln convert model.safetensors model.kiln");
+    text.push_str("\n`kiln COMMAND --help` describes one command, with examples.\n");
+    text.push_str(
+        "\nExit status: 0 done; 1 the input is invalid (one `error:` line: the wire code\n\
+         or the reason, and the byte offset); 2 usage or I/O error.\n",
+    );
+    text.push_str(
+        "\nexamples:\n  kiln convert model.safetensors model.kiln\n  kiln inspect model.kiln\n  \
+         kiln decode --preview model.kiln",
+    );
     text
 }
 
