@@ -17,6 +17,8 @@
 #   differential  Python reference vs Rust check on 4,000 mutated golden cases
 #   convert    kiln convert on real safetensors and GGUF files, both ways
 #              (scripts/stages/convert.sh)
+#   cli        kiln decode/encode against the Python reference's JSON form
+#              (scripts/stages/cli.sh)
 #   thumb      kiln-nostd for thumbv7em-none-eabihf, without and with defmt+derive
 #   bigendian  kiln-nostd tests + doc tests on s390x and powerpc64 (qemu-user)
 #   firmware   Cortex-M3 under qemu-system-arm: demo, defmt-test golden suite,
@@ -27,7 +29,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$PWD"
 
-ALL_STAGES=(fmt clippy doc python test package demo differential convert thumb bigendian firmware nopanic wasm)
+ALL_STAGES=(fmt clippy doc python test package demo differential convert cli thumb bigendian firmware nopanic wasm)
 if [ $# -gt 0 ]; then STAGES=("$@"); else STAGES=("${ALL_STAGES[@]}"); fi
 for stage in "${STAGES[@]}"; do
     [[ " ${ALL_STAGES[*]} " == *" $stage "* ]] || { echo "unknown stage: $stage (${ALL_STAGES[*]})" >&2; exit 2; }
@@ -195,6 +197,7 @@ stage_wasm() {
 
 # Stages kept in files of their own.
 source "$ROOT/scripts/stages/convert.sh"
+source "$ROOT/scripts/stages/cli.sh"
 
 # ---------------------------------------------------------------------------
 
