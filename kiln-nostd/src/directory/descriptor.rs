@@ -223,6 +223,7 @@ impl Fields for Record<'_> {
 
 impl Descriptor {
     /// Decodes the fields of one record (reserved bytes are not looked at).
+    #[inline]
     pub fn read(record: Record<'_>) -> Descriptor {
         Descriptor {
             dtype: record.dtype(),

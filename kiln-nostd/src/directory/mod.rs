@@ -158,6 +158,7 @@ impl<'a> Directory<'a> {
     }
 
     /// Tensor `index`, in descriptor order.
+    #[inline]
     pub fn get(&self, index: usize) -> Option<TensorView<'a>> {
         let index = u32::try_from(index)
             .ok()
@@ -183,9 +184,14 @@ impl<'a> Directory<'a> {
 
     /// Descriptor `index`, read in place (all zeros past the end, which
     /// the parser's bounds make unreachable).
+    #[inline]
     fn record(&self, index: u32) -> Record<'a> {
         static ZEROS: [u8; 128] = [0u8; 128];
-        let start = self.record_start(index);
+        // Callers pass indices below the count, whose records lie inside
+        // the block; the bounds check below covers any other.
+        let start = (index as usize)
+            .wrapping_mul(DESCRIPTOR_LEN as usize)
+            .wrapping_add(HEADER_LEN as usize);
         // `first_chunk` has no length-mismatch path, so no panic survives
         // in the decoder (the no-panic firmware build links only then).
         Record(
@@ -210,6 +216,7 @@ impl<'a> Directory<'a> {
         )
     }
 
+    #[inline]
     fn descriptor(&self, index: u32) -> Descriptor {
         Descriptor::read(self.record(index))
     }
@@ -247,6 +254,7 @@ impl<'a> Directory<'a> {
     }
 
     /// Payload bytes `[start, end)` measured from the payload base.
+    #[inline]
     fn payload_region(&self, start: u64, end: u64) -> &'a [u8] {
         let to_abs = |v: u64| {
             usize::try_from(v)
@@ -259,6 +267,7 @@ impl<'a> Directory<'a> {
         }
     }
 
+    #[inline]
     fn payload_of(&self, d: &Descriptor) -> &'a [u8] {
         self.payload_region(d.byte_offset, d.range_end().unwrap_or(0))
     }
@@ -447,6 +456,7 @@ impl<'a> TensorView<'a> {
     }
 
     /// The raw little-endian payload, borrowed from the buffer.
+    #[inline]
     pub fn bytes(&self) -> &'a [u8] {
         self.dir.payload_of(&self.desc)
     }

@@ -198,23 +198,30 @@ fn repeat_in_sorted<'n>(order: &[u32], name: &impl Fn(u32) -> &'n [u8]) -> Optio
 /// prefixes, and this stays inline where a `memcmp` call would not.
 #[inline]
 pub(crate) fn cmp_bytes(a: &[u8], b: &[u8]) -> Ordering {
-    let mut i = 0usize;
-    while let (Some(x), Some(y)) = (
-        a.get(i..).and_then(<[u8]>::first_chunk::<8>),
-        b.get(i..).and_then(<[u8]>::first_chunk::<8>),
-    ) {
-        if x != y {
-            return u64::from_be_bytes(*x).cmp(&u64::from_be_bytes(*y));
-        }
-        i = i.saturating_add(8);
-    }
-    let (a, b) = (a.get(i..).unwrap_or(&[]), b.get(i..).unwrap_or(&[]));
-    for (x, y) in a.iter().zip(b) {
-        if x != y {
-            return x.cmp(y);
+    let n = a.len().min(b.len());
+    let (Some(head_a), Some(head_b)) = (a.get(..n), b.get(..n)) else {
+        return a.cmp(b);
+    };
+    let (mut words_a, mut words_b) = (head_a.chunks_exact(8), head_b.chunks_exact(8));
+    for (x, y) in (&mut words_a).zip(&mut words_b) {
+        if let (Some(x), Some(y)) = (x.first_chunk::<8>(), y.first_chunk::<8>()) {
+            if x != y {
+                return u64::from_be_bytes(*x).cmp(&u64::from_be_bytes(*y));
+            }
         }
     }
-    a.len().cmp(&b.len())
+    // Both remainders have the same length (n % 8): zero-padded, they
+    // compare as the bytes do.
+    let tail = |rest: &[u8]| {
+        let mut word = [0u8; 8];
+        for (slot, &b) in word.iter_mut().zip(rest) {
+            *slot = b;
+        }
+        u64::from_be_bytes(word)
+    };
+    tail(words_a.remainder())
+        .cmp(&tail(words_b.remainder()))
+        .then(a.len().cmp(&b.len()))
 }
 
 /// Slots a name may sit past its hash's slot before the hash index gives
@@ -264,6 +271,7 @@ impl<'a> Directory<'a> {
     /// message. For repeated lookups in a large unsorted directory, build a
     /// [`NameIndex`] once ([`Directory::index_names_in`], or
     /// [`Directory::index_names`] with `alloc`).
+    #[inline]
     pub fn by_name(&self, name: &str) -> Option<TensorView<'a>> {
         if name.is_empty() || !self.has_names() {
             return None;
@@ -430,6 +438,7 @@ pub struct NameIndex<'a, S> {
 
 impl<'a, S: AsRef<[u16]>> NameIndex<'a, S> {
     /// The tensor named `name`, in O(log n).
+    #[inline]
     pub fn get(&self, name: &str) -> Option<TensorView<'a>> {
         let order = self.order.as_ref();
         let needle = name.as_bytes();
