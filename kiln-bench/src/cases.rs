@@ -368,9 +368,10 @@ fn copy_case(id: &str, scale: Scale) -> Case {
     let mib = count * 4 / (1024 * 1024);
     let host: Vec<f32> = (0..count).map(|i| i as f32 * 0.5).collect();
     let shape = [count as u64];
-    let block = kiln_nostd::to_vec(&kiln_nostd::Tensors(&[
-        kiln_nostd::TensorSpec::from_host(&shape, &host).named("w"),
-    ]))
+    let block = kiln_nostd::to_vec(&kiln_nostd::Tensors(&[kiln_nostd::TensorSpec::from_host(
+        &shape, &host,
+    )
+    .named("w")]))
     .expect("encodes");
     let f = Rc::new(std::cell::RefCell::new(CopyFixture {
         block,
@@ -443,7 +444,9 @@ fn copy_case(id: &str, scale: Scale) -> Case {
 }
 
 fn frozen_case(id: &str, row: &str, peer: &str) -> Option<Case> {
-    use crate::fixtures::{telemetry, Scalars, Telemetry, TelemetryKilnRef, TelemetrySerdeRef, SCALARS};
+    use crate::fixtures::{
+        telemetry, Scalars, Telemetry, TelemetryKilnRef, TelemetrySerdeRef, SCALARS,
+    };
     use kiln_nostd::{from_bytes, to_slice, to_vec, PodList};
 
     let bincode_cfg = bincode::config::standard();

@@ -121,7 +121,8 @@ pub fn specs(count: usize, names: Names, payloads: Payloads) -> Vec<Spec> {
             };
             let (dtype, shape) = match payloads {
                 Payloads::Model => {
-                    let dtype = [Dtype::F32, Dtype::Bf16, Dtype::F16][(rng.next_u64() % 3) as usize];
+                    let dtype =
+                        [Dtype::F32, Dtype::Bf16, Dtype::F16][(rng.next_u64() % 3) as usize];
                     let shape = if i % 10 >= 4 && i % 10 != 5 && i % 10 != 6 && i % 10 != 7 {
                         vec![rng.range(8, 4096)]
                     } else {

@@ -249,7 +249,10 @@ impl<'a> Directory<'a> {
     #[inline]
     fn name_at(&self, index: u32) -> &'a [u8] {
         let heap_start = self.heap_start();
-        let (records, heap) = self.block.split_at_checked(heap_start).unwrap_or((&[], &[]));
+        let (records, heap) = self
+            .block
+            .split_at_checked(heap_start)
+            .unwrap_or((&[], &[]));
         name_in(records, heap, index as usize)
     }
 

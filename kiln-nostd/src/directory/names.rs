@@ -97,7 +97,10 @@ fn first_repeat_unsorted<'n>(count: u32, name: &impl Fn(u32) -> &'n [u8]) -> Opt
 /// than [`MAX_PROBE`] slots from its hash's slot.
 #[cfg(feature = "alloc")]
 fn first_repeat_hashed<'n>(count: u32, name: &impl Fn(u32) -> &'n [u8]) -> Option<Option<u32>> {
-    let slots = (count as usize).saturating_mul(2).next_power_of_two().max(8);
+    let slots = (count as usize)
+        .saturating_mul(2)
+        .next_power_of_two()
+        .max(8);
     let mask = slots.wrapping_sub(1);
     let mut table = alloc::vec![u32::MAX; slots];
     for i in 0..count {

@@ -253,7 +253,10 @@ fn check_names(dir: &Directory<'_>, trusted: bool) -> Result<bool> {
     // UTF-8 slices; otherwise each slice is checked, in order.
     if !trusted && !dir.heap().is_ascii() {
         for (i, r) in dir.records() {
-            for (off, len) in [(r.name_off(), r.name_len()), (r.layout_off(), r.layout_len())] {
+            for (off, len) in [
+                (r.name_off(), r.name_len()),
+                (r.layout_off(), r.layout_len()),
+            ] {
                 let bytes = dir.heap_slice(off, len);
                 if let Err(e) = core::str::from_utf8(bytes) {
                     let at = dir

@@ -260,7 +260,20 @@ mod tests {
     #[test]
     fn portable_division_agrees_with_the_machine() {
         let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
-        let divisors = [1u32, 2, 3, 7, 18, 32, 144, 255, 65_535, 65_536, 0x8000_0001, u32::MAX];
+        let divisors = [
+            1u32,
+            2,
+            3,
+            7,
+            18,
+            32,
+            144,
+            255,
+            65_535,
+            65_536,
+            0x8000_0001,
+            u32::MAX,
+        ];
         for _ in 0..2_000 {
             x ^= x << 13;
             x ^= x >> 7;
