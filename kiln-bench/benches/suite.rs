@@ -20,7 +20,7 @@ fn suite(c: &mut Criterion) {
         let mut group = c.benchmark_group(&id);
         group.bench_function("kiln", |b| b.iter(|| (case.kiln)()));
         if let Some((_, peer)) = case.peer.as_mut() {
-            group.bench_function("peer", |b| b.iter(|| peer()));
+            group.bench_function("peer", |b| b.iter(&mut *peer));
         }
         group.finish();
     }
