@@ -25,11 +25,13 @@
 #              flash/RAM report
 #   nopanic    release firmware whose link fails if any panic path survives
 #   wasm       kiln-nostd tests in node (wasm-bindgen-test-runner)
+#   bench      smoke run of the benchmark table (scripts/bench.sh --quick;
+#              scripts/stages/bench.sh): tiny sizes, no assertion on time
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$PWD"
 
-ALL_STAGES=(fmt clippy doc python test package demo differential convert cli thumb bigendian firmware nopanic wasm)
+ALL_STAGES=(fmt clippy doc python test package demo differential convert cli thumb bigendian firmware nopanic wasm bench)
 if [ $# -gt 0 ]; then STAGES=("$@"); else STAGES=("${ALL_STAGES[@]}"); fi
 for stage in "${STAGES[@]}"; do
     [[ " ${ALL_STAGES[*]} " == *" $stage "* ]] || { echo "unknown stage: $stage (${ALL_STAGES[*]})" >&2; exit 2; }
@@ -198,6 +200,7 @@ stage_wasm() {
 # Stages kept in files of their own.
 source "$ROOT/scripts/stages/convert.sh"
 source "$ROOT/scripts/stages/cli.sh"
+source "$ROOT/scripts/stages/bench.sh"
 
 # ---------------------------------------------------------------------------
 

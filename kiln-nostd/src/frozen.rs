@@ -48,6 +48,17 @@ pub trait Frozen {
 pub trait Encode: Frozen {
     /// Appends the value to `w`.
     fn encode<S: Sink>(&self, w: &mut Writer<S>) -> Result<()>;
+
+    /// Appends `items` one after another: the elements of a list. Fixed-width
+    /// numbers write all their bytes at once (one copy on a little-endian
+    /// host); every other type encodes each element.
+    #[doc(hidden)]
+    fn encode_many<S: Sink>(items: &[Self], w: &mut Writer<S>) -> Result<()>
+    where
+        Self: Sized,
+    {
+        items.iter().try_for_each(|item| item.encode(w))
+    }
 }
 
 /// Reads a value, checking every rule of the format on the way.
@@ -58,6 +69,19 @@ pub trait Encode: Frozen {
 pub trait Decode<'de>: Frozen + Sized {
     /// Reads one value from `r`.
     fn decode(r: &mut Reader<'de>) -> Result<Self>;
+
+    /// Appends `count` elements read from `r` to `out`: the elements of a
+    /// list whose count has passed the allocation rule. Fixed-width numbers
+    /// copy their bytes at once (one copy on a little-endian host); every
+    /// other type decodes each element.
+    #[doc(hidden)]
+    #[cfg(feature = "alloc")]
+    fn decode_many(r: &mut Reader<'de>, count: u32, out: &mut alloc::vec::Vec<Self>) -> Result<()> {
+        decode_elements(r, count, |item| {
+            out.push(item);
+            Ok(())
+        })
+    }
 }
 
 // ---------------------------------------------------------------------------
@@ -116,6 +140,7 @@ impl Encode for bool {
 }
 
 impl<'de> Decode<'de> for bool {
+    #[inline]
     fn decode(r: &mut Reader<'de>) -> Result<Self> {
         let at = r.position();
         match r.u8("bool")? {
@@ -135,10 +160,28 @@ macro_rules! fixed_width {
             fn encode<S: Sink>(&self, w: &mut Writer<S>) -> Result<()> {
                 w.put(&self.to_le_bytes())
             }
+            fn encode_many<S: Sink>(items: &[Self], w: &mut Writer<S>) -> Result<()> {
+                order::write_le(items, w)
+            }
         }
         impl<'de> Decode<'de> for $ty {
+            #[inline]
             fn decode(r: &mut Reader<'de>) -> Result<Self> {
                 r.array(stringify!($ty)).map(<$ty>::from_le_bytes)
+            }
+            #[cfg(feature = "alloc")]
+            fn decode_many(
+                r: &mut Reader<'de>,
+                count: u32,
+                out: &mut alloc::vec::Vec<Self>,
+            ) -> Result<()> {
+                // The claim proved count * width bytes remain, so the
+                // storage below is bounded by the buffer.
+                let len = (count as usize).saturating_mul(core::mem::size_of::<$ty>());
+                let bytes = r.take(len, "list count beyond the bytes that remain")?;
+                let start = out.len();
+                out.resize(start.saturating_add(count as usize), <$ty>::default());
+                order::copy_into(bytes, out.get_mut(start..).unwrap_or_default()).map(drop)
             }
         }
     )*};
@@ -173,6 +216,7 @@ macro_rules! named_wide {
             }
         }
         impl<'de> Decode<'de> for $ty {
+            #[inline]
             fn decode(r: &mut Reader<'de>) -> Result<Self> {
                 <$inner>::decode(r).map($ty)
             }
@@ -331,14 +375,11 @@ pub(crate) fn list_cap(limits: crate::Limits, of_u8: bool) -> u32 {
     }
 }
 
-fn encode_list<'a, T: Encode + 'a, S: Sink>(
-    w: &mut Writer<S>,
-    items: impl ExactSizeIterator<Item = &'a T>,
-) -> Result<()> {
+fn encode_list<T: Encode, S: Sink>(w: &mut Writer<S>, items: &[T]) -> Result<()> {
     let cap = list_cap_of::<T>(w.limits());
     w.nested(|w| {
         w.count(items.len(), cap)?;
-        items.into_iter().try_for_each(|item| item.encode(w))
+        T::encode_many(items, w)
     })
 }
 
@@ -348,7 +389,7 @@ impl<T: Frozen, const N: usize> Frozen for heapless::Vec<T, N> {
 
 impl<T: Encode, const N: usize> Encode for heapless::Vec<T, N> {
     fn encode<S: Sink>(&self, w: &mut Writer<S>) -> Result<()> {
-        encode_list(w, self.iter())
+        encode_list(w, self.as_slice())
     }
 }
 
@@ -372,7 +413,7 @@ impl<T: Frozen> Frozen for [T] {
 
 impl<T: Encode> Encode for [T] {
     fn encode<S: Sink>(&self, w: &mut Writer<S>) -> Result<()> {
-        encode_list(w, self.iter())
+        encode_list(w, self)
     }
 }
 
@@ -382,7 +423,7 @@ impl<T: Frozen, const N: usize> Frozen for [T; N] {
 
 impl<T: Encode, const N: usize> Encode for [T; N] {
     fn encode<S: Sink>(&self, w: &mut Writer<S>) -> Result<()> {
-        encode_list(w, self.iter())
+        encode_list(w, self.as_slice())
     }
 }
 
@@ -1009,7 +1050,7 @@ mod owned {
 
     impl<T: Encode> Encode for Vec<T> {
         fn encode<S: Sink>(&self, w: &mut Writer<S>) -> Result<()> {
-            encode_list(w, self.iter())
+            encode_list(w, self.as_slice())
         }
     }
 
@@ -1059,10 +1100,7 @@ mod owned {
             r.nested(|r| {
                 let count = claim_list::<T>(r, usize::MAX)?;
                 let mut out = Vec::with_capacity(cautious_capacity::<T>(count));
-                decode_elements(r, count, |item| {
-                    out.push(item);
-                    Ok(())
-                })?;
+                T::decode_many(r, count, &mut out)?;
                 Ok(out)
             })
         }

@@ -17,7 +17,7 @@ pub use descriptor::{
 pub use names::NameIndex;
 pub use rules::element_count;
 
-use descriptor::{Descriptor, NO_INDEX};
+use descriptor::{Descriptor, Record, NO_INDEX};
 use parse::Placement;
 
 use crate::dtype::{Dtype, DtypeCode};
@@ -172,6 +172,7 @@ impl<'a> Directory<'a> {
     }
 
     /// Tensor `index`, in descriptor order.
+    #[inline]
     pub fn get(&self, index: usize) -> Option<TensorView<'a>> {
         let index = u32::try_from(index)
             .ok()
@@ -195,25 +196,58 @@ impl<'a> Directory<'a> {
             .saturating_add((index as usize).saturating_mul(DESCRIPTOR_LEN as usize))
     }
 
-    fn record(&self, index: u32) -> [u8; 128] {
-        let start = self.record_start(index);
+    /// Descriptor `index`, read in place (all zeros past the end, which
+    /// the parser's bounds make unreachable).
+    #[inline]
+    fn record(&self, index: u32) -> Record<'a> {
+        static ZEROS: [u8; 128] = [0u8; 128];
+        // Callers pass indices below the count, whose records lie inside
+        // the block; the bounds check below covers any other.
+        let start = (index as usize)
+            .wrapping_mul(DESCRIPTOR_LEN as usize)
+            .wrapping_add(HEADER_LEN as usize);
         // `first_chunk` has no length-mismatch path, so no panic survives
         // in the decoder (the no-panic firmware build links only then).
-        self.block
-            .get(start..)
-            .and_then(<[u8]>::first_chunk::<128>)
-            .copied()
-            .unwrap_or([0u8; 128])
+        Record(
+            self.block
+                .get(start..)
+                .and_then(<[u8]>::first_chunk::<128>)
+                .unwrap_or(&ZEROS),
+        )
     }
 
+    /// Every descriptor in order, with its index, read in place.
+    fn records(&self) -> impl Iterator<Item = (u32, Record<'a>)> {
+        let region = self
+            .block
+            .get(HEADER_LEN as usize..self.heap_start())
+            .unwrap_or(&[]);
+        (0u32..).zip(
+            region
+                .chunks_exact(DESCRIPTOR_LEN as usize)
+                .filter_map(<[u8]>::first_chunk::<128>)
+                .map(Record),
+        )
+    }
+
+    #[inline]
     fn descriptor(&self, index: u32) -> Descriptor {
-        Descriptor::read(&self.record(index))
+        Descriptor::read(self.record(index))
+    }
+
+    /// The name heap.
+    fn heap(&self) -> &'a [u8] {
+        let start = self.heap_start();
+        self.block
+            .get(start..start.saturating_add(self.name_bytes as usize))
+            .unwrap_or(&[])
     }
 
     fn heap_start(&self) -> usize {
         self.record_start(self.tensor_count)
     }
 
+    #[inline]
     fn heap_slice(&self, off: u16, len: u16) -> &'a [u8] {
         if len == 0 {
             return &[];
@@ -226,15 +260,18 @@ impl<'a> Directory<'a> {
 
     /// The name bytes of tensor `index` (empty when unnamed), read straight
     /// from the two fields of its record.
+    #[inline]
     fn name_at(&self, index: u32) -> &'a [u8] {
-        let field = self.record_start(index).saturating_add(4);
-        let Some(&[o0, o1, l0, l1]) = self.block.get(field..).and_then(<[u8]>::first_chunk) else {
-            return &[];
-        };
-        self.heap_slice(u16::from_le_bytes([o0, o1]), u16::from_le_bytes([l0, l1]))
+        let heap_start = self.heap_start();
+        let (records, heap) = self
+            .block
+            .split_at_checked(heap_start)
+            .unwrap_or((&[], &[]));
+        name_in(records, heap, index as usize)
     }
 
     /// Payload bytes `[start, end)` measured from the payload base.
+    #[inline]
     fn payload_region(&self, start: u64, end: u64) -> &'a [u8] {
         let to_abs = |v: u64| {
             usize::try_from(v)
@@ -247,6 +284,7 @@ impl<'a> Directory<'a> {
         }
     }
 
+    #[inline]
     fn payload_of(&self, d: &Descriptor) -> &'a [u8] {
         self.payload_region(d.byte_offset, d.range_end().unwrap_or(0))
     }
@@ -254,6 +292,22 @@ impl<'a> Directory<'a> {
     fn fault_in(&self, index: u32, code: Code, fault: &'static str, field: usize) -> Error {
         Error::wire(code, fault, self.record_start(index).saturating_add(field)).in_tensor(index)
     }
+}
+
+/// The name of tensor `index`, from the block's bytes before the heap
+/// (`records`, header included) and from the heap on (`heap`): two loads
+/// and two bounds checks, for the hot loop of a lookup.
+#[inline]
+fn name_in<'a>(records: &[u8], heap: &'a [u8], index: usize) -> &'a [u8] {
+    let field = (index << 7) | (HEADER_LEN as usize + 4);
+    let Some(&[o0, o1, l0, l1]) = records.get(field..).and_then(<[u8]>::first_chunk) else {
+        return &[];
+    };
+    let (off, len) = (
+        usize::from(u16::from_le_bytes([o0, o1])),
+        usize::from(u16::from_le_bytes([l0, l1])),
+    );
+    heap.get(off..off + len).unwrap_or(&[])
 }
 
 impl<'a> IntoIterator for &Directory<'a> {
@@ -419,6 +473,7 @@ impl<'a> TensorView<'a> {
     }
 
     /// The raw little-endian payload, borrowed from the buffer.
+    #[inline]
     pub fn bytes(&self) -> &'a [u8] {
         self.dir.payload_of(&self.desc)
     }
