@@ -2,7 +2,6 @@
 //! Rust facts and JavaScript values, the typed-array views, and errors as
 //! JS `Error` objects. No format logic lives here.
 
-use alloc::format;
 use alloc::string::String;
 
 use js_sys::{Array, Function, Object, Reflect, Uint8Array};
@@ -10,7 +9,7 @@ use kiln_nostd::dtype::Dtype;
 use kiln_nostd::{Error, Framing, Limits};
 use wasm_bindgen::prelude::*;
 
-use crate::open::{self, Opened, Source, TensorFacts, Val};
+use crate::open::{self, push_decimal, Opened, Source, TensorFacts, Val};
 
 #[wasm_bindgen(typescript_custom_section)]
 const TYPES: &'static str = r#"
@@ -41,17 +40,29 @@ export interface TensorInfo {
   quantScheme: number;
   axis: number | null;
   groupSize: number;
-  /** The scale tensor: file-wide index, index in the directory, name. */
+  /** The scale tensor: file-wide index and name. */
   scale: number | null;
-  scaleInDirectory: number | null;
   scaleName: string | null;
   outer: number | null;
-  outerInDirectory: number | null;
   outerName: string | null;
   /** Bytes per element of its typed array (1 for one-byte, packed, opaque). */
   elementAlign: number;
   /** Whether `view` is zero-copy (the absolute offset suits the element type). */
   aligned: boolean;
+}
+
+/** The file as a whole. */
+export interface FileHeader {
+  byteLength: number;
+  /** Canonical type text ("tensors" for a bare directory). */
+  typeText: string;
+  framed: boolean;
+  /** FNV-1a 64 of the type text (what a frame carries). */
+  schemaHash: bigint;
+  tensorCount: number;
+  directoryCount: number;
+  /** Bytes copied into wasm memory for the check; payload interiors are not. */
+  copiedBytes: number;
 }
 
 /** One `tensors` value of the file. */
@@ -103,9 +114,13 @@ export interface KilnError extends Error {
 }
 "#;
 
-fn set(target: &Object, key: &str, value: impl Into<JsValue>) {
+fn set(target: &Object, key: &str, value: JsValue) {
     // Setting a data property on a plain object cannot fail.
-    let _ = Reflect::set(target, &JsValue::from_str(key), &value.into());
+    let _ = Reflect::set(target, &JsValue::from_str(key), &value);
+}
+
+fn num(v: impl Into<f64>) -> JsValue {
+    JsValue::from_f64(v.into())
 }
 
 fn opt_num(v: Option<usize>) -> JsValue {
@@ -126,25 +141,32 @@ fn error_value(
 ) -> JsValue {
     let e = js_sys::Error::new(message);
     e.set_name("KilnError");
-    set(&e, "code", code);
-    set(&e, "fault", fault);
+    set(&e, "code", JsValue::from_str(code));
+    set(&e, "fault", JsValue::from_str(fault));
     if let Some(offset) = offset {
-        set(&e, "offset", offset as f64);
+        set(&e, "offset", JsValue::from_f64(offset as f64));
     }
     if let Some(tensor) = tensor {
-        set(&e, "tensor", tensor);
+        set(&e, "tensor", num(tensor));
     }
     e.into()
 }
 
+/// The message is built by hand: `Error`'s `Display` would bring
+/// `core::fmt` number formatting into the module.
 fn kiln_error(e: &Error) -> JsValue {
-    error_value(
-        e.kind_name(),
-        &e.to_string(),
-        e.offset(),
-        e.tensor(),
-        e.fault(),
-    )
+    let mut message = String::from(e.kind_name());
+    message.push_str(": ");
+    message.push_str(e.fault());
+    if let Some(index) = e.tensor() {
+        message.push_str(" in tensor ");
+        push_decimal(&mut message, index.into());
+    }
+    if let Some(offset) = e.offset() {
+        message.push_str(" at byte ");
+        push_decimal(&mut message, offset);
+    }
+    error_value(e.kind_name(), &message, e.offset(), e.tensor(), e.fault())
 }
 
 fn refusal(code: &str, message: &str) -> JsValue {
@@ -164,19 +186,6 @@ impl Source for Bytes<'_> {
     }
 }
 
-fn as_bytes(bytes: &JsValue) -> Result<Uint8Array, JsValue> {
-    if let Some(b) = bytes.dyn_ref::<Uint8Array>() {
-        return Ok(b.clone());
-    }
-    if bytes.is_instance_of::<js_sys::ArrayBuffer>() {
-        return Ok(Uint8Array::new(bytes));
-    }
-    Err(refusal(
-        "WrongValue",
-        "open takes a Uint8Array or an ArrayBuffer",
-    ))
-}
-
 /// A checked Kiln file whose bytes stay in the caller's buffer.
 #[wasm_bindgen]
 pub struct KilnFile {
@@ -192,15 +201,15 @@ impl KilnFile {
     /// value. The bytes are not copied: keep them unchanged while the file
     /// is open.
     pub fn open(
-        #[wasm_bindgen(unchecked_param_type = "Uint8Array | ArrayBuffer")] bytes: &JsValue,
+        bytes: &Uint8Array,
         #[wasm_bindgen(js_name = typeText)] type_text: &str,
         framed: bool,
         cap: Option<f64>,
     ) -> Result<KilnFile, JsValue> {
-        let bytes = as_bytes(bytes)?;
+        let bytes = bytes.clone();
         let limits = match cap {
             None => Limits::DEFAULT,
-            Some(c) if c >= 0.0 && c.fract() == 0.0 => {
+            Some(c) if c >= 0.0 && c == (c as u64) as f64 => {
                 Limits::uniform_checked(c as u64).map_err(|e| kiln_error(&e))?
             }
             Some(_) => return Err(refusal("BadLimits", "cap is not a whole number")),
@@ -217,28 +226,8 @@ impl KilnFile {
 
     /// A bare tensor directory (`tensors`, not framed).
     #[wasm_bindgen(js_name = openDirectory)]
-    pub fn open_directory(
-        #[wasm_bindgen(unchecked_param_type = "Uint8Array | ArrayBuffer")] bytes: &JsValue,
-    ) -> Result<KilnFile, JsValue> {
+    pub fn open_directory(bytes: &Uint8Array) -> Result<KilnFile, JsValue> {
         KilnFile::open(bytes, "tensors", false, None)
-    }
-
-    /// A framed message of type `typeText`.
-    #[wasm_bindgen(js_name = openFramed)]
-    pub fn open_framed(
-        #[wasm_bindgen(unchecked_param_type = "Uint8Array | ArrayBuffer")] bytes: &JsValue,
-        #[wasm_bindgen(js_name = typeText)] type_text: &str,
-    ) -> Result<KilnFile, JsValue> {
-        KilnFile::open(bytes, type_text, true, None)
-    }
-
-    /// A plain (unframed) message of type `typeText`.
-    #[wasm_bindgen(js_name = openPlain)]
-    pub fn open_plain(
-        #[wasm_bindgen(unchecked_param_type = "Uint8Array | ArrayBuffer")] bytes: &JsValue,
-        #[wasm_bindgen(js_name = typeText)] type_text: &str,
-    ) -> Result<KilnFile, JsValue> {
-        KilnFile::open(bytes, type_text, false, None)
     }
 
     /// The file's bytes: the caller's own `Uint8Array`.
@@ -247,41 +236,29 @@ impl KilnFile {
         self.bytes.clone()
     }
 
-    /// The file's length.
-    #[wasm_bindgen(getter, js_name = byteLength)]
-    pub fn byte_length(&self) -> f64 {
-        self.opened.len as f64
-    }
-
-    /// Canonical type text.
-    #[wasm_bindgen(getter, js_name = typeText)]
-    pub fn type_text(&self) -> String {
-        self.opened.type_text.clone()
-    }
-
-    /// Whether the file starts with a frame.
-    #[wasm_bindgen(getter)]
-    pub fn framed(&self) -> bool {
-        self.opened.framed
-    }
-
-    /// The type's FNV-1a schema hash, as `0x` and 16 hex digits.
-    #[wasm_bindgen(getter, js_name = schemaHash)]
-    pub fn schema_hash(&self) -> String {
-        format!("{:#018x}", self.opened.hash)
-    }
-
-    /// How many tensors, in all directories.
-    #[wasm_bindgen(getter, js_name = tensorCount)]
-    pub fn tensor_count(&self) -> u32 {
-        self.opened.tensors.len() as u32
-    }
-
-    /// Bytes copied into wasm memory for the check (payload interiors are
-    /// not).
-    #[wasm_bindgen(getter, js_name = copiedBytes)]
-    pub fn copied_bytes(&self) -> f64 {
-        self.opened.copied as f64
+    /// The header facts: length, type text, framing, schema hash, tensor
+    /// count, and how many bytes were copied into wasm memory for the
+    /// check (payload interiors are not).
+    #[wasm_bindgen(getter, unchecked_return_type = "FileHeader")]
+    pub fn header(&self) -> Object {
+        let o = Object::new();
+        let opened = &self.opened;
+        set(&o, "byteLength", JsValue::from_f64(opened.len as f64));
+        set(&o, "typeText", JsValue::from_str(opened.type_text.as_str()));
+        set(&o, "framed", JsValue::from_bool(opened.framed));
+        set(&o, "schemaHash", JsValue::from(opened.hash));
+        set(
+            &o,
+            "tensorCount",
+            JsValue::from_f64(opened.tensors.len() as f64),
+        );
+        set(
+            &o,
+            "directoryCount",
+            JsValue::from_f64(opened.directories.len() as f64),
+        );
+        set(&o, "copiedBytes", JsValue::from_f64(opened.copied as f64));
+        o
     }
 
     /// Every `tensors` value, in wire order.
@@ -292,14 +269,18 @@ impl KilnFile {
             .iter()
             .map(|d| {
                 let o = Object::new();
-                set(&o, "path", d.path.as_str());
-                set(&o, "offset", d.range.start as f64);
-                set(&o, "length", d.range.len() as f64);
-                set(&o, "payloadOffset", d.payload_offset as f64);
-                set(&o, "tensorCount", d.count as f64);
-                set(&o, "firstTensor", d.first as f64);
-                set(&o, "named", d.named);
-                set(&o, "namesSorted", d.names_sorted);
+                set(&o, "path", JsValue::from_str(d.path.as_str()));
+                set(&o, "offset", JsValue::from_f64(d.range.start as f64));
+                set(&o, "length", JsValue::from_f64(d.range.len() as f64));
+                set(
+                    &o,
+                    "payloadOffset",
+                    JsValue::from_f64(d.payload_offset as f64),
+                );
+                set(&o, "tensorCount", JsValue::from_f64(d.count as f64));
+                set(&o, "firstTensor", JsValue::from_f64(d.first as f64));
+                set(&o, "named", JsValue::from_bool(d.named));
+                set(&o, "namesSorted", JsValue::from_bool(d.names_sorted));
                 JsValue::from(o)
             })
             .collect()
@@ -311,33 +292,6 @@ impl KilnFile {
         (0..self.opened.tensors.len())
             .map(|i| JsValue::from(self.info(i)))
             .collect()
-    }
-
-    /// One tensor's facts.
-    #[wasm_bindgen(unchecked_return_type = "TensorInfo")]
-    pub fn tensor(&self, index: u32) -> Result<Object, JsValue> {
-        self.facts(index)?;
-        Ok(self.info(index as usize))
-    }
-
-    /// The file-wide index of the tensor named `name` (in the directory
-    /// at `path`, or the first directory that has it), or `undefined`.
-    #[wasm_bindgen(js_name = findTensor)]
-    pub fn find_tensor(&self, name: &str, path: Option<String>) -> Option<u32> {
-        self.opened
-            .tensors
-            .iter()
-            .position(|t| {
-                t.name.as_deref() == Some(name)
-                    && path.as_deref().is_none_or(|p| {
-                        self.opened
-                            .directories
-                            .get(t.directory)
-                            .map(|d| d.path.as_str())
-                            == Some(p)
-                    })
-            })
-            .map(|i| i as u32)
     }
 
     /// The message as plain JS values: integers of 64 bits as BigInt,
@@ -389,20 +343,22 @@ impl KilnFile {
         };
         let o = Object::new();
         set(&o, "array", array);
-        set(&o, "copied", copied);
+        set(&o, "copied", JsValue::from_bool(copied));
         set(
             &o,
             "reason",
             if copied {
-                JsValue::from_str(&format!(
-                    "misaligned: absolute offset {abs} is not a multiple of {width}, the {ctor_name} element size"
-                ))
+                let mut reason = String::from("misaligned: absolute offset ");
+                push_decimal(&mut reason, abs as u64);
+                reason.push_str(" is not a multiple of the element size of ");
+                reason.push_str(ctor_name);
+                JsValue::from_str(&reason)
             } else {
                 JsValue::NULL
             },
         );
-        set(&o, "arrayType", ctor_name);
-        set(&o, "dtype", t.dtype_name());
+        set(&o, "arrayType", JsValue::from_str(ctor_name));
+        set(&o, "dtype", JsValue::from_str(&t.dtype_name()));
         Ok(o)
     }
 
@@ -430,13 +386,9 @@ impl KilnFile {
 impl KilnFile {
     fn facts(&self, index: u32) -> Result<&TensorFacts, JsValue> {
         self.opened.tensors.get(index as usize).ok_or_else(|| {
-            refusal(
-                "NoSuchTensor",
-                &format!(
-                    "no tensor {index}: the file has {}",
-                    self.opened.tensors.len()
-                ),
-            )
+            let mut message = String::from("no tensor ");
+            push_decimal(&mut message, index.into());
+            refusal("NoSuchTensor", &message)
         })
     }
 
@@ -463,37 +415,47 @@ impl KilnFile {
             j.and_then(|j| self.opened.tensors.get(first + j))
                 .and_then(|t| t.name.as_deref())
         };
-        set(&o, "index", i as f64);
-        set(&o, "directory", t.directory as f64);
-        set(&o, "indexInDirectory", t.index as f64);
-        set(&o, "path", dir.map_or("", |d| d.path.as_str()));
+        set(&o, "index", JsValue::from_f64(i as f64));
+        set(&o, "directory", JsValue::from_f64(t.directory as f64));
+        set(&o, "indexInDirectory", JsValue::from_f64(t.index as f64));
+        set(
+            &o,
+            "path",
+            JsValue::from_str(dir.map_or("", |d| d.path.as_str())),
+        );
         set(&o, "name", opt_str(t.name.as_deref()));
-        set(&o, "dtype", t.dtype_name());
-        set(&o, "dtypeCode", t.dtype_code);
+        set(&o, "dtype", JsValue::from_str(&t.dtype_name()));
+        set(&o, "dtypeCode", num(t.dtype_code));
         let shape: Array = t
             .shape
             .iter()
             .map(|&d| JsValue::from_f64(d as f64))
             .collect();
-        set(&o, "shape", shape);
-        set(&o, "elements", t.elements as f64);
-        set(&o, "byteOffset", t.range.start as f64);
-        set(&o, "byteLength", t.range.len() as f64);
+        set(&o, "shape", shape.into());
+        set(&o, "elements", JsValue::from_f64(t.elements as f64));
+        set(&o, "byteOffset", JsValue::from_f64(t.range.start as f64));
+        set(&o, "byteLength", JsValue::from_f64(t.range.len() as f64));
         set(&o, "layout", opt_str(t.layout.as_deref()));
-        set(&o, "blockSize", t.block_size);
-        set(&o, "quant", t.quant_name());
-        set(&o, "quantScheme", t.quant.scheme);
+        set(&o, "blockSize", num(t.block_size));
+        set(&o, "quant", JsValue::from_str(t.quant_name()));
+        set(&o, "quantScheme", num(t.quant.scheme));
         set(&o, "axis", opt_num(t.quant.axis.map(usize::from)));
-        set(&o, "groupSize", t.quant.group_size);
+        set(&o, "groupSize", num(t.quant.group_size));
         set(&o, "scale", opt_num(t.quant.scales.map(|j| first + j)));
-        set(&o, "scaleInDirectory", opt_num(t.quant.scales));
         set(&o, "scaleName", opt_str(name_of(t.quant.scales)));
         set(&o, "outer", opt_num(t.quant.outer.map(|j| first + j)));
-        set(&o, "outerInDirectory", opt_num(t.quant.outer));
         set(&o, "outerName", opt_str(name_of(t.quant.outer)));
-        set(&o, "elementAlign", t.element_align as f64);
+        set(
+            &o,
+            "elementAlign",
+            JsValue::from_f64(t.element_align as f64),
+        );
         let abs = self.bytes.byte_offset() as usize + t.range.start;
-        set(&o, "aligned", abs % array_type(t.dtype).1 == 0);
+        set(
+            &o,
+            "aligned",
+            JsValue::from_bool(abs % array_type(t.dtype).1 == 0),
+        );
         o
     }
 
@@ -509,12 +471,9 @@ impl KilnFile {
         };
         match v {
             Val::Bool(b) => JsValue::from_bool(*b),
-            Val::Int { value, wide: true } => match i64::try_from(*value) {
-                Ok(v) => JsValue::from(v),
-                Err(_) => JsValue::from(u64::try_from(*value).unwrap_or(u64::MAX)),
-            },
-            Val::Int { value, .. } => JsValue::from_f64(*value as f64),
-            Val::Float(f) => JsValue::from_f64(*f),
+            Val::Number(n) => JsValue::from_f64(*n),
+            Val::I64(v) => JsValue::from(*v),
+            Val::U64(v) => JsValue::from(*v),
             Val::Str(s) => JsValue::from_str(s),
             Val::Bytes(range) => self
                 .bytes
@@ -527,7 +486,7 @@ impl KilnFile {
                 .into(),
             Val::Repeat { count, element } => {
                 let o = Object::new();
-                set(&o, "$repeat", *count);
+                set(&o, "$repeat", num(*count));
                 set(&o, "element", self.js_value(element));
                 o.into()
             }
@@ -535,11 +494,11 @@ impl KilnFile {
             Val::Dict(pairs) | Val::Struct(pairs) => entries(pairs),
             Val::Tensors(d) => {
                 let o = Object::new();
-                set(&o, "$tensors", *d as f64);
+                set(&o, "$tensors", JsValue::from_f64(*d as f64));
                 if let Some(dir) = self.opened.directories.get(*d) {
-                    set(&o, "path", dir.path.as_str());
-                    set(&o, "tensorCount", dir.count as f64);
-                    set(&o, "firstTensor", dir.first as f64);
+                    set(&o, "path", JsValue::from_str(dir.path.as_str()));
+                    set(&o, "tensorCount", JsValue::from_f64(dir.count as f64));
+                    set(&o, "firstTensor", JsValue::from_f64(dir.first as f64));
                 }
                 o.into()
             }

@@ -71,16 +71,38 @@
 //! The Rust logic is in plain functions ([`open`]) that the host tests
 //! run; the `#[wasm_bindgen]` layer ([`KilnFile`]) only converts.
 
-#![forbid(unsafe_code)]
+// The browser module (feature `module`) is no_std: its panic handler traps
+// without formatting; every other build (host, tests) has std.
+#![cfg_attr(feature = "module", no_std)]
+#![deny(unsafe_code)]
 #![deny(missing_docs)]
 
 extern crate alloc;
+
+// SAFETY: `AssumeSingleThreaded` requires that the allocator is never used
+// from two threads at once. This module is built for wasm32-unknown-unknown
+// without the atomics feature, where a wasm instance has exactly one thread
+// (a Web Worker gets its own instance and its own memory).
+#[cfg(target_arch = "wasm32")]
+#[global_allocator]
+#[allow(unsafe_code)]
+static ALLOCATOR: lol_alloc::AssumeSingleThreaded<lol_alloc::FreeListAllocator> =
+    unsafe { lol_alloc::AssumeSingleThreaded::new(lol_alloc::FreeListAllocator::new()) };
 
 mod js;
 pub mod open;
 
 pub use js::KilnFile;
 pub use open::{open, Opened, Source, TensorFacts, Val};
+
+/// A panic traps. Nothing in this crate is meant to panic (every index
+/// into input is checked); if something does, the call throws a
+/// `RuntimeError: unreachable` in JS and no message is formatted.
+#[cfg(all(target_arch = "wasm32", feature = "module"))]
+#[panic_handler]
+fn panic(_: &core::panic::PanicInfo<'_>) -> ! {
+    core::arch::wasm32::unreachable()
+}
 
 /// The wire format version this layer speaks.
 pub const WIRE_VERSION: u8 = kiln_nostd::DIRECTORY_VERSION;

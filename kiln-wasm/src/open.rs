@@ -29,7 +29,7 @@
 //! verdict never depends on a byte that was not copied.
 
 use alloc::boxed::Box;
-use alloc::string::{String, ToString};
+use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
 use core::ops::Range;
@@ -38,8 +38,7 @@ use kiln_nostd::directory::{align_up, DESCRIPTOR_LEN, HEADER_LEN, MAGIC};
 use kiln_nostd::dtype::Dtype;
 use kiln_nostd::walk::{ScalarValue, Span, Visitor};
 use kiln_nostd::{
-    CompiledType, Directory, DtypeCode, Error, Framing, Limits, Options, Quant, Refusal, Result,
-    Scalar,
+    CompiledType, Directory, Error, Framing, Limits, Options, Quant, Refusal, Result,
 };
 
 /// Files up to this size are copied into the shadow whole.
@@ -84,15 +83,12 @@ impl Source for [u8] {
 pub enum Val {
     /// `bool`.
     Bool(bool),
-    /// Every integer type; `wide` for the 64-bit ones (BigInt in JS).
-    Int {
-        /// The value.
-        value: i128,
-        /// `i64 u64 int uint`.
-        wide: bool,
-    },
-    /// `f32` or `f64`, as f64.
-    Float(f64),
+    /// `f32`, `f64`, and the integers of 32 bits or fewer (exact in f64).
+    Number(f64),
+    /// `i64` and `int` (BigInt in JS).
+    I64(i64),
+    /// `u64` and `uint` (BigInt in JS).
+    U64(u64),
     /// `str`.
     Str(String),
     /// `list<u8>`: where its bytes are in the file.
@@ -186,8 +182,13 @@ impl TensorFacts {
     /// The dtype's name: `f32`, or `opaque(4108)`.
     pub fn dtype_name(&self) -> String {
         match self.dtype {
-            Some(d) => d.name().to_string(),
-            None => DtypeCode::Opaque(self.dtype_code).to_string(),
+            Some(d) => d.name().into(),
+            None => {
+                let mut s = String::from("opaque(");
+                push_decimal(&mut s, self.dtype_code.into());
+                s.push(')');
+                s
+            }
         }
     }
 
@@ -281,7 +282,8 @@ pub fn open<S: Source + ?Sized>(
             match walked {
                 Ok(()) if complete => {
                     return Ok(Opened {
-                        type_text: ty.to_string(),
+                        // parse accepts canonical text only.
+                        type_text: type_text.into(),
                         framed: options.is_framed(),
                         hash: ty.hash(),
                         len: shadow.len,
@@ -290,7 +292,7 @@ pub fn open<S: Source + ?Sized>(
                         tensors: collect.tensors,
                         copied: shadow.copied,
                         walks,
-                    })
+                    });
                 }
                 // The value ended before the file does: walk the rest too,
                 // so that the verdict (TRAILING) comes from the walker.
@@ -437,7 +439,14 @@ impl<'s, S: Source + ?Sized> Shadow<'s, S> {
                 }
             }
         }
-        holes.sort_by_key(|h| h.start);
+        // A valid block's payloads are in increasing order; for any other
+        // block, copy the whole payload region (the walker will reject it).
+        if holes
+            .windows(2)
+            .any(|w| matches!(w, [a, b] if a.end > b.start))
+        {
+            holes.clear();
+        }
         // Copy the complement of the holes within the payload region.
         let mut cursor = from;
         for hole in &holes {
@@ -478,23 +487,17 @@ impl<'s, S: Source + ?Sized> Shadow<'s, S> {
 // The visitor: the value tree, the directories and the tensors' facts.
 
 enum Frame {
-    Struct {
-        path: String,
-        fields: Vec<(String, Val)>,
+    /// A struct (field names) or a dict (keys).
+    Pairs {
+        pairs: Vec<(String, Val)>,
         next: String,
+        dict: bool,
     },
     List {
-        path: String,
         items: Vec<Val>,
         repeat: Option<u32>,
     },
-    Dict {
-        path: String,
-        pairs: Vec<(String, Val)>,
-        key: String,
-    },
     Opt {
-        path: String,
         inner: Option<Val>,
     },
 }
@@ -532,40 +535,61 @@ impl Collect {
         }
     }
 
-    /// The path of the value about to be added.
+    /// The path of the value about to be added, from the open
+    /// containers: only built for a tensors value.
     fn path(&self) -> String {
-        match self.stack.last() {
-            None => String::new(),
-            Some(Frame::Struct { path, next, .. }) if path.is_empty() => next.clone(),
-            Some(Frame::Struct { path, next, .. }) => alloc::format!("{path}.{next}"),
-            Some(Frame::List { path, items, .. }) => alloc::format!("{path}[{}]", items.len()),
-            Some(Frame::Dict { path, key, .. }) => alloc::format!("{path}{}", quoted(key)),
-            Some(Frame::Opt { path, .. }) => path.clone(),
+        let mut out = String::new();
+        for frame in &self.stack {
+            match frame {
+                Frame::Pairs {
+                    next, dict: true, ..
+                } => out.push_str(&quoted(next)),
+                Frame::Pairs { next, .. } => {
+                    if !out.is_empty() {
+                        out.push('.');
+                    }
+                    out.push_str(next);
+                }
+                Frame::List { items, .. } => {
+                    out.push('[');
+                    push_decimal(&mut out, items.len() as u64);
+                    out.push(']');
+                }
+                Frame::Opt { .. } => {}
+            }
         }
+        out
     }
 
     fn add(&mut self, value: Val) {
         match self.stack.last_mut() {
             None => self.root = Some(value),
-            Some(Frame::Struct { fields, next, .. }) => fields.push((core::mem::take(next), value)),
+            Some(Frame::Pairs { pairs, next, .. }) => pairs.push((core::mem::take(next), value)),
             Some(Frame::List { items, .. }) => items.push(value),
-            Some(Frame::Dict { pairs, key, .. }) => pairs.push((core::mem::take(key), value)),
             Some(Frame::Opt { inner, .. }) => *inner = Some(value),
         }
     }
 
     fn close(&mut self) {
         let value = match self.stack.pop() {
-            Some(Frame::Struct { fields, .. }) => Val::Struct(fields),
-            Some(Frame::List { items, repeat, .. }) => match (repeat, items.into_iter().next()) {
-                (Some(more), Some(first)) => Val::Repeat {
+            Some(Frame::Pairs { pairs, dict, .. }) => {
+                if dict {
+                    Val::Dict(pairs)
+                } else {
+                    Val::Struct(pairs)
+                }
+            }
+            Some(Frame::List { mut items, repeat }) => match (repeat, items.pop()) {
+                (Some(more), Some(first)) if items.is_empty() => Val::Repeat {
                     count: more.saturating_add(1),
                     element: Box::new(first),
                 },
-                (_, first) => Val::List(first.into_iter().collect()),
+                (_, last) => {
+                    items.extend(last);
+                    Val::List(items)
+                }
             },
-            Some(Frame::Dict { pairs, .. }) => Val::Dict(pairs),
-            Some(Frame::Opt { inner, .. }) => Val::Opt(inner.map(Box::new)),
+            Some(Frame::Opt { inner }) => Val::Opt(inner.map(Box::new)),
             None => return,
         };
         self.add(value);
@@ -573,19 +597,18 @@ impl Collect {
 }
 
 fn scalar_val(value: ScalarValue) -> Val {
-    let int = |value: i128, wide: bool| Val::Int { value, wide };
     match value {
         ScalarValue::Bool(b) => Val::Bool(b),
-        ScalarValue::I8(v) => int(v.into(), false),
-        ScalarValue::U8(v) => int(v.into(), false),
-        ScalarValue::I16(v) => int(v.into(), false),
-        ScalarValue::U16(v) => int(v.into(), false),
-        ScalarValue::I32(v) => int(v.into(), false),
-        ScalarValue::U32(v) => int(v.into(), false),
-        ScalarValue::I64(v) | ScalarValue::Int(v) => int(v.into(), true),
-        ScalarValue::U64(v) | ScalarValue::Uint(v) => int(v.into(), true),
-        ScalarValue::F32(v) => Val::Float(v.into()),
-        ScalarValue::F64(v) => Val::Float(v),
+        ScalarValue::I8(v) => Val::Number(v.into()),
+        ScalarValue::U8(v) => Val::Number(v.into()),
+        ScalarValue::I16(v) => Val::Number(v.into()),
+        ScalarValue::U16(v) => Val::Number(v.into()),
+        ScalarValue::I32(v) => Val::Number(v.into()),
+        ScalarValue::U32(v) => Val::Number(v.into()),
+        ScalarValue::I64(v) | ScalarValue::Int(v) => Val::I64(v),
+        ScalarValue::U64(v) | ScalarValue::Uint(v) => Val::U64(v),
+        ScalarValue::F32(v) => Val::Number(v.into()),
+        ScalarValue::F64(v) => Val::Number(v),
     }
 }
 
@@ -602,19 +625,9 @@ impl<'de> Visitor<'de> for Collect {
         Ok(())
     }
 
-    fn numbers(&mut self, scalar: Scalar, span: Span, bytes: &'de [u8]) -> Result<()> {
-        self.cursor = span.end;
-        let mut r = kiln_nostd::Reader::new(bytes, Limits::DEFAULT);
-        while r.remaining() > 0 {
-            let v = ScalarValue::read(scalar, &mut r)?;
-            self.add(scalar_val(v));
-        }
-        Ok(())
-    }
-
     fn str(&mut self, span: Span, value: &'de str) -> Result<()> {
         self.cursor = span.end;
-        self.add(Val::Str(value.to_string()));
+        self.add(Val::Str(value.into()));
         Ok(())
     }
 
@@ -626,9 +639,7 @@ impl<'de> Visitor<'de> for Collect {
 
     fn begin_list(&mut self, at: usize, _count: u32) -> Result<()> {
         self.cursor = at.saturating_add(4);
-        let path = self.path();
         self.stack.push(Frame::List {
-            path,
             items: Vec::new(),
             repeat: None,
         });
@@ -649,8 +660,7 @@ impl<'de> Visitor<'de> for Collect {
 
     fn begin_opt(&mut self, at: usize, _present: bool) -> Result<()> {
         self.cursor = at.saturating_add(1);
-        let path = self.path();
-        self.stack.push(Frame::Opt { path, inner: None });
+        self.stack.push(Frame::Opt { inner: None });
         Ok(())
     }
 
@@ -661,19 +671,18 @@ impl<'de> Visitor<'de> for Collect {
 
     fn begin_dict(&mut self, at: usize, _count: u32) -> Result<()> {
         self.cursor = at.saturating_add(4);
-        let path = self.path();
-        self.stack.push(Frame::Dict {
-            path,
+        self.stack.push(Frame::Pairs {
             pairs: Vec::new(),
-            key: String::new(),
+            next: String::new(),
+            dict: true,
         });
         Ok(())
     }
 
     fn key(&mut self, span: Span, key: &'de str) -> Result<()> {
         self.cursor = span.end;
-        if let Some(Frame::Dict { key: k, .. }) = self.stack.last_mut() {
-            *k = key.to_string();
+        if let Some(Frame::Pairs { next, .. }) = self.stack.last_mut() {
+            *next = key.into();
         }
         Ok(())
     }
@@ -685,18 +694,17 @@ impl<'de> Visitor<'de> for Collect {
 
     fn begin_struct(&mut self, at: usize, _fields: usize) -> Result<()> {
         self.cursor = at;
-        let path = self.path();
-        self.stack.push(Frame::Struct {
-            path,
-            fields: Vec::new(),
+        self.stack.push(Frame::Pairs {
+            pairs: Vec::new(),
             next: String::new(),
+            dict: false,
         });
         Ok(())
     }
 
     fn field(&mut self, name: &str) -> Result<()> {
-        if let Some(Frame::Struct { next, .. }) = self.stack.last_mut() {
-            *next = name.to_string();
+        if let Some(Frame::Pairs { next, .. }) = self.stack.last_mut() {
+            *next = name.into();
         }
         Ok(())
     }
@@ -734,13 +742,13 @@ impl<'de> Visitor<'de> for Collect {
             self.tensors.push(TensorFacts {
                 directory: index,
                 index: t.index(),
-                name: t.name().map(ToString::to_string),
+                name: t.name().map(String::from),
                 dtype_code: t.dtype().code(),
                 dtype: t.closed_dtype(),
                 shape: t.shape().to_vec(),
                 elements: t.element_count(),
                 range: t.byte_range(),
-                layout: t.layout().map(ToString::to_string),
+                layout: t.layout().map(String::from),
                 block_size: t.block_size(),
                 quant: QuantFacts {
                     scheme,
@@ -763,6 +771,27 @@ impl<'de> Visitor<'de> for Collect {
         });
         self.add(Val::Tensors(index));
         Ok(())
+    }
+}
+
+/// Appends `n` in decimal (without `core::fmt`, which would add to the
+/// module's size).
+pub fn push_decimal(out: &mut String, n: u64) {
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    let mut n = n;
+    loop {
+        i -= 1;
+        if let Some(d) = digits.get_mut(i) {
+            *d = b'0' + (n % 10) as u8;
+        }
+        n /= 10;
+        if n == 0 || i == 0 {
+            break;
+        }
+    }
+    for &d in digits.get(i..).unwrap_or(&[]) {
+        out.push(char::from(d));
     }
 }
 

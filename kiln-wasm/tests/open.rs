@@ -204,16 +204,16 @@ fn a_large_message_with_several_directories() {
     let Val::Struct(fields) = &opened.value else {
         panic!()
     };
-    assert_eq!(
-        fields[0],
-        (
-            "id".into(),
-            Val::Int {
-                value: -5,
-                wide: true
-            }
-        )
-    );
+    assert_eq!(fields[0], ("id".into(), Val::I64(-5)));
+    let Val::List(layers) = &fields[2].1 else {
+        panic!()
+    };
+    assert_eq!(layers.len(), 2);
+    let Val::Struct(l1) = &layers[1] else {
+        panic!()
+    };
+    assert_eq!(l1[0], ("name".into(), Val::Str("l1".into())));
+    assert_eq!(l1[1], ("w".into(), Val::Tensors(1)));
     assert_eq!(fields[1], ("name".into(), Val::Str("abc".into())));
     assert!(matches!(&fields[3].1, Val::Bytes(r) if r.len() == 3));
     assert_eq!(fields[4].1, Val::Tensors(2));
