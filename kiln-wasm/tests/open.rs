@@ -1,3 +1,4 @@
+#![cfg(not(target_arch = "wasm32"))]
 //! Host tests of the Rust logic under the JS layer: every golden case
 //! gives the verdict, code and offset of `kiln_nostd::check`; payload
 //! interiors of large files are not copied, and leaving them out never
