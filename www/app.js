@@ -116,7 +116,7 @@ function showError(e, bytes, name) {
   $('file').hidden = true;
   $('error').hidden = false;
   $('error-code').textContent = e.code ?? 'Error';
-  $('error-message').textContent = e.message;
+  $('error-message').textContent = e.code && e.message.startsWith(`${e.code}: `) ? e.message.slice(e.code.length + 2) : e.message;
   const off = e.offset;
   $('error-where').textContent = off === undefined
     ? `${name}: ${fmtBytes(bytes.length)}.`
@@ -166,7 +166,8 @@ function showFile() {
   $('file-name').textContent = state.name;
   const payload = state.tensors.reduce((a, t) => a + t.byteLength, 0);
   const facts = [
-    ['Size', `${fmtBytes(h.byteLength)} (${intFmt.format(h.byteLength)} B)`],
+    ['Size', fmtBytes(h.byteLength)],
+    ['Bytes', intFmt.format(h.byteLength)],
     ['Type', h.typeText],
     ['Framed', h.framed ? 'yes' : 'no'],
     ['Schema hash', hex(h.schemaHash, 16)],
@@ -174,7 +175,8 @@ function showFile() {
     ['Directories', intFmt.format(h.directoryCount)],
     ['Payloads', fmtBytes(payload)],
     ['Checked', `${state.checkMs.toFixed(1)} ms`],
-    ['Copied to check', `${fmtBytes(h.copiedBytes)} (${(100 * h.copiedBytes / Math.max(h.byteLength, 1)).toFixed(1)}%)`],
+    ['Copied to check', el('span', {}, `${fmtBytes(h.copiedBytes)} (${(100 * h.copiedBytes / Math.max(h.byteLength, 1)).toFixed(1)}%)`,
+      el('small', {}, h.byteLength <= 1 << 20 ? 'Files up to 1 MiB are checked whole.' : 'Payload interiors stay in the file’s buffer.'))],
   ];
   $('header-facts').replaceChildren(...facts.flatMap(([k, v]) => [el('dt', {}, k), el('dd', {}, v)]));
   $('directories').replaceChildren(...state.dirs.map((d, i) => el('li', {},
@@ -275,7 +277,7 @@ function renderRows() {
   for (let i = first; i < last; i++) {
     const t = state.rows[i];
     const quant = t.quantScheme === 0 ? '' : el('span', { class: 'tag q', title: `scales: ${t.scaleName ?? t.scale}${t.outer !== null ? `, outer: ${t.outerName ?? t.outer}` : ''}` },
-      t.quantScheme === 1 ? `scales/${t.groupSize}` : `scales+outer/${t.groupSize}`);
+      t.quantScheme === 1 ? `scales /${t.groupSize}` : `+outer /${t.groupSize}`);
     out.push(el('div', { class: `row cols${t.index === state.selected ? ' selected' : ''}`, role: 'row', 'data-index': t.index, onclick: () => select(t.index) },
       el('div', { title: displayName(t) }, displayName(t)),
       el('div', {}, el('span', { class: t.layout ? 'tag opaque' : 'tag' }, t.layout ? 'opaque' : t.dtype)),
@@ -314,10 +316,10 @@ function showTensor(t) {
   const kv = [
     ['Path', t.path || '(root)'],
     ['Index', `${t.index}${state.dirs.length > 1 ? ` (${t.indexInDirectory} in its directory)` : ''}`],
-    ['Dtype', `${t.dtype} (code ${t.dtypeCode})`],
+    ['Dtype', t.layout ? `opaque, code ${t.dtypeCode}` : `${t.dtype} (code ${t.dtypeCode})`],
     ['Shape', shapeText(t.shape)],
     ['Elements', intFmt.format(t.elements)],
-    ['Bytes', `${intFmt.format(t.byteLength)} (${fmtBytes(t.byteLength)})`],
+    ['Bytes', t.byteLength < 1024 ? intFmt.format(t.byteLength) : `${intFmt.format(t.byteLength)} (${fmtBytes(t.byteLength)})`],
     ['Offset', `${intFmt.format(t.byteOffset)} (${hex(t.byteOffset)})`],
   ];
   if (t.layout) kv.push(['Layout', `${t.layout}, block ${t.blockSize} B, ${intFmt.format(t.byteLength / t.blockSize)} blocks`]);
@@ -374,7 +376,7 @@ function firstValues(t, view) {
     box.append(...Array.from(b, (x) => el('span', {}, x.toString(16).padStart(2, '0'))));
     return box;
   }
-  const n = Math.min(32, t.elements);
+  const n = Math.min(24, t.elements);
   const vals = view && (t.dtype === 'i64' || t.dtype === 'u64') ? Array.from(view.array.subarray(0, n)) : Array.from(chunkOf(t, view, 0, n));
   box.append(...vals.map((v, i) => el('span', { title: `[${i}]` }, fmtNum(v))));
   if (t.elements > n) box.append(el('span', { class: 'muted' }, `\u2026 ${intFmt.format(t.elements - n)} more`));

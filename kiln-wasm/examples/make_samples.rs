@@ -4,6 +4,7 @@
 //!
 //!     cargo run -q -p kiln-wasm --example make_samples            # www/samples/
 //!     cargo run -q -p kiln-wasm --example make_samples -- --big F # a 256 MiB file
+//!     cargo run -q -p kiln-wasm --example make_samples -- --many F # 10,000 tensors
 //!
 //! Deterministic: the test command runs it and requires no change.
 
@@ -254,7 +255,7 @@ fn record() -> (Vec<u8>, String) {
     let mut blocks = Vec::new();
     for l in 0..3 {
         let w = wave(16 * 16, 16, 1.0 + l as f32);
-        let b = le(&[0.5f32 * l as f32; 16], f32::to_le_bytes);
+        let b = le(&[0.5f32 * (l + 1) as f32; 16], f32::to_le_bytes);
         let specs = [
             TensorSpec::new(Dtype::F32, &[16], keep(b)).named("bias"),
             TensorSpec::new(Dtype::F32, &[16, 16], keep(le(&w, f32::to_le_bytes))).named("weight"),
@@ -315,6 +316,25 @@ fn big(path: &Path) {
     fs::write(path, to_vec(&Tensors(&specs)).expect("big")).expect("write");
 }
 
+/// 10,000 small tensors of several dtypes (names fit the 64 KiB heap).
+fn many(path: &Path) {
+    let kinds = ['q', 'k', 'v', 'o', 'u', 'd', 'g', 'n', 's', 'b'];
+    let names: Vec<String> = (0..10_000).map(|i| format!("{:04}{}", i / 10, kinds[i % 10])).collect();
+    let dtypes = [Dtype::F32, Dtype::F16, Dtype::Bf16, Dtype::I8, Dtype::U8];
+    let specs: Vec<TensorSpec<'_>> = names
+        .iter()
+        .enumerate()
+        .map(|(i, name)| {
+            let dtype = dtypes[i % dtypes.len()];
+            let n = 4 + (i % 13) as u64;
+            let width = match dtype { Dtype::F32 => 4, Dtype::F16 | Dtype::Bf16 => 2, _ => 1 };
+            let bytes = keep((0..n * width).map(|b| (b as usize * 7 + i) as u8 & 0x3f).collect());
+            TensorSpec::new(dtype, shape(&[n]), bytes).named(name)
+        })
+        .collect();
+    fs::write(path, to_vec(&Tensors(&specs)).expect("many")).expect("write");
+}
+
 fn bytemuck_cast(v: &[f32]) -> &'static [u8] {
     keep(v.iter().flat_map(|x| x.to_le_bytes()).collect())
 }
@@ -330,9 +350,10 @@ fn widen_first(dir: &Directory<'_>, name: &str, n: usize) -> Vec<f32> {
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     if let [_, flag, path] = args.as_slice() {
-        if flag == "--big" {
-            big(Path::new(path));
-            return;
+        match flag.as_str() {
+            "--big" => return big(Path::new(path)),
+            "--many" => return many(Path::new(path)),
+            _ => {}
         }
     }
     let out = Path::new(env!("CARGO_MANIFEST_DIR")).join("../www/samples");
@@ -398,7 +419,7 @@ fn main() {
         "file": "invalid.kiln", "type": "tensors", "framed": false,
         "expect": err.kind_name(), "offset": err.offset(),
         "title": "Invalid: a bool byte of 2",
-        "description": "The model sample with one byte of its bool mask set to 2: the file fails validation with TYPE at that byte.",
+        "description": "The model sample with one byte of its bool mask set to 2: the file fails validation with TYPE, reported at the mask's descriptor.",
     }));
     fs::write(out.join("invalid.kiln"), &bad).expect("write");
 
