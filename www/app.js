@@ -55,9 +55,12 @@ const tick = () => new Promise((r) => setTimeout(r, 0));
 // ---------------------------------------------------------------- opening
 
 function setMode(mode, type) {
+  const input = $('type-text');
   $('mode').value = mode;
-  $('type-text').disabled = mode === 'directory';
-  if (type !== undefined) $('type-text').value = mode === 'directory' ? '' : type;
+  if (mode === 'directory' && !input.disabled) { input.dataset.last = input.value; input.value = ''; }
+  if (mode !== 'directory' && input.disabled && !input.value) input.value = input.dataset.last ?? '';
+  input.disabled = mode === 'directory';
+  if (type !== undefined && mode !== 'directory') input.value = type;
 }
 
 async function openFile(file) {
@@ -118,9 +121,10 @@ function showError(e, bytes, name) {
   $('error-code').textContent = e.code ?? 'Error';
   $('error-message').textContent = e.code && e.message.startsWith(`${e.code}: `) ? e.message.slice(e.code.length + 2) : e.message;
   const off = e.offset;
-  $('error-where').textContent = off === undefined
+  $('error-where').textContent = (off === undefined
     ? `${name}: ${fmtBytes(bytes.length)}.`
-    : `${name}: the fault is at byte ${intFmt.format(off)} (${hex(off)}) of ${intFmt.format(bytes.length)}${off >= bytes.length ? ' \u2014 past the end of the file' : ''}.`;
+    : `${name}: the fault is at byte ${intFmt.format(off)} (${hex(off)}) of ${intFmt.format(bytes.length)}${off >= bytes.length ? ' \u2014 past the end of the file' : ''}.`)
+    + (off === undefined ? '' : ' The highlighted byte below is at that offset.');
   renderHex(bytes, off);
   document.body.dataset.state = 'error';
   document.title = `${e.code ?? 'Error'} \u2014 ${name} \u2014 Kiln inspector`;
@@ -170,13 +174,15 @@ function showFile() {
     ['Bytes', intFmt.format(h.byteLength)],
     ['Type', h.typeText],
     ['Framed', h.framed ? 'yes' : 'no'],
-    ['Schema hash', hex(h.schemaHash, 16)],
+    ['Hash', hex(h.schemaHash, 16)],
     ['Tensors', intFmt.format(h.tensorCount)],
     ['Directories', intFmt.format(h.directoryCount)],
     ['Payloads', fmtBytes(payload)],
     ['Checked', `${state.checkMs.toFixed(1)} ms`],
-    ['Copied to check', el('span', {}, `${fmtBytes(h.copiedBytes)} (${(100 * h.copiedBytes / Math.max(h.byteLength, 1)).toFixed(1)}%)`,
-      el('small', {}, h.byteLength <= 1 << 20 ? 'Files up to 1 MiB are checked whole.' : 'Payload interiors stay in the file’s buffer.'))],
+    ['Copied', el('span', {}, `${fmtBytes(h.copiedBytes)} (${(100 * h.copiedBytes / Math.max(h.byteLength, 1)).toFixed(1)}%)`,
+      el('small', {}, h.copiedBytes > 0.5 * h.byteLength
+        ? 'Small files, and payloads under 4 KiB, are copied whole for the check.'
+        : 'Payloads stay in the file\u2019s buffer: only what the check reads was copied.'))],
   ];
   $('header-facts').replaceChildren(...facts.flatMap(([k, v]) => [el('dt', {}, k), el('dd', {}, v)]));
   $('directories').replaceChildren(...state.dirs.map((d, i) => el('li', {},
@@ -350,7 +356,7 @@ function showTensor(t) {
   if (t.elements === 0) { d.append(el('p', { class: 'note' }, 'No elements.')); d.dataset.stats = 'none'; return; }
   const progress = el('progress', { max: 1, value: 0 });
   const statsBox = el('div', { class: 'stats' });
-  const hist = el('canvas', { width: 400, height: 110, 'aria-label': 'Histogram' });
+  const hist = el('canvas', { width: 400, height: 90, 'aria-label': 'Histogram' });
   const axis = el('div', { class: 'axis' });
   d.append(el('h3', {}, 'Statistics'), progress, statsBox, el('h3', {}, 'Histogram'), hist, axis);
   let heat = null;
@@ -376,10 +382,10 @@ function firstValues(t, view) {
     box.append(...Array.from(b, (x) => el('span', {}, x.toString(16).padStart(2, '0'))));
     return box;
   }
-  const n = Math.min(24, t.elements);
+  const n = Math.min(16, t.elements);
   const vals = view && (t.dtype === 'i64' || t.dtype === 'u64') ? Array.from(view.array.subarray(0, n)) : Array.from(chunkOf(t, view, 0, n));
   box.append(...vals.map((v, i) => el('span', { title: `[${i}]` }, fmtNum(v))));
-  if (t.elements > n) box.append(el('span', { class: 'muted' }, `\u2026 ${intFmt.format(t.elements - n)} more`));
+  if (t.elements > n) box.append(el('span', { class: 'muted more' }, `\u2026 ${intFmt.format(t.elements - n)} more`));
   return box;
 }
 
