@@ -21,11 +21,16 @@
 #              flash/RAM report
 #   nopanic    release firmware whose link fails if any panic path survives
 #   wasm       kiln-nostd tests in node (wasm-bindgen-test-runner)
+#   wasm-js    kiln-wasm's JS layer in node and headless Chromium
+#              (scripts/stages/www.sh)
+#   www        the browser module (64 KiB budget), its package from JS, and
+#              the inspector end to end in headless Chromium
+#              (scripts/stages/www.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$PWD"
 
-ALL_STAGES=(fmt clippy doc python test demo differential convert thumb bigendian firmware nopanic wasm)
+ALL_STAGES=(fmt clippy doc python test demo differential convert thumb bigendian firmware nopanic wasm wasm-js www)
 if [ $# -gt 0 ]; then STAGES=("$@"); else STAGES=("${ALL_STAGES[@]}"); fi
 for stage in "${STAGES[@]}"; do
     [[ " ${ALL_STAGES[*]} " == *" $stage "* ]] || { echo "unknown stage: $stage (${ALL_STAGES[*]})" >&2; exit 2; }
@@ -116,7 +121,7 @@ stage_test() {
 stage_demo() {
     python3 samples/make_samples.py
     git diff --exit-code -- samples/ || { echo "samples/ is stale: run python3 samples/make_samples.py"; return 1; }
-    bash scripts/demo.sh
+    bash scripts/demo.sh </dev/null
 }
 
 stage_differential() {
@@ -183,6 +188,7 @@ stage_wasm() {
 
 # Stages kept in files of their own.
 source "$ROOT/scripts/stages/convert.sh"
+source "$ROOT/scripts/stages/www.sh"
 
 # ---------------------------------------------------------------------------
 

@@ -3,8 +3,9 @@
 #
 #   bash scripts/www.sh --build-only   build kiln-wasm into www/pkg/ (ES module,
 #                                      .d.ts, wasm-opt -Oz, size check)
-#   bash scripts/www.sh [FILE]         build, serve www/ on 127.0.0.1, print the
-#                                      URL that opens FILE (default: a sample)
+#   bash scripts/www.sh [FILE [TYPE]]  build, serve www/ on 127.0.0.1, print the
+#                                      URL that opens FILE (default: a sample);
+#                                      TYPE is the type text of a message
 #
 # www/pkg/ is a build output (git-ignored): this script makes it. The tools
 # come from scripts/setup.sh: wasm-bindgen-cli at the workspace's pin and,
@@ -47,11 +48,12 @@ case "${1:-}" in
         build
         ;;
     -h | --help)
-        sed -n '2,12p' "$0"
+        sed -n '2,13p' "$0"
         ;;
     *)
         build
         file="${1:-}"
-        exec node www/serve.mjs ${file:+--open "$file"}
+        type="${2:-}"
+        exec node www/serve.mjs ${file:+--open "$file"} ${type:+--type "$type"}
         ;;
 esac

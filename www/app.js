@@ -99,6 +99,10 @@ function openBytes(bytes, name) {
   state.bytes = bytes; state.name = name;
   $('reopen').disabled = false;
   const mode = $('mode').value;
+  if (mode === 'framed' && !$('type-text').value.trim()) {
+    const match = state.samples.find((s) => s.framed && hashMatches(bytes, s.type));
+    if (match) $('type-text').value = match.type;
+  }
   const type = mode === 'directory' ? 'tensors' : $('type-text').value.trim();
   $('welcome').hidden = true;
   const t0 = performance.now();

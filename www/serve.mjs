@@ -1,7 +1,7 @@
 // A static server for www/ on 127.0.0.1, for scripts/www.sh and the
 // end-to-end tests (which import startServer and stop it themselves).
 //
-//   node www/serve.mjs [--port N] [--open FILE]
+//   node www/serve.mjs [--port N] [--open FILE [--type TYPE]]
 //
 // With --open, FILE is served at /open/<name> and the printed URL opens it.
 import http from 'node:http';
@@ -58,7 +58,9 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
     const file = path.resolve(open);
     const name = path.basename(file);
     extra[`/open/${encodeURIComponent(name)}`] = file;
-    query = `?url=/open/${encodeURIComponent(name)}&name=${encodeURIComponent(name)}&mode=${modeOf(file)}`;
+    const type = opt('--type');
+    const mode = type && modeOf(file) === 'directory' ? 'plain' : modeOf(file);
+    query = `?url=/open/${encodeURIComponent(name)}&name=${encodeURIComponent(name)}&mode=${mode}${type ? `&type=${encodeURIComponent(type)}` : ''}`;
   }
   const { url } = await startServer({ port: Number(opt('--port') ?? 8417), extra });
   console.log(`Kiln inspector: ${url}${query}`);

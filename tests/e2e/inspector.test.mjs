@@ -25,7 +25,7 @@ function largeFile(name, flag) {
   const file = path.join(big, name);
   if (!fs.existsSync(file)) {
     fs.mkdirSync(big, { recursive: true });
-    const r = spawnSync('cargo', ['run', '-q', '--release', '-p', 'kiln-wasm', '--example', 'make_samples', '--', flag, file], { cwd: root, stdio: 'inherit' });
+    const r = spawnSync('cargo', ['run', '-q', '-p', 'kiln-wasm', '--example', 'make_samples', '--', flag, file], { cwd: root, stdio: 'inherit' });
     assert.equal(r.status, 0, `writing ${name}`);
   }
   return file;
