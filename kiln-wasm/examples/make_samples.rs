@@ -319,7 +319,9 @@ fn big(path: &Path) {
 /// 10,000 small tensors of several dtypes (names fit the 64 KiB heap).
 fn many(path: &Path) {
     let kinds = ['q', 'k', 'v', 'o', 'u', 'd', 'g', 'n', 's', 'b'];
-    let names: Vec<String> = (0..10_000).map(|i| format!("{:04}{}", i / 10, kinds[i % 10])).collect();
+    let names: Vec<String> = (0..10_000)
+        .map(|i| format!("{:04}{}", i / 10, kinds[i % 10]))
+        .collect();
     let dtypes = [Dtype::F32, Dtype::F16, Dtype::Bf16, Dtype::I8, Dtype::U8];
     let specs: Vec<TensorSpec<'_>> = names
         .iter()
@@ -327,8 +329,16 @@ fn many(path: &Path) {
         .map(|(i, name)| {
             let dtype = dtypes[i % dtypes.len()];
             let n = 4 + (i % 13) as u64;
-            let width = match dtype { Dtype::F32 => 4, Dtype::F16 | Dtype::Bf16 => 2, _ => 1 };
-            let bytes = keep((0..n * width).map(|b| (b as usize * 7 + i) as u8 & 0x3f).collect());
+            let width = match dtype {
+                Dtype::F32 => 4,
+                Dtype::F16 | Dtype::Bf16 => 2,
+                _ => 1,
+            };
+            let bytes = keep(
+                (0..n * width)
+                    .map(|b| (b as usize * 7 + i) as u8 & 0x3f)
+                    .collect(),
+            );
             TensorSpec::new(dtype, shape(&[n]), bytes).named(name)
         })
         .collect();

@@ -315,7 +315,7 @@ impl KilnFile {
         let ctor = constructor(ctor_name)?;
         let abs = self.bytes.byte_offset() as usize + t.range.start;
         let count = t.range.len() / width;
-        let copied = abs % width != 0;
+        let copied = !abs.is_multiple_of(width);
         if width > 1 && !host_is_little_endian() {
             return Err(refusal(
                 "BigEndianHost",
@@ -454,7 +454,7 @@ impl KilnFile {
         set(
             &o,
             "aligned",
-            JsValue::from_bool(abs % array_type(t.dtype).1 == 0),
+            JsValue::from_bool(abs.is_multiple_of(array_type(t.dtype).1)),
         );
         o
     }

@@ -1,6 +1,6 @@
 //! Opening a file whose bytes stay where the caller has them.
 //!
-//! The checker ([`kiln_nostd::walk`]) needs one contiguous slice whose
+//! The checker ([`kiln_nostd::walk()`]) needs one contiguous slice whose
 //! positions are the file's positions. This module builds that slice, the
 //! *shadow*, in wasm memory, and copies into it every byte the checker can
 //! read: all bytes outside tensor payloads, every alignment gap, every

@@ -214,6 +214,6 @@ fn a_detached_buffer_is_refused_not_read_as_empty() {
     clone
         .call2(&JsValue::NULL, &bytes.buffer(), &options)
         .expect("transfer");
-    let err = file.view(0).err().expect("refused");
+    let err = file.view(0).expect_err("refused");
     assert_eq!(get(&err, "code"), JsValue::from_str("Detached"));
 }

@@ -5,9 +5,10 @@
 #   source "$ROOT/scripts/stages/www.sh"   # next to the other stage_* functions
 #   ALL_STAGES=(... wasm-js www ...)
 #
-# wasm-js  kiln-wasm's JS layer under wasm-bindgen-test (tests/wasm.rs): in
-#          node, then in headless Chromium through chromedriver. (Its Rust
-#          logic is tested on the host in the `test` stage.)
+# wasm-js  clippy for wasm32; kiln-wasm's JS layer under wasm-bindgen-test
+#          (tests/wasm.rs): in node, then in headless Chromium through
+#          chromedriver. (Its Rust logic is tested on the host in the
+#          `test` stage.)
 # www      the module build into www/pkg/ with wasm-opt -Oz and the 64 KiB
 #          budget (scripts/www.sh --build-only); www/samples/ is what the
 #          samples example writes; the ES module package from plain JS
@@ -20,6 +21,9 @@
 # of tests/e2e/package-lock.json) is installed by scripts/setup.sh.
 
 stage_wasm-js() {
+    # Lints for the browser's target: the tests, and the module's no_std build.
+    cargo clippy -p kiln-wasm --target wasm32-unknown-unknown --all-targets -- -D warnings
+    cargo clippy -p kiln-wasm --target wasm32-unknown-unknown --features module --lib -- -D warnings
     local tests=(cargo test -p kiln-wasm --target wasm32-unknown-unknown --test wasm)
     CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner "${tests[@]}"
     echo "--- the same tests in headless Chromium"
