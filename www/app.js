@@ -362,13 +362,14 @@ function showTensor(t) {
   const statsBox = el('div', { class: 'stats' });
   const hist = el('canvas', { width: 400, height: 90, 'aria-label': 'Histogram' });
   const axis = el('div', { class: 'axis' });
-  d.append(el('h3', {}, 'Statistics'), progress, statsBox, el('h3', {}, 'Histogram'), hist, axis);
+  const label = el('div', { class: 'progress-label' }, `Computing over ${intFmt.format(t.elements)} elements\u2026`);
+  d.append(el('h3', {}, 'Statistics'), progress, label, statsBox, el('h3', {}, 'Histogram'), hist, axis);
   let heat = null;
   if (t.shape.length === 2 && t.elements > 1) {
     heat = el('canvas', { class: 'heat', 'aria-label': 'Heatmap' });
     d.append(el('h3', {}, `Heatmap (${t.shape[0]} \u00d7 ${t.shape[1]}${t.shape[0] > 256 || t.shape[1] > 256 ? ', sampled' : ''})`), heat, el('div', { class: 'axis' }, el('span', { id: 'heat-lo' }), el('span', { id: 'heat-hi' })));
   }
-  runStats(t, view, job, progress, statsBox, hist, axis, heat);
+  runStats(t, view, job, progress, label, statsBox, hist, axis, heat);
 }
 
 /** Elements first..first+count as numbers: the view itself for f32/f64 and
@@ -393,7 +394,7 @@ function firstValues(t, view) {
   return box;
 }
 
-async function runStats(t, view, job, progress, statsBox, hist, axis, heat) {
+async function runStats(t, view, job, progress, label, statsBox, hist, axis, heat) {
   const n = t.elements;
   let min = Infinity, max = -Infinity, sum = 0, nan = 0, inf = 0, finite = 0;
   const steps = Math.ceil(n / CHUNK) * 2;
@@ -408,6 +409,7 @@ async function runStats(t, view, job, progress, statsBox, hist, axis, heat) {
       else { finite++; sum += x; if (x < min) min = x; if (x > max) max = x; }
     }
     progress.value = ++step / steps;
+    label.textContent = `Min, max, mean: ${intFmt.format(Math.min(n, first + CHUNK))} of ${intFmt.format(n)} elements (${Math.round(100 * progress.value)}%)`;
     await tick();
     if (job !== state.job) return;
   }
@@ -421,12 +423,14 @@ async function runStats(t, view, job, progress, statsBox, hist, axis, heat) {
         if (x === x && x !== Infinity && x !== -Infinity) bins[span > 0 ? Math.min(63, Math.floor(((x - min) / span) * 64)) : 0]++;
       }
       progress.value = ++step / steps;
+      label.textContent = `Histogram: ${intFmt.format(Math.min(n, first + CHUNK))} of ${intFmt.format(n)} elements (${Math.round(100 * progress.value)}%)`;
       await tick();
       if (job !== state.job) return;
     }
   }
   progress.value = 1;
   progress.hidden = true;
+  label.hidden = true;
   const stat = (label, value) => el('div', { class: 'stat' }, el('small', {}, label), el('b', { title: String(value) }, value));
   statsBox.replaceChildren(
     stat('min', finite ? fmtNum(min) : '\u2014'), stat('max', finite ? fmtNum(max) : '\u2014'), stat('mean', finite ? fmtNum(sum / finite) : '\u2014'),
@@ -456,10 +460,10 @@ function drawHistogram(canvas, bins) {
 async function drawHeatmap(t, view, canvas, job) {
   const [rows, cols] = t.shape;
   const H = Math.min(rows, 256), W = Math.min(cols, 256);
-  const scale = Math.max(1, Math.floor(400 / Math.max(W, H)));
   canvas.width = W; canvas.height = H;
   canvas.style.aspectRatio = `${W} / ${H}`;
-  canvas.style.width = `${Math.min(100, (W * scale / 400) * 100)}%`;
+  // As wide as the panel, or narrower for a tall matrix (at most 1.2 times as tall as wide).
+  canvas.style.width = `${Math.min(100, (120 * W) / H)}%`;
   const cells = new Float64Array(W * H);
   for (let y = 0; y < H; y++) {
     const r = Math.floor((y * rows) / H);
