@@ -19,7 +19,8 @@ ROOT="$PWD"
 MAX_WASM_BYTES=65536
 
 build() {
-    cargo build -q -p kiln-wasm --target wasm32-unknown-unknown --profile wasm-release --features module
+    cargo rustc -q -p kiln-wasm --lib --crate-type cdylib --target wasm32-unknown-unknown \
+        --profile wasm-release --features module
     local raw=target/wasm32-unknown-unknown/wasm-release/kiln_wasm.wasm
     rm -rf www/pkg
     wasm-bindgen --target web --out-dir www/pkg --out-name kiln_wasm "$raw"

@@ -84,30 +84,28 @@
 //! ## Size
 //!
 //! The module must stay under 64 KiB after `wasm-opt -Oz` (scripts/www.sh
-//! checks it). Three choices get it there from about 96 KiB: the browser
-//! build (feature `module`) is `no_std` with a panic handler that traps,
-//! so no panic message and none of `core::fmt` is linked; messages are
-//! built without `format!`; and the allocator is `lol_alloc`'s free list
-//! instead of std's dlmalloc, which is the one `unsafe` line of the crate
-//! (a `static` that needs `AssumeSingleThreaded`).
+//! checks it); it is about 57 KiB. What keeps it there: the crate is an
+//! rlib, and scripts/www.sh links the module with `cargo rustc
+//! --crate-type cdylib` under a `wasm-release` profile (opt-level "z",
+//! fat LTO, one codegen unit, abort on panic); the browser build (feature
+//! `module`) is `no_std` with a panic handler that traps, so no panic
+//! message and little of `core::fmt` is linked (std's allocator, dlmalloc,
+//! is named explicitly); and messages are built without `format!`. No
+//! `unsafe` is needed for any of it.
 
 // The browser module (feature `module`) is no_std: its panic handler traps
 // without formatting; every other build (host, tests) has std.
 #![cfg_attr(all(feature = "module", target_arch = "wasm32"), no_std)]
-#![deny(unsafe_code)]
+#![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
 extern crate alloc;
 
-// SAFETY: `AssumeSingleThreaded` requires that the allocator is never used
-// from two threads at once. This module is built for wasm32-unknown-unknown
-// without the atomics feature, where a wasm instance has exactly one thread
-// (a Web Worker gets its own instance and its own memory).
-#[cfg(target_arch = "wasm32")]
+// The browser module is no_std, so it names its allocator: dlmalloc, the
+// one std itself uses on wasm32.
+#[cfg(all(target_arch = "wasm32", feature = "module"))]
 #[global_allocator]
-#[allow(unsafe_code)]
-static ALLOCATOR: lol_alloc::AssumeSingleThreaded<lol_alloc::FreeListAllocator> =
-    unsafe { lol_alloc::AssumeSingleThreaded::new(lol_alloc::FreeListAllocator::new()) };
+static ALLOCATOR: dlmalloc::GlobalDlmalloc = dlmalloc::GlobalDlmalloc;
 
 mod js;
 pub mod open;
