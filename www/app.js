@@ -178,7 +178,7 @@ function showFile() {
     ['Bytes', intFmt.format(h.byteLength)],
     ['Type', h.typeText],
     ['Framed', h.framed ? 'yes' : 'no'],
-    ['Hash', hex(h.schemaHash, 16)],
+    ['Hash', el('span', { class: 'hash' }, hex(h.schemaHash, 16))],
     ['Tensors', intFmt.format(h.tensorCount)],
     ['Directories', intFmt.format(h.directoryCount)],
     ['Payloads', fmtBytes(payload)],

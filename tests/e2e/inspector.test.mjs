@@ -140,7 +140,14 @@ test('record.kiln: a framed message, its type found by the frame hash, fields as
   assert.deepEqual(await page.$$eval('#directories li button', (b) => b.map((x) => x.innerText)), ['layers[0].w', 'layers[1].w', 'layers[2].w', 'batch']);
   await page.locator('#table-rows .row', { hasText: 'layers[1].w › weight' }).click();
   await statsDone();
-  assert.match(await text('#detail'), /copy/);
+  assert.equal(await text('#detail .badge'), 'zero-copy');
+  await shot('record-weight.png');
+  // An i32 payload at an odd absolute offset: the view is a copy that says why.
+  await page.locator('#table-rows .row', { hasText: 'batch › labels' }).click();
+  await statsDone();
+  assert.equal(await text('#detail .badge'), 'copy');
+  assert.match(await text('#detail'), /misaligned: absolute offset 5971/);
+  assert.match(await text('#detail .values'), /^3\s+1\s+4\s+1/);
   await shot('record.png');
 });
 
