@@ -25,13 +25,18 @@
 #              flash/RAM report
 #   nopanic    release firmware whose link fails if any panic path survives
 #   wasm       kiln-nostd tests in node (wasm-bindgen-test-runner)
+#   wasm-js    kiln-wasm's JS layer in node and headless Chromium
+#              (scripts/stages/www.sh)
+#   www        the browser module (64 KiB budget), its package from JS, and
+#              the inspector end to end in headless Chromium
+#              (scripts/stages/www.sh)
 #   bench      smoke run of the benchmark table (scripts/bench.sh --quick;
 #              scripts/stages/bench.sh): tiny sizes, no assertion on time
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$PWD"
 
-ALL_STAGES=(fmt clippy doc python test package demo differential convert cli thumb bigendian firmware nopanic wasm bench)
+ALL_STAGES=(fmt clippy doc python test package demo differential convert cli thumb bigendian firmware nopanic wasm wasm-js www bench)
 if [ $# -gt 0 ]; then STAGES=("$@"); else STAGES=("${ALL_STAGES[@]}"); fi
 for stage in "${STAGES[@]}"; do
     [[ " ${ALL_STAGES[*]} " == *" $stage "* ]] || { echo "unknown stage: $stage (${ALL_STAGES[*]})" >&2; exit 2; }
@@ -131,7 +136,7 @@ stage_package() {
 stage_demo() {
     python3 samples/make_samples.py
     git diff --exit-code -- samples/ || { echo "samples/ is stale: run python3 samples/make_samples.py"; return 1; }
-    bash scripts/demo.sh
+    bash scripts/demo.sh </dev/null
 }
 
 stage_differential() {
@@ -200,6 +205,7 @@ stage_wasm() {
 # Stages kept in files of their own.
 source "$ROOT/scripts/stages/convert.sh"
 source "$ROOT/scripts/stages/cli.sh"
+source "$ROOT/scripts/stages/www.sh"
 source "$ROOT/scripts/stages/bench.sh"
 
 # ---------------------------------------------------------------------------
