@@ -29,7 +29,7 @@ function fmtNum(x) {
   if (!Number.isFinite(x)) return x > 0 ? '+Inf' : '-Inf';
   if (Number.isInteger(x) && Math.abs(x) < 1e15) return String(x);
   const a = Math.abs(x);
-  if (a !== 0 && (a < 1e-4 || a >= 1e7)) return x.toExponential(4);
+  if (a !== 0 && (a < 1e-4 || a >= 1e7)) return x.toExponential(3);
   return String(Number(x.toPrecision(6)));
 }
 function fmtBytes(n) {

@@ -425,11 +425,13 @@ fn main() {
     let mut bad = model.clone();
     bad[mask.start + 5] = 2;
     let err = check("tensors", &bad, Options::BARE).expect_err("invalid");
+    // The fault is reported at the bad byte itself.
+    assert_eq!(err.offset(), Some(mask.start as u64 + 5));
     manifest.push(json!({
         "file": "invalid.kiln", "type": "tensors", "framed": false,
         "expect": err.kind_name(), "offset": err.offset(),
         "title": "Invalid: a bool byte of 2",
-        "description": "The model sample with one byte of its bool mask set to 2: the file fails validation with TYPE, reported at the mask's descriptor.",
+        "description": "The model sample with one byte of its bool mask set to 2: the file fails validation with TYPE, reported at that byte.",
     }));
     fs::write(out.join("invalid.kiln"), &bad).expect("write");
 

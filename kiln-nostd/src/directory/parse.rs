@@ -367,8 +367,11 @@ fn check_payload_bits_and_quant(dir: &Directory<'_>, trusted: bool) -> Result<()
         // Only bool and packed payloads have bits to check.
         if matches!(r.dtype(), 7 | 16..=18) {
             let payload = dir.payload_region(r.byte_offset(), r.range_end().unwrap_or(0));
-            rules::check_payload_bits(r, payload)
-                .map_err(|e| e.shifted(dir.record_start(i)).in_tensor(i))?;
+            // Inside the block, so the payload's start fits in usize.
+            let start = usize::try_from(r.byte_offset())
+                .unwrap_or(usize::MAX)
+                .saturating_add(dir.payload_base);
+            rules::check_payload_bits(r, payload).map_err(|e| e.shifted(start).in_tensor(i))?;
         }
     }
     if trusted {

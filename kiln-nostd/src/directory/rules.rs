@@ -86,11 +86,15 @@ pub(crate) fn check_shape_and_range(d: impl Fields, payload_bytes: u64) -> Resul
 }
 
 /// Step 11, first part: bool bytes are 0 or 1, and an odd count of packed
-/// nibbles leaves the last high nibble 0. `payload` is this tensor's bytes.
+/// nibbles leaves the last high nibble 0. `payload` is this tensor's bytes;
+/// an error's offset is the offending byte's within `payload` (the caller
+/// shifts it to the payload's place), as the reference reports it.
 pub(crate) fn check_payload_bits(d: impl Fields, payload: &[u8]) -> Result<()> {
     match Dtype::from_code(d.dtype()) {
-        Some(Dtype::Bool) if payload.iter().any(|&b| b > 1) => {
-            return Err(type_fault("bool byte other than 0 or 1", 40));
+        Some(Dtype::Bool) => {
+            if let Some(k) = payload.iter().position(|&b| b > 1) {
+                return Err(type_fault("bool byte other than 0 or 1", k));
+            }
         }
         Some(Dtype::I4 | Dtype::U4 | Dtype::E2M1) => {
             let shape = d.shape();
@@ -98,7 +102,7 @@ pub(crate) fn check_payload_bits(d: impl Fields, payload: &[u8]) -> Result<()> {
             if odd && payload.last().is_some_and(|&b| b & 0xF0 != 0) {
                 return Err(type_fault(
                     "nonzero high nibble after an odd packed count",
-                    40,
+                    payload.len().saturating_sub(1),
                 ));
             }
         }
