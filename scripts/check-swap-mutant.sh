@@ -36,9 +36,8 @@ trap 'exit 130' INT TERM
 
 # name | exact text in order.rs | replacement
 MUTANTS=(
-    "copy_into copies without swapping|        copy_per_element(payload, out)
-    }|        copy_native(payload, out)
-    }"
+    "copy_into copies without swapping|    return copy_swapped(payload, out);|    return copy_native(payload, out);"
+    "copy_swapped does not reverse|                        element.reverse();|"
     "copy_per_element reads host order|        *slot = T::from_le(bytes).ok_or(wrong_width())?;|        *slot = bytemuck::pod_read_unaligned(bytes);"
     "write_le writes host bytes|        write_per_element(values, w)
     }|        w.put(bytemuck::cast_slice(values))

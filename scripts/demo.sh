@@ -19,3 +19,13 @@ done < samples/manifest.tsv
 total=$(grep -vc '^#' samples/manifest.tsv)
 echo "demo: $((total - mismatches)) passed, $mismatches failed"
 [[ $mismatches -eq 0 ]]
+
+# The same files in the browser inspector: at a terminal it is built and
+# served (Ctrl-C stops it); otherwise (CI, the test command) the command is
+# printed.
+inspect=(bash scripts/www.sh samples/batch.kiln 'struct{id:i64,name:str,batch:tensors,}')
+if [[ -t 0 && -t 1 && -z "${CI:-}" ]]; then
+  echo; echo "Opening samples/batch.kiln in the inspector:"
+  exec "${inspect[@]}"
+fi
+echo "Inspect them in a browser: ${inspect[*]:0:3} '${inspect[3]}'   (serves www/ on 127.0.0.1)"

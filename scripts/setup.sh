@@ -12,11 +12,14 @@ cd "$(dirname "$0")/.."
 # qemu-user: qemu-s390x, qemu-ppc64 (big-endian tests); qemu-system-arm:
 # the Cortex-M3 firmware; the cross gccs link the big-endian test binaries;
 # nodejs runs wasm-bindgen-test-runner; python3 the reference codec tests;
+# chromium, chromium-driver and a font: the browser tests (stages wasm-js
+# and www), with npm for tests/e2e's packages.
 # valgrind counts instructions and heap for the work bounds (stage bounds).
 APT_PACKAGES=(
     qemu-user qemu-system-arm valgrind
     gcc-s390x-linux-gnu libc6-dev-s390x-cross
     gcc-powerpc64-linux-gnu libc6-dev-ppc64-cross
+    chromium chromium-driver fonts-dejavu-core
 )
 RUST_TARGETS=(
     thumbv7m-none-eabi thumbv7em-none-eabihf wasm32-unknown-unknown
@@ -57,6 +60,7 @@ for pkg in "${APT_PACKAGES[@]}"; do
 done
 command -v python3 >/dev/null || missing_apt+=(python3)
 command -v node >/dev/null || missing_apt+=(nodejs)
+command -v npm >/dev/null || missing_apt+=(npm)
 
 if ! command -v rustup >/dev/null || ! command -v cargo >/dev/null; then
     echo "setup: rustup and cargo are needed (https://rustup.rs)" >&2
@@ -92,9 +96,16 @@ fi
 for install in "${missing_installs[@]}"; do
     commands+=("$install")
 done
+# npm packages of the browser tests (playwright-core, binaryen's wasm-opt),
+# exactly as tests/e2e/package-lock.json pins them; again when the lock
+# file changed since the last install.
+if ! cmp -s tests/e2e/package-lock.json tests/e2e/node_modules/.kiln-installed-lock 2>/dev/null; then
+    commands+=("npm ci --prefix tests/e2e --no-audit --no-fund")
+    commands+=("cp tests/e2e/package-lock.json tests/e2e/node_modules/.kiln-installed-lock")
+fi
 
 if [ ${#commands[@]} -eq 0 ]; then
-    echo "setup: everything is installed (wasm-bindgen-cli $WASM_BINDGEN_VERSION, defmt-print, cargo-binutils, cargo-fuzz, targets, qemu, valgrind)"
+    echo "setup: everything is installed (wasm-bindgen-cli $WASM_BINDGEN_VERSION, defmt-print, cargo-binutils, cargo-fuzz, targets, qemu, valgrind, chromium, tests/e2e npm packages)"
     exit 0
 fi
 

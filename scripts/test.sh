@@ -10,13 +10,17 @@
 #              tests/firmware on thumbv7m
 #   doc        rustdoc -D warnings
 #   python     reference codec: case file up to date, unit tests
-#   test       cargo test --workspace --all-features (host)
+#   test       cargo test --workspace --all-features (host), without alloc,
+#              and the two example programs
+#   package    cargo package of every library crate
 #   demo       the README's main job: kiln check over samples/ (scripts/demo.sh)
 #   differential  Python reference vs Rust check, walker, Value and typed
 #              decoders on 200,000 mutants of the golden cases; the display
 #              conversions against ml_dtypes (tests/oracles)
 #   convert    kiln convert on real safetensors and GGUF files, both ways
 #              (scripts/stages/convert.sh)
+#   cli        kiln decode/encode against the Python reference's JSON form
+#              (scripts/stages/cli.sh)
 #   fuzz       a bounded smoke run of every cargo-fuzz target, then every
 #              input that ever failed (scripts/stages/fuzz.sh)
 #   bounds     work and allocation bounds: instruction counts (callgrind)
@@ -28,11 +32,18 @@
 #              flash/RAM report
 #   nopanic    release firmware whose link fails if any panic path survives
 #   wasm       kiln-nostd tests in node (wasm-bindgen-test-runner)
+#   wasm-js    kiln-wasm's JS layer in node and headless Chromium
+#              (scripts/stages/www.sh)
+#   www        the browser module (64 KiB budget), its package from JS, and
+#              the inspector end to end in headless Chromium
+#              (scripts/stages/www.sh)
+#   bench      smoke run of the benchmark table (scripts/bench.sh --quick;
+#              scripts/stages/bench.sh): tiny sizes, no assertion on time
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$PWD"
 
-ALL_STAGES=(fmt clippy doc python test demo differential convert fuzz bounds thumb bigendian firmware nopanic wasm)
+ALL_STAGES=(fmt clippy doc python test package demo differential convert cli fuzz bounds thumb bigendian firmware nopanic wasm wasm-js www bench)
 if [ $# -gt 0 ]; then STAGES=("$@"); else STAGES=("${ALL_STAGES[@]}"); fi
 for stage in "${STAGES[@]}"; do
     [[ " ${ALL_STAGES[*]} " == *" $stage "* ]] || { echo "unknown stage: $stage (${ALL_STAGES[*]})" >&2; exit 2; }
@@ -118,12 +129,21 @@ stage_test() {
     cargo test --workspace --all-features
     # Without alloc: the no-allocator paths (name sort, storage) on the host.
     cargo test -p kiln-nostd --features derive
+    # The two newcomer programs of the README.
+    cargo run -q -p kiln-nostd --features derive --example telemetry
+    cargo run -q -p kiln-nostd --features std --example weights "$(mktemp -d)/weights.kiln"
+}
+
+stage_package() {
+    # Every library crate packages and its package builds on its own (cargo
+    # verifies the set together through a temporary registry).
+    cargo package --allow-dirty -p kiln-derive -p kiln-nostd -p kiln-convert
 }
 
 stage_demo() {
     python3 samples/make_samples.py
     git diff --exit-code -- samples/ || { echo "samples/ is stale: run python3 samples/make_samples.py"; return 1; }
-    bash scripts/demo.sh
+    bash scripts/demo.sh </dev/null
 }
 
 stage_differential() {
@@ -144,8 +164,9 @@ stage_bigendian() {
     # Runners and linkers: .cargo/config.toml. Doc tests run under the
     # runner too (cross-target doc tests are stable since Rust 1.89).
     # The tests and crate docs use #[derive(Frozen)].
-    cargo test -p kiln-nostd --target s390x-unknown-linux-gnu --features derive
-    cargo test -p kiln-nostd --target powerpc64-unknown-linux-gnu --features derive
+    # std (and so alloc): dynamic values and owned copies are checked here too.
+    cargo test -p kiln-nostd --target s390x-unknown-linux-gnu --features derive,std
+    cargo test -p kiln-nostd --target powerpc64-unknown-linux-gnu --features derive,std
 }
 
 stage_firmware() {
@@ -190,11 +211,14 @@ stage_wasm() {
     # be reported as passed without running, so they are left out here
     # (they run on the host and on the big-endian targets).
     CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \
-        cargo test -p kiln-nostd --target wasm32-unknown-unknown --tests --features derive
+        cargo test -p kiln-nostd --target wasm32-unknown-unknown --tests --features derive,alloc
 }
 
 # Stages kept in files of their own.
 source "$ROOT/scripts/stages/convert.sh"
+source "$ROOT/scripts/stages/cli.sh"
+source "$ROOT/scripts/stages/www.sh"
+source "$ROOT/scripts/stages/bench.sh"
 source "$ROOT/scripts/stages/fuzz.sh"
 source "$ROOT/scripts/stages/bounds.sh"
 

@@ -6,15 +6,16 @@
 //! temporary file beside OUT and renamed over OUT only when the conversion
 //! succeeded, so a failed run leaves no half-written OUT.
 
-use std::fs::{File, OpenOptions};
+use std::fs::OpenOptions;
 use std::io::{IsTerminal, Write};
-use std::ops::Deref;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use indicatif::{ProgressBar, ProgressStyle};
 use kiln_convert::{convert, ErrorKind, Format, Summary};
+
+use crate::common::{map_input, Input};
 
 pub const USAGE: &str = "usage: kiln convert [--quiet] IN OUT";
 
@@ -100,52 +101,6 @@ fn parse_args(args: &[String]) -> Result<Request, String> {
         to,
         quiet,
     }))
-}
-
-/// The input bytes: a read-only memory map of the file.
-enum Input {
-    Empty,
-    Mapped(memmap2::Mmap),
-}
-
-impl Deref for Input {
-    type Target = [u8];
-
-    fn deref(&self) -> &[u8] {
-        match self {
-            Input::Empty => &[],
-            Input::Mapped(map) => map,
-        }
-    }
-}
-
-fn map_input(path: &Path) -> std::io::Result<Input> {
-    let file = File::open(path)?;
-    if file.metadata()?.len() == 0 {
-        return Ok(Input::Empty);
-    }
-    // SAFETY: `Mmap::map` is unsafe because the file can change underneath
-    // the map while we hold it, and Rust assumes the bytes behind a `&[u8]`
-    // do not change. If another process truncates the file during the
-    // conversion, touching a page past the new end raises SIGBUS and kills
-    // `kiln`; if it writes to the file, the bytes copied to the output may
-    // differ from the bytes that were checked, and a name checked as UTF-8
-    // might not be UTF-8 any more when it is copied (formally undefined
-    // behaviour for a `&str`; in practice the copy carries the new bytes).
-    // The map's length is fixed when it is made and every read of it is
-    // bounds-checked against that length, so a change cannot make us read
-    // outside the map. We accept this, as ripgrep and the
-    // safetensors crate do for their maps: converting a file that another
-    // process is changing is not supported, and the worst outcomes are a
-    // crash or a wrong output, never a read of unrelated memory. In return
-    // a multi-gigabyte input is never copied into memory.
-    let map = unsafe { memmap2::Mmap::map(&file)? };
-    #[cfg(unix)]
-    {
-        // Only a hint for the kernel's read-ahead; a refusal changes nothing.
-        let _ = map.advise(memmap2::Advice::Sequential);
-    }
-    Ok(Input::Mapped(map))
 }
 
 /// Bytes the prefetcher maps in per step.

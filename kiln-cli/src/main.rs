@@ -3,9 +3,14 @@
 //! ```text
 //! kiln check [--type TYPE] [--framed] [--cap N] FILE
 //! kiln convert [--quiet] IN OUT
+//! kiln inspect [--type TYPE] [--cap N] [--json] FILE
+//! kiln decode [--type TYPE] [--framed] [--cap N] [--preview] [--compact] FILE
+//! kiln encode [--type TYPE] [--framed] [--cap N] [-o OUT] [FILE]
+//! kiln gen [--name NAME] SCHEMA.json
+//! kiln type SCHEMA.json
 //! ```
 //!
-//! One module per subcommand (`check.rs`, `convert.rs`), each with a
+//! One module per subcommand (`check.rs`, `convert.rs`, ...), each with a
 //! `run(args) -> ExitCode` taking the arguments after the subcommand's
 //! name; this file only dispatches. A new subcommand is a new module and
 //! one line in [`COMMANDS`].
@@ -16,7 +21,16 @@
 use std::process::ExitCode;
 
 mod check;
+mod common;
 mod convert;
+mod decode;
+mod encode;
+mod gen;
+mod inspect;
+mod jsonform;
+mod jsontext;
+mod schema_json;
+mod types;
 
 /// A subcommand: its name, one line of help, its usage line and its entry
 /// point.
@@ -40,6 +54,36 @@ const COMMANDS: &[Command] = &[
         usage: convert::USAGE,
         run: convert::run,
     },
+    Command {
+        name: "inspect",
+        about: "show the tensors and metadata of a Kiln, safetensors or GGUF file",
+        usage: inspect::USAGE,
+        run: inspect::run,
+    },
+    Command {
+        name: "decode",
+        about: "print a Kiln value as JSON",
+        usage: decode::USAGE,
+        run: decode::run,
+    },
+    Command {
+        name: "encode",
+        about: "write the Kiln bytes of a JSON value",
+        usage: encode::USAGE,
+        run: encode::run,
+    },
+    Command {
+        name: "gen",
+        about: "print Rust #[derive(Frozen)] structs for a JSON Schema",
+        usage: gen::USAGE,
+        run: gen::run,
+    },
+    Command {
+        name: "type",
+        about: "print the Kiln type text and hash of a JSON Schema",
+        usage: types::USAGE,
+        run: types::run,
+    },
 ];
 
 fn help() -> String {
@@ -49,10 +93,17 @@ fn help() -> String {
     }
     text.push_str("\nusage:\n");
     for c in COMMANDS {
-        text.push_str(&format!("  {}\n", c.usage));
+        text.push_str(&format!("  {}\n", c.usage.trim_start_matches("usage: ")));
     }
-    text.push_str("\n`kiln COMMAND --help` describes one command.\n");
-    text.push_str("\nexample:\n  kiln convert model.safetensors model.kiln");
+    text.push_str("\n`kiln COMMAND --help` describes one command, with examples.\n");
+    text.push_str(
+        "\nExit status: 0 done; 1 the input is invalid (one `error:` line: the wire code\n\
+         or the reason, and the byte offset); 2 usage or I/O error.\n",
+    );
+    text.push_str(
+        "\nexamples:\n  kiln convert model.safetensors model.kiln\n  kiln inspect model.kiln\n  \
+         kiln decode --preview model.kiln",
+    );
     text
 }
 

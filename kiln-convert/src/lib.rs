@@ -70,7 +70,7 @@ pub use crate::gguf_kiln::{gguf_to_kiln, kiln_to_gguf};
 pub use crate::heap::MAX_NAME_OFFSET;
 pub use crate::message::{MessageType, GGUF_MESSAGE, LIMITS, SAFETENSORS_MESSAGE};
 pub use crate::safetensors_kiln::{
-    kiln_dtype, kiln_safetensors_parts, kiln_to_safetensors, safetensors_dtype,
+    kiln_dtype, kiln_safetensors_parts, kiln_to_safetensors, read_safetensors, safetensors_dtype,
     safetensors_to_kiln, BorrowedView, SafetensorsParts,
 };
 pub use crate::sink::{WriteSink, BUFFER_LEN};

@@ -164,6 +164,15 @@ fn unknown_dtype(header: &[u8]) -> Option<Error> {
         })
 }
 
+/// Reads and checks a safetensors header with the safetensors crate's own
+/// checks: the header's JSON length and its [`Metadata`] (tensor
+/// dtypes, shapes, data offsets, `__metadata__`). The data section starts
+/// at byte `8 + length`. A refusal is one [`Error`] with the byte offset
+/// where it can be told.
+pub fn read_safetensors(input: &[u8]) -> Result<(usize, Metadata)> {
+    SafeTensors::read_metadata(input).map_err(|e| read_error(input, e))
+}
+
 /// Converts a safetensors file to one framed Kiln message of type
 /// [`message::SAFETENSORS_MESSAGE`], written to `out`.
 ///
@@ -171,7 +180,7 @@ fn unknown_dtype(header: &[u8]) -> Option<Error> {
 /// tensors go into the directory sorted by name bytes, each payload copied
 /// once from `input` to `out`, bit for bit.
 pub fn safetensors_to_kiln<W: Write>(input: &[u8], out: W) -> Result<Summary> {
-    let (n, meta) = SafeTensors::read_metadata(input).map_err(|e| read_error(input, e))?;
+    let (n, meta) = read_safetensors(input)?;
     let data = input.get(8 + n..).unwrap_or_default();
     let metadata: BTreeMap<&str, &str> = meta
         .metadata()

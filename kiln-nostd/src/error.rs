@@ -104,6 +104,9 @@ pub enum Refusal {
     BadTypeText,
     /// A limit outside the range the format allows.
     BadLimits,
+    /// The `std::io::Write` behind an `IoSink` failed (the sink keeps the
+    /// I/O error).
+    Io,
 }
 
 impl Refusal {
@@ -120,6 +123,7 @@ impl Refusal {
             Refusal::WrongValue => "WrongValue",
             Refusal::BadTypeText => "BadTypeText",
             Refusal::BadLimits => "BadLimits",
+            Refusal::Io => "Io",
         }
     }
 }

@@ -18,6 +18,15 @@ use crate::wire::{check_capacity, Reader, Sink, Writer};
 
 /// A Rust type with a Kiln type. Its canonical type text, schema hash and
 /// minimum wire size follow from [`Frozen::SCHEMA`] at compile time.
+///
+/// Which Rust type goes with which Kiln type: the table "Kiln types and
+/// Rust types" in the crate docs.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a Kiln type",
+    label = "no Kiln type for this Rust type",
+    note = "kiln-nostd's crate docs, \"Kiln types and Rust types\", list the Rust type for every Kiln type (e.g. `list<f32>` is `PodList<'a, f32>`, `str` is `&'a str` or `heapless::String<N>`); structs use `#[derive(Frozen)]`",
+    note = "heapless containers must be kiln_nostd::heapless (heapless 0.9), not another version of the crate"
+)]
 pub trait Frozen {
     /// The Kiln type of `Self`.
     const SCHEMA: Schema;
@@ -32,15 +41,47 @@ pub trait Frozen {
 }
 
 /// Writes a value's canonical bytes.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be written as Kiln",
+    note = "the crate docs' table \"Kiln types and Rust types\" says which types write each Kiln type"
+)]
 pub trait Encode: Frozen {
     /// Appends the value to `w`.
     fn encode<S: Sink>(&self, w: &mut Writer<S>) -> Result<()>;
+
+    /// Appends `items` one after another: the elements of a list. Fixed-width
+    /// numbers write all their bytes at once (one copy on a little-endian
+    /// host); every other type encodes each element.
+    #[doc(hidden)]
+    fn encode_many<S: Sink>(items: &[Self], w: &mut Writer<S>) -> Result<()>
+    where
+        Self: Sized,
+    {
+        items.iter().try_for_each(|item| item.encode(w))
+    }
 }
 
 /// Reads a value, checking every rule of the format on the way.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be read from Kiln bytes",
+    note = "the crate docs' table \"Kiln types and Rust types\" says which types read each Kiln type: borrowed (`&'a str`, `PodList`, `ListView`, `DictView`, `Directory`), fixed-capacity (`heapless::Vec<T, N>`), or owned with `alloc` (`Vec<T>`, `String`, `BTreeMap`); a `tensors` field is read as `Directory<'a>`, and `Tensors` is only the builder's input"
+)]
 pub trait Decode<'de>: Frozen + Sized {
     /// Reads one value from `r`.
     fn decode(r: &mut Reader<'de>) -> Result<Self>;
+
+    /// Appends `count` elements read from `r` to `out`: the elements of a
+    /// list whose count has passed the allocation rule. Fixed-width numbers
+    /// copy their bytes at once (one copy on a little-endian host); every
+    /// other type decodes each element.
+    #[doc(hidden)]
+    #[cfg(feature = "alloc")]
+    fn decode_many(r: &mut Reader<'de>, count: u32, out: &mut alloc::vec::Vec<Self>) -> Result<()> {
+        decode_elements(r, count, |item| {
+            out.push(item);
+            Ok(())
+        })
+    }
 }
 
 // ---------------------------------------------------------------------------
@@ -99,6 +140,7 @@ impl Encode for bool {
 }
 
 impl<'de> Decode<'de> for bool {
+    #[inline]
     fn decode(r: &mut Reader<'de>) -> Result<Self> {
         let at = r.position();
         match r.u8("bool")? {
@@ -118,10 +160,28 @@ macro_rules! fixed_width {
             fn encode<S: Sink>(&self, w: &mut Writer<S>) -> Result<()> {
                 w.put(&self.to_le_bytes())
             }
+            fn encode_many<S: Sink>(items: &[Self], w: &mut Writer<S>) -> Result<()> {
+                order::write_le(items, w)
+            }
         }
         impl<'de> Decode<'de> for $ty {
+            #[inline]
             fn decode(r: &mut Reader<'de>) -> Result<Self> {
                 r.array(stringify!($ty)).map(<$ty>::from_le_bytes)
+            }
+            #[cfg(feature = "alloc")]
+            fn decode_many(
+                r: &mut Reader<'de>,
+                count: u32,
+                out: &mut alloc::vec::Vec<Self>,
+            ) -> Result<()> {
+                // The claim proved count * width bytes remain, so the
+                // storage below is bounded by the buffer.
+                let len = (count as usize).saturating_mul(core::mem::size_of::<$ty>());
+                let bytes = r.take(len, "list count beyond the bytes that remain")?;
+                let start = out.len();
+                out.resize(start.saturating_add(count as usize), <$ty>::default());
+                order::copy_into(bytes, out.get_mut(start..).unwrap_or_default()).map(drop)
             }
         }
     )*};
@@ -156,6 +216,7 @@ macro_rules! named_wide {
             }
         }
         impl<'de> Decode<'de> for $ty {
+            #[inline]
             fn decode(r: &mut Reader<'de>) -> Result<Self> {
                 <$inner>::decode(r).map($ty)
             }
@@ -314,14 +375,11 @@ pub(crate) fn list_cap(limits: crate::Limits, of_u8: bool) -> u32 {
     }
 }
 
-fn encode_list<'a, T: Encode + 'a, S: Sink>(
-    w: &mut Writer<S>,
-    items: impl ExactSizeIterator<Item = &'a T>,
-) -> Result<()> {
+fn encode_list<T: Encode, S: Sink>(w: &mut Writer<S>, items: &[T]) -> Result<()> {
     let cap = list_cap_of::<T>(w.limits());
     w.nested(|w| {
         w.count(items.len(), cap)?;
-        items.into_iter().try_for_each(|item| item.encode(w))
+        T::encode_many(items, w)
     })
 }
 
@@ -331,7 +389,7 @@ impl<T: Frozen, const N: usize> Frozen for heapless::Vec<T, N> {
 
 impl<T: Encode, const N: usize> Encode for heapless::Vec<T, N> {
     fn encode<S: Sink>(&self, w: &mut Writer<S>) -> Result<()> {
-        encode_list(w, self.iter())
+        encode_list(w, self.as_slice())
     }
 }
 
@@ -355,7 +413,7 @@ impl<T: Frozen> Frozen for [T] {
 
 impl<T: Encode> Encode for [T] {
     fn encode<S: Sink>(&self, w: &mut Writer<S>) -> Result<()> {
-        encode_list(w, self.iter())
+        encode_list(w, self)
     }
 }
 
@@ -365,7 +423,20 @@ impl<T: Frozen, const N: usize> Frozen for [T; N] {
 
 impl<T: Encode, const N: usize> Encode for [T; N] {
     fn encode<S: Sink>(&self, w: &mut Writer<S>) -> Result<()> {
-        encode_list(w, self.iter())
+        encode_list(w, self.as_slice())
+    }
+}
+
+impl<'de, T: Decode<'de>, const N: usize> Decode<'de> for [T; N] {
+    /// A `list<T>` of exactly `N` elements. Any other count is a storage
+    /// refusal ([`Refusal::Capacity`]): the bytes may be valid, but an array
+    /// holds exactly `N`.
+    fn decode(r: &mut Reader<'de>) -> Result<Self> {
+        let at = r.position();
+        let items = heapless::Vec::<T, N>::decode(r)?;
+        items.into_array().map_err(|_| {
+            Error::refused(Refusal::Capacity, "list count is not the array's length").at(at)
+        })
     }
 }
 
@@ -979,7 +1050,36 @@ mod owned {
 
     impl<T: Encode> Encode for Vec<T> {
         fn encode<S: Sink>(&self, w: &mut Writer<S>) -> Result<()> {
-            encode_list(w, self.iter())
+            encode_list(w, self.as_slice())
+        }
+    }
+
+    impl<V: Frozen> Frozen for alloc::collections::BTreeMap<String, V> {
+        const SCHEMA: Schema = Schema::Dict(&V::SCHEMA);
+    }
+
+    impl<V: Encode> Encode for alloc::collections::BTreeMap<String, V> {
+        /// A `BTreeMap<String, _>` iterates in key byte order (`String`'s
+        /// `Ord` is bytewise), which is the wire's order.
+        fn encode<S: Sink>(&self, w: &mut Writer<S>) -> Result<()> {
+            w.nested(|w| {
+                w.count(self.len(), w.limits().count_cap)?;
+                self.iter().try_for_each(|(k, v)| {
+                    w.byte_run(k.as_bytes())?;
+                    v.encode(w)
+                })
+            })
+        }
+    }
+
+    impl<'de, V: Decode<'de>> Decode<'de> for alloc::collections::BTreeMap<String, V> {
+        fn decode(r: &mut Reader<'de>) -> Result<Self> {
+            let mut out = alloc::collections::BTreeMap::new();
+            decode_dict::<V>(r, usize::MAX, |key, value| {
+                out.insert(String::from(key), value);
+                Ok(())
+            })?;
+            Ok(out)
         }
     }
 
@@ -1000,10 +1100,7 @@ mod owned {
             r.nested(|r| {
                 let count = claim_list::<T>(r, usize::MAX)?;
                 let mut out = Vec::with_capacity(cautious_capacity::<T>(count));
-                decode_elements(r, count, |item| {
-                    out.push(item);
-                    Ok(())
-                })?;
+                T::decode_many(r, count, &mut out)?;
                 Ok(out)
             })
         }

@@ -5,24 +5,21 @@
 //! and writes it with no allocator: values are borrowed from the caller's
 //! buffer or copied into storage whose capacity is in its type, and every
 //! claimed count is checked against the bytes that remain before it sizes
-//! anything.
+//! anything. The format is described in `spec/kiln-v2.md` of the
+//! repository; a few words used below:
 //!
-//! One module per concern of the format:
+//! - **type text**: a Kiln type written out, e.g.
+//!   `struct{id:i64,readings:list<f32>,}`. A Rust type has one
+//!   ([`Frozen::SCHEMA`]); run-time code parses it ([`CompiledType`]).
+//! - **frame**: 16 bytes before a value (`KLN0`, a profile byte, and the
+//!   FNV-1a hash of the type text). Reading a framed value checks that hash
+//!   against the type you read it as, the **destination type**, and stops
+//!   with `SCHEMA` before reading a field when they differ.
+//! - **wire code**: one of the eight error codes (`FRAME LIMIT EOF TYPE
+//!   UTF8 TRAILING SCHEMA DEPTH`) every Kiln reader gives for the same bad
+//!   bytes. Anything else is a **refusal** of this API ([`Refusal`]).
 //!
-//! | module | concern |
-//! |---|---|
-//! | [`wire`] | bounds-checked reader, the allocation rule, writer and sinks |
-//! | [`frozen`] | `Encode`/`Decode` for scalars, strings, lists, opts, dicts, structs |
-//! | [`directory`] | the tensor directory: `Directory::parse`, views, the canonical builder |
-//! | [`frame`] | the 16-byte frame and its schema hash check |
-//! | [`schema`] | type text, schema hash, minimum sizes |
-//! | [`order`] | byte order: zero-copy views, swapping copies and writers |
-//! | [`check()`] | validating bytes against run-time type text |
-//!
-//! ## Example
-//!
-//! One struct both writes and reads a `struct{id:i64,name:str,batch:tensors,}`
-//! message; reading borrows everything and allocates nothing.
+//! ## Example: one struct writes and reads a message
 //!
 //! ```
 //! use kiln_nostd::{from_bytes, to_slice, Directory, Frozen, TensorSpec};
@@ -39,23 +36,134 @@
 //! let mut buf = [0u8; 1024];
 //! let message = to_slice(&Batch { id: 7, name: "probe", batch }, &mut buf).unwrap();
 //!
-//! // Reading: borrowed from `message`.
+//! // Reading: borrowed from `message`, nothing allocated.
 //! let decoded: Batch = from_bytes(message).unwrap();
 //! assert_eq!((decoded.id, decoded.name), (7, "probe"));
 //! let w = decoded.batch.by_name("w").unwrap();
-//! assert_eq!(w.shape(), &[3]);
-//! let mut values = [0f32; 3];
-//! w.copy_into(&mut values).unwrap(); // swaps on a big-endian host
-//! assert_eq!(values, weights);
+//! let mut scratch = [0f32; 3];
+//! assert_eq!(w.view_or_copy(&mut scratch).unwrap(), &weights); // in place, or one copy
 //! ```
+//!
+//! ## Framing
+//!
+//! A frame lets the reader refuse bytes written for another type. Every
+//! entry point has a framed twin:
+//!
+//! | bare | framed |
+//! |---|---|
+//! | [`to_slice`] | [`to_frame_slice`] |
+//! | [`to_vec`] (`alloc`) | [`to_frame_vec`] (`alloc`) |
+//! | [`encoded_len`] | [`framed_len`] (16 more) |
+//! | [`from_bytes`] / [`from_bytes_with`] | [`from_frame`] / [`from_frame_with`] |
+//! | [`check`] with [`Options::BARE`] | [`check`] with [`Options::FRAMED`] |
+//!
+//! ```
+//! use kiln_nostd::{framed_len, from_frame, to_frame_slice, Frozen, PodList};
+//!
+//! #[derive(Frozen, Debug, PartialEq)]
+//! struct Telemetry<'a> { id: u32, readings: PodList<'a, f32> }
+//!
+//! let sent = Telemetry { id: 3, readings: PodList::from_slice(&[20.5, 21.0]) };
+//! let mut buf = [0u8; 64];
+//! let frame = to_frame_slice(&sent, &mut buf).unwrap();
+//! assert_eq!(frame.len(), framed_len(&sent).unwrap());
+//! let got: Telemetry = from_frame(frame).unwrap();
+//! assert_eq!(got, sent);
+//! // Bytes with a frame given to the bare reader: the error says so.
+//! let err = kiln_nostd::from_bytes::<Telemetry>(frame).unwrap_err();
+//! assert!(err.looks_framed());
+//! ```
+//!
+//! ## Kiln types and Rust types
+//!
+//! Each Kiln type, the Rust type that writes it, and the types that read it:
+//! borrowed from the buffer (no copy), in storage whose capacity is in the
+//! type (no allocator), or owned (feature `alloc`). The same Rust type can
+//! usually both write and read, so one struct serves both sides.
+//!
+//! | Kiln type | write | read, borrowed | read, fixed capacity | read, owned (`alloc`) |
+//! |---|---|---|---|---|
+//! | `bool`, `i8` … `u64`, `f32`, `f64` | the Rust scalar | the Rust scalar | | |
+//! | `int`, `uint` | [`Int`], [`Uint`] (a bare `i64` is the Kiln `i64`) | same | | |
+//! | `str` | `&str`, `heapless::String<N>`, `String` | `&'a str` | `heapless::String<N>` | `String` |
+//! | `list<u8>` (bytes) | `&[u8]`, `heapless::Vec<u8, N>`, `Vec<u8>` | `&'a [u8]` | `heapless::Vec<u8, N>` | `Vec<u8>` |
+//! | `list<T>`, `T` a number | [`PodList::from_slice`]`(&[T])`, `[T; N]`, `heapless::Vec`, `Vec` | [`PodList<'a, T>`](PodList) (zero-copy when aligned) | `heapless::Vec<T, N>`, `[T; N]` | `Vec<T>` |
+//! | `list<T>`, other `T` | `[T; N]`, `heapless::Vec<T, N>`, `Vec<T>`, [`ListView`] | [`ListView<'a, T>`](ListView) | `heapless::Vec<T, N>`, `[T; N]` | `Vec<T>` |
+//! | `opt<T>` | `Option<T>` | `Option<T>` | | |
+//! | `dict<str,V>` | `heapless::LinearMap<K, V, N>`, `BTreeMap<String, V>`, [`DictView`] | [`DictView<'a, V>`](DictView) | `heapless::LinearMap<&'a str \| heapless::String<K>, V, N>` | `BTreeMap<String, V>` |
+//! | `struct{...}` | `#[derive(Frozen)]` (feature `derive`) | same | | |
+//! | `tensors` | [`Directory`] (from [`Directory::build`]) | [`Directory<'a>`](Directory) | | |
+//! | any, known at run time | [`Value`] (`alloc`) | [`walk()`], [`check()`] | | [`Value`] |
+//!
+//! - `&'a [f32]` is not a field type: a list's bytes in a message are
+//!   little-endian and need not be aligned, so a borrowed `list<f32>` is
+//!   [`PodList`], whose [`PodList::view_or_copy`] gives `&[f32]`.
+//! - Only written: [`Tensors`] (`&[TensorSpec]`), the builder's input for
+//!   a standalone block; a struct field of type `tensors` is a
+//!   [`Directory`], which [`Directory::build`] makes from specs. `[T]`
+//!   (unsized) writes; read it as one of the list types.
+//! - `[T; N]` reads exactly `N` elements; another count is a
+//!   [`Refusal::Capacity`].
+//! - heapless is re-exported ([`heapless`], version 0.9): use
+//!   `kiln_nostd::heapless::Vec<T, N>` so the versions always match.
+//! - A fixed-capacity container smaller than a count the bytes allow is a
+//!   [`Refusal::Capacity`], never a wire code: the bytes are not at fault.
+//!
+//! ## Zero-copy views and alignment
+//!
+//! A view such as [`TensorView::as_slice`] gives `&[f32]` over the buffer
+//! itself. It needs a little-endian host and an address aligned for the
+//! element; otherwise it is refused ([`Refusal::BigEndianHost`],
+//! [`Refusal::Misaligned`]), never wrong. Payloads sit at multiples of 64
+//! from the start of their directory block, so:
+//!
+//! - a bare directory in an aligned buffer ([`AlignedBytes`] with `alloc`,
+//!   or a memory-mapped file) can be viewed in place, every tensor;
+//! - inside a message, a `tensors` field starts where the previous fields
+//!   end, and a `list<f32>` right after its count, so alignment depends on
+//!   what came before; [`TensorView::is_aligned_at_offset`] says which.
+//!
+//! [`TensorView::view_or_copy`] and [`PodList::view_or_copy`] take a
+//! scratch slice and return a view when they can and a copy when they
+//! must: the call to use when you do not control where the bytes are.
+//! [`TensorView::copy_into_f32`] widens `f16` and `bf16` exactly.
+//!
+//! ## Errors
+//!
+//! Every failure is one [`Error`]: `Copy`, 48 bytes, no allocation. It
+//! carries the wire [`Code`] or the [`Refusal`], the rule broken in words,
+//! the byte offset, the tensor index, and where known the numbers
+//! ([`Detail`]): bytes needed and available, a count and its cap, the
+//! expected and found schema hashes. `Display` gives all of it in one line:
+//! `EOF: list count beyond the bytes that remain (needs 64 bytes, 12
+//! remain) at byte 8`.
+//!
+//! ## Modules
+//!
+//! One module per concern of the format:
+//!
+//! | module | concern |
+//! |---|---|
+//! | [`wire`] | bounds-checked reader, the allocation rule, writer and sinks |
+//! | [`frozen`] | `Encode`/`Decode` for scalars, strings, lists, opts, dicts, structs |
+//! | [`directory`] | the tensor directory: `Directory::parse`, views, name index, the canonical builder |
+//! | [`frame`] | the 16-byte frame and its schema hash check |
+//! | [`schema`] | type text compiled once; schema hash and minimum sizes |
+//! | [`walk`](mod@walk) | bytes walked against run-time type text, with absolute positions |
+//! | [`value`] (`alloc`) | dynamic values |
+//! | [`order`] | byte order: zero-copy views, swapping copies and writers |
+//! | [`widen`] | elements to `f32` for display |
 //!
 //! ## Features
 //!
-//! - `alloc`: `Vec`/`String` impls, `to_vec`, owned payload copies.
-//! - `defmt`: `defmt::Format` for errors and plain types.
+//! - `alloc`: `Vec`, `String`, `BTreeMap` impls, [`to_vec`], owned payload
+//!   copies, [`Value`], [`AlignedBytes`].
+//! - `std`: `alloc`, plus [`IoSink`] (any `std::io::Write`) and
+//!   [`AlignedBytes::read_file`].
 //! - `derive`: `#[derive(Frozen)]` (the kiln-derive crate) implements
 //!   [`Frozen`], [`Encode`] and [`Decode`] for a struct with named fields
-//!   from its field types; the example above uses it.
+//!   from its field types.
+//! - `defmt`: `defmt::Format` for errors and plain types.
 
 #![cfg_attr(not(test), no_std)]
 #![forbid(unsafe_code)]
@@ -71,6 +179,8 @@
 
 #[cfg(feature = "alloc")]
 extern crate alloc;
+#[cfg(feature = "std")]
+extern crate std;
 
 // `#[derive(Frozen)]`, in the macro namespace next to the trait. Generated
 // code names `::kiln_nostd`, which this crate's own tests must resolve too.
@@ -78,6 +188,8 @@ extern crate alloc;
 pub use kiln_derive::Frozen;
 extern crate self as kiln_nostd;
 
+#[cfg(feature = "alloc")]
+mod aligned;
 mod check;
 pub mod directory;
 pub mod dtype;
@@ -93,6 +205,10 @@ pub mod walk;
 pub mod widen;
 pub mod wire;
 
+#[cfg(feature = "alloc")]
+pub use aligned::AlignedBytes;
+/// The bytemuck crate (1.x): `Pod` casts behind the zero-copy views.
+pub use bytemuck;
 pub use check::check;
 pub use directory::{
     Directory, NameIndex, Payload, Quant, QuantSpec, TensorSpec, TensorView, Tensors,
@@ -108,14 +224,26 @@ pub use frozen::{
     decode_struct, encode_struct, encoded_len, from_bytes, from_bytes_with, to_slice, Decode,
     DictView, Empty, Encode, Frozen, Int, ListView, PodList, Uint,
 };
+/// The half crate (2.x): `f16` and `bf16` element types.
+pub use half;
 pub use half::{bf16, f16};
+/// The heapless crate (0.9) this crate's fixed-capacity impls are for: use
+/// `kiln_nostd::heapless::Vec<T, N>` so that the version always matches.
+pub use heapless;
 pub use limits::{Framing, Limits, Options, DEFAULT_CAP, WIRE_MAX};
 pub use order::Element;
 pub use schema::{CompiledType, Field, Scalar, Schema};
 #[cfg(feature = "alloc")]
 pub use value::{decode_value, encode_value, Value};
 pub use walk::{walk, Visitor};
+#[cfg(feature = "std")]
+pub use wire::IoSink;
 pub use wire::{CountingSink, Reader, Sink, SliceSink, Writer};
 
 /// The directory version this crate reads and writes.
 pub const DIRECTORY_VERSION: u8 = directory::DIRECTORY_VERSION;
+
+/// The README's example, compiled and run with the doc tests.
+#[cfg(all(doctest, feature = "derive"))]
+#[doc = include_str!("../README.md")]
+struct ReadmeExample;

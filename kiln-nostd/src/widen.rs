@@ -226,7 +226,7 @@ mod tests {
 
     #[test]
     fn packed_elements_are_low_nibble_first() {
-        // 1, 2, 3 as u4: the wire text's example bytes 21 03.
+        // 1, 2, 3 as u4: the bytes 21 03 (spec/kiln-v2.md, packed dtypes).
         let mut out = [0f32; 4];
         let n = widen_into(Dtype::U4, &[0x21, 0x03], 3, 0, &mut out).unwrap();
         assert_eq!((n, out), (3, [1.0, 2.0, 3.0, 0.0]));

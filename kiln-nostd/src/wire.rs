@@ -39,6 +39,7 @@ const fn zero_size_budget(len: usize, limits: Limits) -> u64 {
 
 /// Step 2 of the allocation rule: a claimed count above its cap is LIMIT.
 /// Runs before anything whose size depends on the count.
+#[inline]
 pub fn check_cap(count: u64, cap: u32, what: &'static str, at: usize) -> Result<()> {
     if count > u64::from(cap) {
         return Err(Error::wire(Code::Limit, what, at).with_detail(Detail::Cap {
@@ -53,6 +54,7 @@ pub fn check_cap(count: u64, cap: u32, what: &'static str, at: usize) -> Result<
 /// must not overflow (LIMIT) and must fit in `unread` bytes (EOF).
 /// `fixed` is bytes the claim needs besides its elements (a directory's
 /// header and name heap); it is 0 for a Frozen list.
+#[inline]
 pub fn check_fits(
     count: u64,
     min_element: u64,
@@ -81,6 +83,7 @@ pub fn check_fits(
 /// A count that the format allows but that storage whose capacity is in
 /// its type cannot hold: a refusal of the API, never a wire code, so that
 /// the verdict on the bytes stays the same for every reader.
+#[inline]
 pub fn check_capacity(count: u64, capacity: usize, what: &'static str, at: usize) -> Result<()> {
     if count > capacity as u64 {
         return Err(Error::refused(Refusal::Capacity, what)
@@ -117,6 +120,7 @@ pub struct Reader<'de> {
 
 impl<'de> Reader<'de> {
     /// A checking reader over all of `buf`.
+    #[inline]
     pub const fn new(buf: &'de [u8], limits: Limits) -> Reader<'de> {
         Reader {
             buf,
@@ -149,31 +153,37 @@ impl<'de> Reader<'de> {
     }
 
     /// The caps in force.
+    #[inline]
     pub const fn limits(&self) -> Limits {
         self.limits
     }
 
     /// Whether this reader skips the checks a trusted buffer may skip.
+    #[inline]
     pub const fn is_trusted(&self) -> bool {
         self.trusted
     }
 
     /// The offset of the next byte to read, in the whole buffer.
+    #[inline]
     pub const fn position(&self) -> usize {
         self.pos
     }
 
     /// The whole buffer this reader walks.
+    #[inline]
     pub const fn buffer(&self) -> &'de [u8] {
         self.buf
     }
 
     /// The bytes not yet read.
+    #[inline]
     pub fn unread(&self) -> &'de [u8] {
         self.buf.get(self.pos..self.end).unwrap_or(&[])
     }
 
     /// How many bytes are not yet read.
+    #[inline]
     pub const fn remaining(&self) -> usize {
         self.end.saturating_sub(self.pos)
     }
@@ -213,7 +223,10 @@ impl<'de> Reader<'de> {
     pub fn array<const N: usize>(&mut self, what: &'static str) -> Result<[u8; N]> {
         match self.unread().first_chunk::<N>() {
             Some(bytes) => {
-                self.pos = self.pos.saturating_add(N);
+                // `N` bytes were just found after `pos`, so this cannot
+                // overflow (a plain add: this is the hottest line of a
+                // struct of scalars).
+                self.pos += N;
                 Ok(*bytes)
             }
             None => Err(self.eof(N, what)),
@@ -384,6 +397,7 @@ impl<'de> Reader<'de> {
 
     /// A standalone value must use the whole buffer: anything left is
     /// TRAILING.
+    #[inline]
     pub fn finish(&self) -> Result<()> {
         if self.pos < self.end {
             return Err(Error::wire(
@@ -418,6 +432,7 @@ pub trait Sink {
     fn put(&mut self, bytes: &[u8]) -> Result<()>;
 
     /// Appends `count` zero bytes (padding, alignment gaps).
+    #[inline]
     fn put_zeros(&mut self, count: usize) -> Result<()> {
         const ZEROS: [u8; 64] = [0; 64];
         let mut left = count;
@@ -442,11 +457,13 @@ pub struct SliceSink<'a> {
 
 impl<'a> SliceSink<'a> {
     /// Writes from the start of `buf`.
+    #[inline]
     pub fn new(buf: &'a mut [u8]) -> SliceSink<'a> {
         SliceSink { buf, len: 0 }
     }
 
     /// The bytes written.
+    #[inline]
     pub fn into_written(self) -> &'a mut [u8] {
         let len = self.len;
         self.buf.get_mut(..len).unwrap_or_default()
@@ -454,17 +471,24 @@ impl<'a> SliceSink<'a> {
 }
 
 impl Sink for SliceSink<'_> {
+    #[inline]
     fn put(&mut self, bytes: &[u8]) -> Result<()> {
-        let too_small = Error::refused(Refusal::BufferTooSmall, "output buffer too small");
-        let end = self.len.checked_add(bytes.len()).ok_or(too_small)?;
-        self.buf
-            .get_mut(self.len..end)
-            .ok_or(too_small)?
-            .copy_from_slice(bytes);
-        self.len = end;
+        let Some(slot) = self
+            .len
+            .checked_add(bytes.len())
+            .and_then(|end| self.buf.get_mut(self.len..end))
+        else {
+            return Err(Error::refused(
+                Refusal::BufferTooSmall,
+                "output buffer too small",
+            ));
+        };
+        slot.copy_from_slice(bytes);
+        self.len = self.len.saturating_add(bytes.len());
         Ok(())
     }
 
+    #[inline]
     fn written(&self) -> usize {
         self.len
     }
@@ -479,16 +503,19 @@ pub struct CountingSink {
 
 impl CountingSink {
     /// A counter at zero.
+    #[inline]
     pub const fn new() -> CountingSink {
         CountingSink { len: 0 }
     }
 }
 
 impl Sink for CountingSink {
+    #[inline]
     fn put(&mut self, bytes: &[u8]) -> Result<()> {
         self.put_zeros(bytes.len())
     }
 
+    #[inline]
     fn put_zeros(&mut self, count: usize) -> Result<()> {
         self.len = self.len.checked_add(count).ok_or(Error::refused(
             Refusal::NotEncodable,
@@ -497,6 +524,7 @@ impl Sink for CountingSink {
         Ok(())
     }
 
+    #[inline]
     fn written(&self) -> usize {
         self.len
     }
@@ -504,13 +532,68 @@ impl Sink for CountingSink {
 
 #[cfg(feature = "alloc")]
 impl Sink for alloc::vec::Vec<u8> {
+    #[inline]
     fn put(&mut self, bytes: &[u8]) -> Result<()> {
         self.extend_from_slice(bytes);
         Ok(())
     }
 
+    #[inline]
     fn written(&self) -> usize {
         self.len()
+    }
+}
+
+/// A sink over any `std::io::Write` (feature `std`): a file, a socket, a
+/// `BufWriter`. The first I/O error stops the writer with
+/// [`Refusal::Io`]; the `std::io::Error` itself is kept here
+/// ([`IoSink::take_error`]), since Kiln's error type stays `Copy`.
+#[cfg(feature = "std")]
+#[derive(Debug)]
+pub struct IoSink<W> {
+    inner: W,
+    written: usize,
+    error: Option<std::io::Error>,
+}
+
+#[cfg(feature = "std")]
+impl<W: std::io::Write> IoSink<W> {
+    /// Writes into `inner`.
+    pub const fn new(inner: W) -> IoSink<W> {
+        IoSink {
+            inner,
+            written: 0,
+            error: None,
+        }
+    }
+
+    /// The I/O error that stopped the writer, if one did.
+    pub fn take_error(&mut self) -> Option<std::io::Error> {
+        self.error.take()
+    }
+
+    /// The writer, after flushing it.
+    pub fn into_inner(mut self) -> std::io::Result<W> {
+        self.inner.flush()?;
+        Ok(self.inner)
+    }
+}
+
+#[cfg(feature = "std")]
+impl<W: std::io::Write> Sink for IoSink<W> {
+    #[inline]
+    fn put(&mut self, bytes: &[u8]) -> Result<()> {
+        if let Err(e) = self.inner.write_all(bytes) {
+            self.error = Some(e);
+            return Err(Error::refused(Refusal::Io, "the sink's writer failed"));
+        }
+        self.written = self.written.saturating_add(bytes.len());
+        Ok(())
+    }
+
+    #[inline]
+    fn written(&self) -> usize {
+        self.written
     }
 }
 
@@ -524,11 +607,13 @@ pub struct Writer<S> {
 
 impl<S: Sink> Writer<S> {
     /// A writer under the default caps.
+    #[inline]
     pub fn new(sink: S) -> Writer<S> {
         Writer::with_limits(sink, Limits::DEFAULT)
     }
 
     /// A writer that refuses lengths above `limits`.
+    #[inline]
     pub fn with_limits(sink: S, limits: Limits) -> Writer<S> {
         Writer {
             sink,
@@ -538,51 +623,61 @@ impl<S: Sink> Writer<S> {
     }
 
     /// The caps in force.
+    #[inline]
     pub fn limits(&self) -> Limits {
         self.limits
     }
 
     /// The sink, with what was written.
+    #[inline]
     pub fn into_sink(self) -> S {
         self.sink
     }
 
     /// Bytes written so far.
+    #[inline]
     pub fn written(&self) -> usize {
         self.sink.written()
     }
 
     /// Appends raw bytes.
+    #[inline]
     pub fn put(&mut self, bytes: &[u8]) -> Result<()> {
         self.sink.put(bytes)
     }
 
     /// Appends zero bytes.
+    #[inline]
     pub fn put_zeros(&mut self, count: usize) -> Result<()> {
         self.sink.put_zeros(count)
     }
 
     /// One byte.
+    #[inline]
     pub fn u8(&mut self, value: u8) -> Result<()> {
         self.put(&[value])
     }
 
     /// A little-endian u16.
+    #[inline]
     pub fn u16(&mut self, value: u16) -> Result<()> {
         self.put(&value.to_le_bytes())
     }
 
     /// A little-endian u32.
+    #[inline]
     pub fn u32(&mut self, value: u32) -> Result<()> {
         self.put(&value.to_le_bytes())
     }
 
     /// A little-endian u64.
+    #[inline]
     pub fn u64(&mut self, value: u64) -> Result<()> {
         self.put(&value.to_le_bytes())
     }
 
     /// A count or length word, refused above `cap`.
+    #[inline]
     pub fn count(&mut self, count: usize, cap: u32) -> Result<()> {
         let count = u32::try_from(count)
             .ok()
@@ -595,6 +690,7 @@ impl<S: Sink> Writer<S> {
     }
 
     /// A length-prefixed byte run under the byte cap.
+    #[inline]
     pub fn byte_run(&mut self, bytes: &[u8]) -> Result<()> {
         self.count(bytes.len(), self.limits.byte_cap)?;
         self.put(bytes)
@@ -602,6 +698,7 @@ impl<S: Sink> Writer<S> {
 
     /// Runs `body` one container deeper; a value the reader would find
     /// too deep is refused.
+    #[inline]
     pub fn nested(&mut self, body: impl FnOnce(&mut Self) -> Result<()>) -> Result<()> {
         if self.depth >= MAX_DEPTH {
             return Err(Error::refused(

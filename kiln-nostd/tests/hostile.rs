@@ -228,12 +228,21 @@ fn the_largest_unsorted_directory_of_names_is_checked() {
     assert_eq!(dir.len(), MANY);
     assert!(!dir.names_sorted());
 
+    // With caller scratch, the same verdict without an allocator's help.
+    let mut scratch = vec![0u32; MANY];
+    let with_scratch =
+        Directory::parse_with_scratch(&block, kiln_nostd::Limits::DEFAULT, &mut scratch).unwrap();
+    assert_eq!(with_scratch.len(), MANY);
+
     // A repeat anywhere is found, and the first repeating index is named.
     let mut repeated = names.clone();
     repeated[MANY - 1] = names[17].clone();
     let block = directory_of_unchecked(&repeated);
     let err = Directory::parse(&block).unwrap_err();
     assert_eq!(err.code(), Some(kiln_nostd::Code::Type));
+    assert_eq!(err.tensor(), Some(MANY as u32 - 1));
+    let err = Directory::parse_with_scratch(&block, kiln_nostd::Limits::DEFAULT, &mut scratch)
+        .unwrap_err();
     assert_eq!(err.tensor(), Some(MANY as u32 - 1));
 }
 

@@ -12,7 +12,7 @@
 #![cfg(target_arch = "wasm32")]
 
 use kiln_nostd::{
-    check, from_bytes, order, to_slice, Directory, Frozen, Options, Refusal, TensorSpec,
+    check, from_bytes, order, to_slice, Code, Directory, Frozen, Options, Refusal, TensorSpec,
 };
 use wasm_bindgen_test::wasm_bindgen_test;
 
@@ -69,7 +69,7 @@ fn typed_round_trip_with_tensors() {
     assert_eq!(out, counts);
 
     // A cut message is an error, not a trap.
-    let err = from_bytes::<In>(&message[..message.len() - 1])
+    let err = from_bytes::<Message>(&message[..message.len() - 1])
         .err()
         .expect("refused");
     assert_eq!(err.code(), Some(Code::Eof));

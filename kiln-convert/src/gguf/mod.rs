@@ -63,6 +63,19 @@ pub struct MetadataKv<'a> {
     pub offset: u64,
 }
 
+impl MetadataKv<'_> {
+    /// The value as a Kiln value, as the GGUF message stores it: its Kiln
+    /// type text (`u32`, `list<str>`, ...) and its Frozen bytes. Decode
+    /// them with that type text to show the value.
+    pub fn kiln_value(&self) -> Result<(String, Vec<u8>)> {
+        let mut c = Cursor::starting_at(self.raw, 0);
+        let mut bytes = Vec::with_capacity(self.raw.len());
+        let text = value::gguf_to_kiln(&mut c, self.value_type, 0, &mut bytes)
+            .map_err(|e| e.in_key(self.key))?;
+        Ok((text, bytes))
+    }
+}
+
 /// One tensor, borrowed from the file.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TensorInfo<'a> {

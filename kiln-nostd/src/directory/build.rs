@@ -334,9 +334,9 @@ fn check<S: Sink>(specs: &[TensorSpec<'_>], w: &Writer<S>) -> Result<Plan> {
                 return Err(refuse("host element type does not match the dtype").in_tensor(i));
             }
         }
-        rules::check_shape_and_range(&d, u64::MAX).map_err(in_tensor)?;
-        rules::check_payload_bits(&d, spec.payload.bytes).map_err(in_tensor)?;
-        rules::check_quant(i, &d, count, |j| {
+        rules::check_shape_and_range(d, u64::MAX).map_err(in_tensor)?;
+        rules::check_payload_bits(d, spec.payload.bytes).map_err(in_tensor)?;
+        rules::check_quant(i, d, count, |j| {
             specs.get(j as usize).and_then(|s| bare_descriptor(s).ok())
         })
         .map_err(in_tensor)?;
@@ -349,7 +349,7 @@ fn check<S: Sink>(specs: &[TensorSpec<'_>], w: &Writer<S>) -> Result<Plan> {
             .as_bytes()
     };
     if named {
-        if let (Some(i), _) = super::names::first_repeat(count, name_of) {
+        if let (Some(i), _) = super::names::first_repeat(count, name_of, None) {
             return Err(refuse("tensor name repeats an earlier name").in_tensor(i));
         }
     }

@@ -71,41 +71,176 @@ pub(crate) struct Descriptor {
     pub shape: [u64; 8],
 }
 
-/// Offsets of the reserved bytes of a descriptor: byte 3 and bytes 112..128.
+/// Offsets of the reserved bytes of a descriptor: byte 3 and bytes
+/// [`RESERVED_TAIL`]..128.
 pub(crate) const RESERVED_BYTE: usize = 3;
-pub(crate) const RESERVED_TAIL: core::ops::Range<usize> = 112..128;
+pub(crate) const RESERVED_TAIL: usize = 112;
 
-fn le<const N: usize>(record: &[u8; 128], at: usize) -> [u8; N] {
-    record
-        .get(at..)
-        .and_then(<[u8]>::first_chunk::<N>)
-        .copied()
-        .unwrap_or([0u8; N])
+/// The descriptor fields the rules read, from either a decoded
+/// [`Descriptor`] (the builder) or a borrowed [`Record`] (the parser,
+/// which reads only the fields each step needs).
+pub(crate) trait Fields: Copy {
+    fn dtype(&self) -> u16;
+    fn rank(&self) -> u8;
+    fn layout_len(&self) -> u16;
+    fn block_size(&self) -> u32;
+    fn quant_scheme(&self) -> u16;
+    fn quant_axis(&self) -> u16;
+    fn group_size(&self) -> u32;
+    fn scale_index(&self) -> u32;
+    fn outer_index(&self) -> u32;
+    fn byte_offset(&self) -> u64;
+    fn byte_length(&self) -> u64;
+    /// The eight shape slots.
+    fn shape(&self) -> [u64; 8];
+
+    /// End of the payload range, or `None` on overflow.
+    fn range_end(&self) -> Option<u64> {
+        self.byte_offset().checked_add(self.byte_length())
+    }
+}
+
+impl Fields for Descriptor {
+    fn dtype(&self) -> u16 {
+        self.dtype
+    }
+    fn rank(&self) -> u8 {
+        self.rank
+    }
+    fn layout_len(&self) -> u16 {
+        self.layout_len
+    }
+    fn block_size(&self) -> u32 {
+        self.block_size
+    }
+    fn quant_scheme(&self) -> u16 {
+        self.quant_scheme
+    }
+    fn quant_axis(&self) -> u16 {
+        self.quant_axis
+    }
+    fn group_size(&self) -> u32 {
+        self.group_size
+    }
+    fn scale_index(&self) -> u32 {
+        self.scale_index
+    }
+    fn outer_index(&self) -> u32 {
+        self.outer_index
+    }
+    fn byte_offset(&self) -> u64 {
+        self.byte_offset
+    }
+    fn byte_length(&self) -> u64 {
+        self.byte_length
+    }
+    fn shape(&self) -> [u64; 8] {
+        self.shape
+    }
+}
+
+/// One 128-byte descriptor in the block, read in place: each accessor
+/// decodes only its own field, so a parse step touches only the bytes it
+/// checks.
+#[derive(Copy, Clone)]
+pub(crate) struct Record<'a>(pub &'a [u8; 128]);
+
+macro_rules! field {
+    ($record:expr, $ty:ty, $at:expr) => {{
+        const W: usize = core::mem::size_of::<$ty>();
+        // Constant offsets into a fixed-size record: this compiles to one
+        // load, and the `None` arm away.
+        match $record.0.get($at..).and_then(<[u8]>::first_chunk::<W>) {
+            Some(bytes) => <$ty>::from_le_bytes(*bytes),
+            None => 0,
+        }
+    }};
+}
+
+impl Record<'_> {
+    pub fn name_off(&self) -> u16 {
+        field!(self, u16, 4)
+    }
+    pub fn name_len(&self) -> u16 {
+        field!(self, u16, 6)
+    }
+    pub fn layout_off(&self) -> u16 {
+        field!(self, u16, 8)
+    }
+    /// Byte 3 and bytes 112..128 are all zero.
+    pub fn reserved_clear(&self) -> bool {
+        self.0[RESERVED_BYTE] == 0 && field!(self, u128, RESERVED_TAIL) == 0
+    }
+}
+
+impl Fields for Record<'_> {
+    fn dtype(&self) -> u16 {
+        field!(self, u16, 0)
+    }
+    fn rank(&self) -> u8 {
+        self.0[2]
+    }
+    fn layout_len(&self) -> u16 {
+        field!(self, u16, 10)
+    }
+    fn block_size(&self) -> u32 {
+        field!(self, u32, 12)
+    }
+    fn quant_scheme(&self) -> u16 {
+        field!(self, u16, 16)
+    }
+    fn quant_axis(&self) -> u16 {
+        field!(self, u16, 18)
+    }
+    fn group_size(&self) -> u32 {
+        field!(self, u32, 20)
+    }
+    fn scale_index(&self) -> u32 {
+        field!(self, u32, 24)
+    }
+    fn outer_index(&self) -> u32 {
+        field!(self, u32, 28)
+    }
+    fn byte_offset(&self) -> u64 {
+        field!(self, u64, 32)
+    }
+    fn byte_length(&self) -> u64 {
+        field!(self, u64, 40)
+    }
+    fn shape(&self) -> [u64; 8] {
+        [
+            field!(self, u64, 48),
+            field!(self, u64, 56),
+            field!(self, u64, 64),
+            field!(self, u64, 72),
+            field!(self, u64, 80),
+            field!(self, u64, 88),
+            field!(self, u64, 96),
+            field!(self, u64, 104),
+        ]
+    }
 }
 
 impl Descriptor {
     /// Decodes the fields of one record (reserved bytes are not looked at).
-    pub fn read(record: &[u8; 128]) -> Descriptor {
-        let mut shape = [0u64; 8];
-        for (i, dim) in shape.iter_mut().enumerate() {
-            *dim = u64::from_le_bytes(le(record, 48usize.saturating_add(i.saturating_mul(8))));
-        }
+    #[inline]
+    pub fn read(record: Record<'_>) -> Descriptor {
         Descriptor {
-            dtype: u16::from_le_bytes(le(record, 0)),
-            rank: record[2],
-            name_off: u16::from_le_bytes(le(record, 4)),
-            name_len: u16::from_le_bytes(le(record, 6)),
-            layout_off: u16::from_le_bytes(le(record, 8)),
-            layout_len: u16::from_le_bytes(le(record, 10)),
-            block_size: u32::from_le_bytes(le(record, 12)),
-            quant_scheme: u16::from_le_bytes(le(record, 16)),
-            quant_axis: u16::from_le_bytes(le(record, 18)),
-            group_size: u32::from_le_bytes(le(record, 20)),
-            scale_index: u32::from_le_bytes(le(record, 24)),
-            outer_index: u32::from_le_bytes(le(record, 28)),
-            byte_offset: u64::from_le_bytes(le(record, 32)),
-            byte_length: u64::from_le_bytes(le(record, 40)),
-            shape,
+            dtype: record.dtype(),
+            rank: record.rank(),
+            name_off: record.name_off(),
+            name_len: record.name_len(),
+            layout_off: record.layout_off(),
+            layout_len: record.layout_len(),
+            block_size: record.block_size(),
+            quant_scheme: record.quant_scheme(),
+            quant_axis: record.quant_axis(),
+            group_size: record.group_size(),
+            scale_index: record.scale_index(),
+            outer_index: record.outer_index(),
+            byte_offset: record.byte_offset(),
+            byte_length: record.byte_length(),
+            shape: record.shape(),
         }
     }
 
@@ -143,4 +278,10 @@ impl Descriptor {
     pub fn range_end(&self) -> Option<u64> {
         self.byte_offset.checked_add(self.byte_length)
     }
+}
+
+/// The rank's dimensions out of the eight shape slots (all eight when the
+/// rank is above 8, which the rules reject first).
+pub(crate) fn dims_of(shape: &[u64; 8], rank: u8) -> &[u64] {
+    shape.get(..usize::from(rank.min(MAX_RANK))).unwrap_or(&[])
 }

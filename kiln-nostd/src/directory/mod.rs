@@ -17,7 +17,7 @@ pub use descriptor::{
 pub use names::NameIndex;
 pub use rules::element_count;
 
-use descriptor::{Descriptor, NO_INDEX};
+use descriptor::{Descriptor, Record, NO_INDEX};
 use parse::Placement;
 
 use crate::dtype::{Dtype, DtypeCode};
@@ -66,14 +66,27 @@ impl<'a> Directory<'a> {
 
     /// Checks a standalone block under `limits`.
     pub fn parse_with(buf: &'a [u8], limits: Limits) -> Result<Directory<'a>> {
-        parse::parse(buf, limits, Placement::Standalone, false)
+        parse::parse(buf, limits, Placement::Standalone, false, None)
+    }
+
+    /// [`Directory::parse_with`], with `scratch` (one `u32` per tensor) for
+    /// the name uniqueness check: O(n log n) for names in any order with no
+    /// allocator. Without it, a firmware build (no `alloc`) checks more than
+    /// 256 unsorted names chunk by chunk, which costs O(n²/256); sorted
+    /// names take one pass either way. A `scratch` too small is not used.
+    pub fn parse_with_scratch(
+        buf: &'a [u8],
+        limits: Limits,
+        scratch: &mut [u32],
+    ) -> Result<Directory<'a>> {
+        parse::parse(buf, limits, Placement::Standalone, false, Some(scratch))
     }
 
     /// Checks the block at the start of `buf`, which may continue with
     /// other data (a `tensors` field followed by more fields).
     /// [`Directory::block_len`] says where the block ends.
     pub fn parse_prefix(buf: &'a [u8], limits: Limits) -> Result<Directory<'a>> {
-        parse::parse(buf, limits, Placement::Field, false)
+        parse::parse(buf, limits, Placement::Field, false, None)
     }
 
     /// Reads a block this process just wrote. Every bound is still checked,
@@ -81,7 +94,7 @@ impl<'a> Directory<'a> {
     /// and the quantization rules are skipped: [`TensorView::name`] of a
     /// bad name is `None`, and quantization links may be nonsense.
     pub fn parse_trusted(buf: &'a [u8], limits: Limits) -> Result<Directory<'a>> {
-        parse::parse(buf, limits, Placement::Standalone, true)
+        parse::parse(buf, limits, Placement::Standalone, true, None)
     }
 
     /// How many tensors.
@@ -154,10 +167,12 @@ impl<'a> Directory<'a> {
             Limits::uniform(crate::WIRE_MAX),
             Placement::Standalone,
             true,
+            None,
         )
     }
 
     /// Tensor `index`, in descriptor order.
+    #[inline]
     pub fn get(&self, index: usize) -> Option<TensorView<'a>> {
         let index = u32::try_from(index)
             .ok()
@@ -181,25 +196,58 @@ impl<'a> Directory<'a> {
             .saturating_add((index as usize).saturating_mul(DESCRIPTOR_LEN as usize))
     }
 
-    fn record(&self, index: u32) -> [u8; 128] {
-        let start = self.record_start(index);
+    /// Descriptor `index`, read in place (all zeros past the end, which
+    /// the parser's bounds make unreachable).
+    #[inline]
+    fn record(&self, index: u32) -> Record<'a> {
+        static ZEROS: [u8; 128] = [0u8; 128];
+        // Callers pass indices below the count, whose records lie inside
+        // the block; the bounds check below covers any other.
+        let start = (index as usize)
+            .wrapping_mul(DESCRIPTOR_LEN as usize)
+            .wrapping_add(HEADER_LEN as usize);
         // `first_chunk` has no length-mismatch path, so no panic survives
         // in the decoder (the no-panic firmware build links only then).
-        self.block
-            .get(start..)
-            .and_then(<[u8]>::first_chunk::<128>)
-            .copied()
-            .unwrap_or([0u8; 128])
+        Record(
+            self.block
+                .get(start..)
+                .and_then(<[u8]>::first_chunk::<128>)
+                .unwrap_or(&ZEROS),
+        )
     }
 
+    /// Every descriptor in order, with its index, read in place.
+    fn records(&self) -> impl Iterator<Item = (u32, Record<'a>)> {
+        let region = self
+            .block
+            .get(HEADER_LEN as usize..self.heap_start())
+            .unwrap_or(&[]);
+        (0u32..).zip(
+            region
+                .chunks_exact(DESCRIPTOR_LEN as usize)
+                .filter_map(<[u8]>::first_chunk::<128>)
+                .map(Record),
+        )
+    }
+
+    #[inline]
     fn descriptor(&self, index: u32) -> Descriptor {
-        Descriptor::read(&self.record(index))
+        Descriptor::read(self.record(index))
+    }
+
+    /// The name heap.
+    fn heap(&self) -> &'a [u8] {
+        let start = self.heap_start();
+        self.block
+            .get(start..start.saturating_add(self.name_bytes as usize))
+            .unwrap_or(&[])
     }
 
     fn heap_start(&self) -> usize {
         self.record_start(self.tensor_count)
     }
 
+    #[inline]
     fn heap_slice(&self, off: u16, len: u16) -> &'a [u8] {
         if len == 0 {
             return &[];
@@ -212,15 +260,18 @@ impl<'a> Directory<'a> {
 
     /// The name bytes of tensor `index` (empty when unnamed), read straight
     /// from the two fields of its record.
+    #[inline]
     fn name_at(&self, index: u32) -> &'a [u8] {
-        let field = self.record_start(index).saturating_add(4);
-        let Some(&[o0, o1, l0, l1]) = self.block.get(field..).and_then(<[u8]>::first_chunk) else {
-            return &[];
-        };
-        self.heap_slice(u16::from_le_bytes([o0, o1]), u16::from_le_bytes([l0, l1]))
+        let heap_start = self.heap_start();
+        let (records, heap) = self
+            .block
+            .split_at_checked(heap_start)
+            .unwrap_or((&[], &[]));
+        name_in(records, heap, index as usize)
     }
 
     /// Payload bytes `[start, end)` measured from the payload base.
+    #[inline]
     fn payload_region(&self, start: u64, end: u64) -> &'a [u8] {
         let to_abs = |v: u64| {
             usize::try_from(v)
@@ -233,6 +284,7 @@ impl<'a> Directory<'a> {
         }
     }
 
+    #[inline]
     fn payload_of(&self, d: &Descriptor) -> &'a [u8] {
         self.payload_region(d.byte_offset, d.range_end().unwrap_or(0))
     }
@@ -240,6 +292,22 @@ impl<'a> Directory<'a> {
     fn fault_in(&self, index: u32, code: Code, fault: &'static str, field: usize) -> Error {
         Error::wire(code, fault, self.record_start(index).saturating_add(field)).in_tensor(index)
     }
+}
+
+/// The name of tensor `index`, from the block's bytes before the heap
+/// (`records`, header included) and from the heap on (`heap`): two loads
+/// and two bounds checks, for the hot loop of a lookup.
+#[inline]
+fn name_in<'a>(records: &[u8], heap: &'a [u8], index: usize) -> &'a [u8] {
+    let field = (index << 7) | (HEADER_LEN as usize + 4);
+    let Some(&[o0, o1, l0, l1]) = records.get(field..).and_then(<[u8]>::first_chunk) else {
+        return &[];
+    };
+    let (off, len) = (
+        usize::from(u16::from_le_bytes([o0, o1])),
+        usize::from(u16::from_le_bytes([l0, l1])),
+    );
+    heap.get(off..off + len).unwrap_or(&[])
 }
 
 impl<'a> IntoIterator for &Directory<'a> {
@@ -405,6 +473,7 @@ impl<'a> TensorView<'a> {
     }
 
     /// The raw little-endian payload, borrowed from the buffer.
+    #[inline]
     pub fn bytes(&self) -> &'a [u8] {
         self.dir.payload_of(&self.desc)
     }
@@ -461,6 +530,76 @@ impl<'a> TensorView<'a> {
         order::copy_into(self.bytes(), out).map_err(|e| e.in_tensor(self.index))
     }
 
+    /// The payload in place when [`TensorView::as_slice`] allows it (a
+    /// little-endian host and an address aligned for `T`), else copied
+    /// once into `scratch` (swapping on a big-endian host). One call that
+    /// gives the right numbers on every host and at every address; only the
+    /// wrong element type is refused. `scratch` must hold the element count
+    /// when a copy is needed.
+    ///
+    /// ```
+    /// use kiln_nostd::{Directory, TensorSpec};
+    /// let values = [1.5f32, -2.0];
+    /// let mut block = [0u8; 256];
+    /// let dir = Directory::build(&[TensorSpec::from_host(&[2], &values)], &mut block).unwrap();
+    /// let mut scratch = [0f32; 2];
+    /// let read = dir.get(0).unwrap().view_or_copy(&mut scratch).unwrap();
+    /// assert_eq!(read, &values);
+    /// ```
+    pub fn view_or_copy<'s, T: Element>(&self, scratch: &'s mut [T]) -> Result<&'s [T]>
+    where
+        'a: 's,
+    {
+        match self.as_slice::<T>() {
+            Ok(view) => Ok(view),
+            Err(e) if e.refusal() == Some(Refusal::WrongElementType) => Err(e),
+            Err(_) => {
+                let count = self.copy_into(scratch)?;
+                Ok(scratch.get(..count).unwrap_or_default())
+            }
+        }
+    }
+
+    /// Copies a float tensor (`f32`, `f16` or `bf16`) into `out` as `f32`:
+    /// `f16` and `bf16` widen exactly (through the `half` crate), `f32` is
+    /// copied. Returns the element count. Other dtypes are refused; for a
+    /// display of any dtype see [`TensorView::widen_into`].
+    pub fn copy_into_f32(&self, out: &mut [f32]) -> Result<usize> {
+        let count = usize::try_from(self.element_count()).unwrap_or(usize::MAX);
+        let out = out.get_mut(..count).ok_or(
+            Error::refused(
+                Refusal::BufferTooSmall,
+                "output slice shorter than the element count",
+            )
+            .in_tensor(self.index),
+        )?;
+        let bytes = self.bytes();
+        match self.closed_dtype() {
+            Some(Dtype::F32) => self.copy_into(out),
+            Some(Dtype::F16) => {
+                for (slot, pair) in out.iter_mut().zip(bytes.chunks_exact(2)) {
+                    if let [lo, hi] = *pair {
+                        *slot = half::f16::from_le_bytes([lo, hi]).to_f32();
+                    }
+                }
+                Ok(count)
+            }
+            Some(Dtype::Bf16) => {
+                for (slot, pair) in out.iter_mut().zip(bytes.chunks_exact(2)) {
+                    if let [lo, hi] = *pair {
+                        *slot = half::bf16::from_le_bytes([lo, hi]).to_f32();
+                    }
+                }
+                Ok(count)
+            }
+            _ => Err(Error::refused(
+                Refusal::WrongElementType,
+                "copy_into_f32 takes an f32, f16 or bf16 tensor",
+            )
+            .in_tensor(self.index)),
+        }
+    }
+
     /// An owned copy of the payload as host numbers. Refused with LIMIT
     /// when the payload is above the byte cap.
     #[cfg(feature = "alloc")]
@@ -510,8 +649,14 @@ impl<'de> Decode<'de> for Directory<'de> {
     /// where it ends.
     fn decode(r: &mut Reader<'de>) -> Result<Self> {
         let at = r.position();
-        let mut dir = parse::parse(r.unread(), r.limits(), Placement::Field, r.is_trusted())
-            .map_err(|e| e.shifted(at))?;
+        let mut dir = parse::parse(
+            r.unread(),
+            r.limits(),
+            Placement::Field,
+            r.is_trusted(),
+            None,
+        )
+        .map_err(|e| e.shifted(at))?;
         dir.offset = at;
         r.skip(dir.block_len(), "directory block")?;
         Ok(dir)

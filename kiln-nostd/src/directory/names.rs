@@ -6,15 +6,29 @@
 //! with no index at all. Otherwise the indices are sorted by name:
 //!
 //! - with the `alloc` feature, in a vector: O(n log n);
-//! - without it, in a fixed 256-entry stack buffer (1 KiB): O(n log n) up
-//!   to 256 names; a larger unsorted directory is checked chunk by chunk
-//!   (each chunk sorted, every later name binary-searched in it), which is
-//!   O(n² / 256 · log 256) — about 19 million name comparisons for the
-//!   24,790 names that the 16-bit heap offsets allow at most.
+//! - in caller scratch ([`Directory::parse_with_scratch`], one `u32` per
+//!   tensor): O(n log n) with no allocator;
+//! - otherwise, without an allocator, in a fixed 256-entry stack buffer
+//!   (1 KiB): O(n log n) up to 256 names; a larger unsorted directory is
+//!   checked chunk by chunk (each chunk sorted, every later name
+//!   binary-searched in it), O(n² / 256 · log 256). No method does better
+//!   with constant extra memory over read-only bytes, which is why the
+//!   scratch path exists; the 16-bit heap offsets cap a directory at 65,535
+//!   names, so even this path is bounded.
 //!
 //! A directory that names its tensors has at most 65,535 of them (every
 //! name is at least one byte at a distinct 16-bit offset), so a tensor
 //! index of a named directory fits in a `u16`.
+//!
+//! Lookups: [`Directory::by_name`] binary-searches sorted names with no
+//! storage at all; [`Directory::index_names`] (alloc) builds a hash table
+//! of tensor indices in one pass, O(1) per lookup, sorted names or not;
+//! [`Directory::index_names_in`] sorts indices into the caller's storage.
+//! The hash table bounds its own work: every name sits at most
+//! [`MAX_PROBE`] slots from where its hash puts it, and names that collide
+//! more than that (hostile names can) make the index fall back to the
+//! sorted order, so building and every lookup stay bounded whatever the
+//! names are.
 
 use core::cmp::Ordering;
 
@@ -29,16 +43,34 @@ const STACK_NAMES: usize = 256;
 /// with `name(i) == name(j)` for some `j < i`), and whether the names are
 /// in strictly increasing byte order. `name(i)` empty means unnamed;
 /// unnamed tensors take no part.
-pub(crate) fn first_repeat<'n>(count: u32, name: impl Fn(u32) -> &'n [u8]) -> (Option<u32>, bool) {
+pub(crate) fn first_repeat<'n>(
+    count: u32,
+    name: impl Fn(u32) -> &'n [u8],
+    scratch: Option<&mut [u32]>,
+) -> (Option<u32>, bool) {
     let increasing = (1..count).all(|i| name(i.saturating_sub(1)) < name(i));
     if increasing {
         return (None, true);
+    }
+    // Caller scratch large enough: one sort, O(n log n), no allocator.
+    if let Some(order) = scratch.and_then(|s| s.get_mut(..count as usize)) {
+        for (slot, i) in order.iter_mut().zip(0..count) {
+            *slot = i;
+        }
+        sort_by_name(order, &name);
+        return (repeat_in_sorted(order, &name), false);
     }
     (first_repeat_unsorted(count, &name), false)
 }
 
 #[cfg(feature = "alloc")]
 fn first_repeat_unsorted<'n>(count: u32, name: &impl Fn(u32) -> &'n [u8]) -> Option<u32> {
+    // A hash table finds the first repeat in one pass in index order (the
+    // first name that meets an equal one already in the table is the
+    // answer); names that collide past MAX_PROBE fall back to the sort.
+    if let Some(found) = first_repeat_hashed(count, name) {
+        return found;
+    }
     let mut order: alloc::vec::Vec<u32> = (0..count).filter(|&i| !name(i).is_empty()).collect();
     sort_by_name(&mut order, name);
     repeat_in_sorted(&order, name)
@@ -75,6 +107,42 @@ fn first_repeat_unsorted<'n>(count: u32, name: &impl Fn(u32) -> &'n [u8]) -> Opt
         start = end;
     }
     first
+}
+
+/// The first repeat by hashing, or `None` when some name would sit more
+/// than [`MAX_PROBE`] slots from its hash's slot.
+#[cfg(feature = "alloc")]
+fn first_repeat_hashed<'n>(count: u32, name: &impl Fn(u32) -> &'n [u8]) -> Option<Option<u32>> {
+    let slots = (count as usize)
+        .saturating_mul(2)
+        .next_power_of_two()
+        .max(8);
+    let mask = slots.wrapping_sub(1);
+    let mut table = alloc::vec![u32::MAX; slots];
+    for i in 0..count {
+        let this = name(i);
+        if this.is_empty() {
+            continue;
+        }
+        let mut slot = home(hash_name(this), mask);
+        let mut placed = false;
+        for _ in 0..MAX_PROBE {
+            let entry = table.get_mut(slot)?;
+            if *entry == u32::MAX {
+                *entry = i;
+                placed = true;
+                break;
+            }
+            if name(*entry) == this {
+                return Some(Some(i));
+            }
+            slot = slot.wrapping_add(1) & mask;
+        }
+        if !placed {
+            return None;
+        }
+    }
+    Some(None)
 }
 
 /// Sorts indices by name bytes, then by index (so that equal names are in
@@ -144,6 +212,71 @@ fn repeat_in_sorted<'n>(order: &[u32], name: &impl Fn(u32) -> &'n [u8]) -> Optio
         .min()
 }
 
+/// The bytewise order of two names (what `<[u8]>::cmp` gives), eight
+/// bytes at a time: names like `layers.17.attn.q_proj.weight` share long
+/// prefixes, and this stays inline where a `memcmp` call would not.
+#[inline]
+pub(crate) fn cmp_bytes(a: &[u8], b: &[u8]) -> Ordering {
+    let n = a.len().min(b.len());
+    let (Some(head_a), Some(head_b)) = (a.get(..n), b.get(..n)) else {
+        return a.cmp(b);
+    };
+    let (mut words_a, mut words_b) = (head_a.chunks_exact(8), head_b.chunks_exact(8));
+    for (x, y) in (&mut words_a).zip(&mut words_b) {
+        if let (Some(x), Some(y)) = (x.first_chunk::<8>(), y.first_chunk::<8>()) {
+            if x != y {
+                return u64::from_be_bytes(*x).cmp(&u64::from_be_bytes(*y));
+            }
+        }
+    }
+    // Both remainders have the same length (n % 8): zero-padded, they
+    // compare as the bytes do.
+    let tail = |rest: &[u8]| {
+        let mut word = [0u8; 8];
+        for (slot, &b) in word.iter_mut().zip(rest) {
+            *slot = b;
+        }
+        u64::from_be_bytes(word)
+    };
+    tail(words_a.remainder())
+        .cmp(&tail(words_b.remainder()))
+        .then(a.len().cmp(&b.len()))
+}
+
+/// Slots a name may sit past its hash's slot before the hash index gives
+/// up and falls back to the sorted order.
+pub const MAX_PROBE: usize = 32;
+
+/// The empty slot of a hash table (a named directory's tensor indices are
+/// below 65,535).
+const EMPTY: u16 = u16::MAX;
+
+/// A hash of a name: eight bytes at a time, multiply and rotate. Not keyed:
+/// colliding names only cost probes, which [`MAX_PROBE`] bounds.
+#[inline]
+fn hash_name(name: &[u8]) -> u64 {
+    const K: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut h = (name.len() as u64).wrapping_mul(K);
+    let mut chunks = name.chunks_exact(8);
+    for chunk in &mut chunks {
+        if let Some(word) = chunk.first_chunk::<8>() {
+            h = (h.rotate_left(23) ^ u64::from_le_bytes(*word)).wrapping_mul(K);
+        }
+    }
+    let mut tail = [0u8; 8];
+    for (slot, &b) in tail.iter_mut().zip(chunks.remainder()) {
+        *slot = b;
+    }
+    h = (h.rotate_left(23) ^ u64::from_le_bytes(tail)).wrapping_mul(K);
+    h ^ (h >> 32)
+}
+
+/// The first slot of `hash` in a table of `mask + 1` slots.
+#[inline]
+fn home(hash: u64, mask: usize) -> usize {
+    (hash as usize) & mask
+}
+
 // ---------------------------------------------------------------------------
 // Lookup
 
@@ -157,30 +290,38 @@ impl<'a> Directory<'a> {
     /// message. For repeated lookups in a large unsorted directory, build a
     /// [`NameIndex`] once ([`Directory::index_names_in`], or
     /// [`Directory::index_names`] with `alloc`).
+    #[inline]
     pub fn by_name(&self, name: &str) -> Option<TensorView<'a>> {
         if name.is_empty() || !self.has_names() {
             return None;
         }
         let index = if self.names_sorted() {
-            let mut low = 0u32;
-            let mut high = self.tensor_count;
-            let mut found = None;
-            while low < high {
-                let mid = low + (high - low) / 2;
-                match self.name_at(mid).cmp(name.as_bytes()) {
-                    Ordering::Less => low = mid + 1,
-                    Ordering::Greater => high = mid,
-                    Ordering::Equal => {
-                        found = Some(mid);
-                        break;
-                    }
-                }
-            }
-            found?
+            self.search_sorted(name.as_bytes())?
         } else {
             (0..self.tensor_count).find(|&i| self.name_at(i) == name.as_bytes())?
         };
         self.get(index as usize)
+    }
+
+    /// Binary search of sorted names.
+    #[inline]
+    fn search_sorted(&self, needle: &[u8]) -> Option<u32> {
+        let (records, heap) = self
+            .block
+            .split_at_checked(self.heap_start())
+            .unwrap_or((&[], &[]));
+        let name = |i: u32| super::name_in(records, heap, i as usize);
+        let mut low = 0u32;
+        let mut high = self.tensor_count;
+        while low < high {
+            let mid = low + (high - low) / 2;
+            match cmp_bytes(name(mid), needle) {
+                Ordering::Less => low = mid + 1,
+                Ordering::Greater => high = mid,
+                Ordering::Equal => return Some(mid),
+            }
+        }
+        None
     }
 
     /// Builds an index for O(log n) lookups by name in `storage`, which
@@ -208,6 +349,7 @@ impl<'a> Directory<'a> {
             return Ok(NameIndex {
                 dir: *self,
                 order: &[],
+                hashed: false,
             });
         }
         let order = storage.get_mut(..self.len()).ok_or(Error::refused(
@@ -218,18 +360,74 @@ impl<'a> Directory<'a> {
         Ok(NameIndex {
             dir: *self,
             order: &*order,
+            hashed: false,
         })
     }
 
-    /// Builds an index for O(log n) lookups by name, in a vector.
+    /// Builds an index for lookups by name, in a vector: a hash table of
+    /// tensor indices (two slots per tensor, rounded up to a power of two),
+    /// built in one pass over the names, O(1) per lookup whether or not
+    /// the names are sorted. Names that collide too much (see the module
+    /// docs) get the O(log n) sorted index instead, so the work stays
+    /// bounded for any names.
     #[cfg(feature = "alloc")]
     pub fn index_names(&self) -> NameIndex<'a, alloc::vec::Vec<u16>> {
+        if !self.has_names() {
+            return NameIndex {
+                dir: *self,
+                order: alloc::vec::Vec::new(),
+                hashed: false,
+            };
+        }
+        let slots = self.len().saturating_mul(2).next_power_of_two().max(8);
+        let mut table = alloc::vec![EMPTY; slots];
+        if self.fill_hash(&mut table) {
+            return NameIndex {
+                dir: *self,
+                order: table,
+                hashed: true,
+            };
+        }
         let mut order = alloc::vec::Vec::new();
-        if !self.names_sorted() && self.has_names() {
+        if !self.names_sorted() {
             order.resize(self.len(), 0);
             self.fill_order(&mut order);
         }
-        NameIndex { dir: *self, order }
+        NameIndex {
+            dir: *self,
+            order,
+            hashed: false,
+        }
+    }
+
+    /// Puts every tensor index in `table` (a power of two of slots, all
+    /// [`EMPTY`]) at or after its name's hash slot; false when a name
+    /// would sit more than [`MAX_PROBE`] slots past it.
+    #[cfg(feature = "alloc")]
+    fn fill_hash(&self, table: &mut [u16]) -> bool {
+        let mask = table.len().wrapping_sub(1);
+        for (i, r) in self.records() {
+            let Ok(index) = u16::try_from(i) else {
+                return false;
+            };
+            let mut slot = home(hash_name(self.heap_slice(r.name_off(), r.name_len())), mask);
+            let mut placed = false;
+            for _ in 0..MAX_PROBE {
+                match table.get_mut(slot) {
+                    Some(entry) if *entry == EMPTY => {
+                        *entry = index;
+                        placed = true;
+                        break;
+                    }
+                    Some(_) => slot = slot.wrapping_add(1) & mask,
+                    None => return false,
+                }
+            }
+            if !placed {
+                return false;
+            }
+        }
+        true
     }
 
     /// Tensor indices sorted by name. A named directory has at most 65,535
@@ -239,7 +437,7 @@ impl<'a> Directory<'a> {
             *slot = i;
         }
         sort(order, |&a, &b| {
-            self.name_at(u32::from(a)).cmp(self.name_at(u32::from(b)))
+            cmp_bytes(self.name_at(u32::from(a)), self.name_at(u32::from(b)))
         });
     }
 }
@@ -251,20 +449,38 @@ impl<'a> Directory<'a> {
 #[derive(Clone, Debug)]
 pub struct NameIndex<'a, S> {
     dir: Directory<'a>,
-    /// Tensor indices in name order; empty when the directory's own order
-    /// is already by name.
+    /// Tensor indices: a hash table when `hashed`, else in name order, or
+    /// empty when the directory's own order is already by name.
     order: S,
+    hashed: bool,
 }
 
 impl<'a, S: AsRef<[u16]>> NameIndex<'a, S> {
     /// The tensor named `name`, in O(log n).
+    #[inline]
     pub fn get(&self, name: &str) -> Option<TensorView<'a>> {
         let order = self.order.as_ref();
+        let needle = name.as_bytes();
+        if self.hashed {
+            let mask = order.len().wrapping_sub(1);
+            let mut slot = home(hash_name(needle), mask);
+            for _ in 0..MAX_PROBE {
+                let index = *order.get(slot)?;
+                if index == EMPTY {
+                    return None;
+                }
+                if self.dir.name_at(u32::from(index)) == needle {
+                    return self.dir.get(usize::from(index));
+                }
+                slot = slot.wrapping_add(1) & mask;
+            }
+            return None;
+        }
         if order.is_empty() {
             return self.dir.by_name(name);
         }
         let at = order
-            .binary_search_by(|&i| self.dir.name_at(u32::from(i)).cmp(name.as_bytes()))
+            .binary_search_by(|&i| cmp_bytes(self.dir.name_at(u32::from(i)), needle))
             .ok()?;
         let index = order.get(at)?;
         self.dir.get(usize::from(*index))

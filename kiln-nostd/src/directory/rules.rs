@@ -3,7 +3,7 @@
 //! parser accepts. Offsets in errors are relative to the descriptor's
 //! first byte; callers shift them.
 
-use super::descriptor::{Descriptor, MAX_RANK, NO_AXIS, NO_INDEX};
+use super::descriptor::{dims_of, Fields, MAX_RANK, NO_AXIS, NO_INDEX};
 use crate::dtype::{Dtype, DtypeCode};
 use crate::error::{Code, Error, Result};
 
@@ -24,32 +24,34 @@ pub fn element_count(dims: &[u64]) -> Option<u64> {
 /// Step 9 for one descriptor: dtype code, rank, shape tail, shape product,
 /// then the opaque or closed length rules, then the payload range.
 /// Returns the element count.
-pub fn check_shape_and_range(d: &Descriptor, payload_bytes: u64) -> Result<u64> {
-    let code = DtypeCode::from_code(d.dtype)
+pub(crate) fn check_shape_and_range(d: impl Fields, payload_bytes: u64) -> Result<u64> {
+    let code = DtypeCode::from_code(d.dtype())
         .ok_or(type_fault("dtype code is 0, reserved, or above 32767", 0))?;
-    if d.rank > MAX_RANK {
+    if d.rank() > MAX_RANK {
         return Err(type_fault("rank above 8", 2));
     }
-    let rank = usize::from(d.rank);
-    let tail = d.shape.get(rank..).unwrap_or(&[]);
+    let rank = usize::from(d.rank());
+    let shape = d.shape();
+    let tail = shape.get(rank..).unwrap_or(&[]);
     if let Some(slot) = tail.iter().position(|&dim| dim != 0) {
         let at = 48usize.saturating_add(rank.saturating_add(slot).saturating_mul(8));
         return Err(type_fault("nonzero shape slot at or past the rank", at));
     }
-    let count = element_count(d.dims()).ok_or(Error::wire(
+    let count = element_count(dims_of(&shape, d.rank())).ok_or(Error::wire(
         Code::Limit,
         "shape product overflows 64 bits",
         48,
     ))?;
+    let byte_length = d.byte_length();
     match code {
         DtypeCode::Opaque(_) => {
-            if d.layout_len == 0 {
+            if d.layout_len() == 0 {
                 return Err(type_fault("opaque dtype without a layout name", 10));
             }
-            if d.block_size == 0 {
+            if d.block_size() == 0 {
                 return Err(type_fault("opaque dtype with block size 0", 12));
             }
-            if !d.byte_length.is_multiple_of(u64::from(d.block_size)) {
+            if div_rem(byte_length, d.block_size()).1 != 0 {
                 return Err(type_fault(
                     "opaque length not a multiple of the block size",
                     40,
@@ -57,14 +59,14 @@ pub fn check_shape_and_range(d: &Descriptor, payload_bytes: u64) -> Result<u64> 
             }
         }
         DtypeCode::Closed(dtype) => {
-            if d.layout_len != 0 {
+            if d.layout_len() != 0 {
                 return Err(type_fault("layout name on a closed dtype", 10));
             }
-            if d.block_size != 0 {
+            if d.block_size() != 0 {
                 return Err(type_fault("block size on a closed dtype", 12));
             }
             let expected = dtype.byte_length(count).map_err(|e| e.shifted(40))?;
-            if d.byte_length != expected {
+            if byte_length != expected {
                 return Err(type_fault("byte length does not match dtype and shape", 40));
             }
         }
@@ -84,18 +86,23 @@ pub fn check_shape_and_range(d: &Descriptor, payload_bytes: u64) -> Result<u64> 
 }
 
 /// Step 11, first part: bool bytes are 0 or 1, and an odd count of packed
-/// nibbles leaves the last high nibble 0. `payload` is this tensor's bytes.
-pub fn check_payload_bits(d: &Descriptor, payload: &[u8]) -> Result<()> {
-    match Dtype::from_code(d.dtype) {
-        Some(Dtype::Bool) if payload.iter().any(|&b| b > 1) => {
-            return Err(type_fault("bool byte other than 0 or 1", 40));
+/// nibbles leaves the last high nibble 0. `payload` is this tensor's bytes;
+/// an error's offset is the offending byte's within `payload` (the caller
+/// shifts it to the payload's place), as the reference reports it.
+pub(crate) fn check_payload_bits(d: impl Fields, payload: &[u8]) -> Result<()> {
+    match Dtype::from_code(d.dtype()) {
+        Some(Dtype::Bool) => {
+            if let Some(k) = payload.iter().position(|&b| b > 1) {
+                return Err(type_fault("bool byte other than 0 or 1", k));
+            }
         }
         Some(Dtype::I4 | Dtype::U4 | Dtype::E2M1) => {
-            let odd = element_count(d.dims()).is_some_and(|n| n % 2 == 1);
+            let shape = d.shape();
+            let odd = element_count(dims_of(&shape, d.rank())).is_some_and(|n| n % 2 == 1);
             if odd && payload.last().is_some_and(|&b| b & 0xF0 != 0) {
                 return Err(type_fault(
                     "nonzero high nibble after an odd packed count",
-                    40,
+                    payload.len().saturating_sub(1),
                 ));
             }
         }
@@ -107,18 +114,18 @@ pub fn check_payload_bits(d: &Descriptor, payload: &[u8]) -> Result<()> {
 /// Step 11, second part: the quantization fields of tensor `index` and the
 /// tensors they link to. `get` returns another descriptor of the same
 /// directory; `count` is how many there are.
-pub fn check_quant(
+pub(crate) fn check_quant<F: Fields>(
     index: u32,
-    d: &Descriptor,
+    d: F,
     count: u32,
-    get: impl Fn(u32) -> Option<Descriptor>,
+    get: impl Fn(u32) -> Option<F>,
 ) -> Result<()> {
-    match d.quant_scheme {
+    match d.quant_scheme() {
         0 => {
-            if d.quant_axis != NO_AXIS
-                || d.group_size != 0
-                || d.scale_index != NO_INDEX
-                || d.outer_index != NO_INDEX
+            if d.quant_axis() != NO_AXIS
+                || d.group_size() != 0
+                || d.scale_index() != NO_INDEX
+                || d.outer_index() != NO_INDEX
             {
                 return Err(type_fault(
                     "scheme 0 with axis, group or index fields set",
@@ -128,35 +135,37 @@ pub fn check_quant(
             Ok(())
         }
         1 | 2 => {
-            if d.rank == 0 || d.quant_axis >= u16::from(d.rank) {
+            if d.rank() == 0 || d.quant_axis() >= u16::from(d.rank()) {
                 return Err(type_fault("quantization axis not below the rank", 18));
             }
-            if d.group_size == 0 {
+            if d.group_size() == 0 {
                 return Err(type_fault("quantization group size 0", 20));
             }
-            let scales = link(index, d.scale_index, count, &get, 24)?;
-            if scales.quant_scheme != 0 {
+            let scales = link(index, d.scale_index(), count, &get, 24)?;
+            if scales.quant_scheme() != 0 {
                 return Err(type_fault("scale tensor is itself quantized", 24));
             }
-            if element_count(scales.dims()) != Some(scale_count(d)) {
+            let scale_shape = scales.shape();
+            if element_count(dims_of(&scale_shape, scales.rank())) != Some(scale_count(d)) {
                 return Err(type_fault(
                     "scale tensor element count is not one per group",
                     24,
                 ));
             }
-            if d.quant_scheme == 1 {
-                if d.outer_index != NO_INDEX {
+            if d.quant_scheme() == 1 {
+                if d.outer_index() != NO_INDEX {
                     return Err(type_fault("scheme 1 with an outer index", 28));
                 }
                 return Ok(());
             }
-            if d.outer_index == d.scale_index {
+            if d.outer_index() == d.scale_index() {
                 return Err(type_fault("outer tensor is the scale tensor", 28));
             }
-            let outer = link(index, d.outer_index, count, &get, 28)?;
-            if outer.dtype != Dtype::F32.code()
-                || outer.quant_scheme != 0
-                || element_count(outer.dims()) != Some(1)
+            let outer = link(index, d.outer_index(), count, &get, 28)?;
+            let outer_shape = outer.shape();
+            if outer.dtype() != Dtype::F32.code()
+                || outer.quant_scheme() != 0
+                || element_count(dims_of(&outer_shape, outer.rank())) != Some(1)
             {
                 return Err(type_fault("outer tensor is not one unquantized f32", 28));
             }
@@ -167,13 +176,13 @@ pub fn check_quant(
 }
 
 /// The descriptor that `target` links to: in range and not `index` itself.
-fn link(
+fn link<F>(
     index: u32,
     target: u32,
     count: u32,
-    get: &impl Fn(u32) -> Option<Descriptor>,
+    get: &impl Fn(u32) -> Option<F>,
     field: usize,
-) -> Result<Descriptor> {
+) -> Result<F> {
     if target == index || target >= count {
         return Err(type_fault(
             "quantization link to itself or out of range",
@@ -185,12 +194,14 @@ fn link(
 
 /// `ceil(shape[axis] / group) * product(other dimensions)`, exact. It never
 /// exceeds the data tensor's own element count, which step 9 bounded.
-fn scale_count(d: &Descriptor) -> u64 {
-    let dims = d.dims();
-    let axis = usize::from(d.quant_axis);
-    let groups = dims
-        .get(axis)
-        .map_or(0, |&n| n.div_ceil(u64::from(d.group_size.max(1))));
+fn scale_count(d: impl Fields) -> u64 {
+    let shape = d.shape();
+    let dims = dims_of(&shape, d.rank());
+    let axis = usize::from(d.quant_axis());
+    let groups = dims.get(axis).map_or(0, |&n| {
+        let (q, r) = div_rem(n, d.group_size().max(1));
+        q.saturating_add(u64::from(r != 0))
+    });
     let others = dims
         .iter()
         .enumerate()
@@ -204,5 +215,80 @@ fn scale_count(d: &Descriptor) -> u64 {
         0
     } else {
         product
+    }
+}
+
+/// `(n / d, n % d)` for a nonzero 32-bit divisor. On a 64-bit host this is
+/// the machine's division; on a 32-bit target, which has no 64-bit divide,
+/// it is [`div_rem_portable`], so that the compiler's 64-bit division
+/// helpers (about 900 bytes of flash on a Cortex-M3) are not linked in.
+#[inline]
+pub(crate) fn div_rem(n: u64, d: u32) -> (u64, u32) {
+    #[cfg(target_pointer_width = "64")]
+    {
+        let d = u64::from(d.max(1));
+        #[allow(clippy::cast_possible_truncation)]
+        return (n / d, (n % d) as u32);
+    }
+    #[cfg(not(target_pointer_width = "64"))]
+    div_rem_portable(n, d)
+}
+
+/// [`div_rem`] with 32-bit divisions only: the high word by the divisor,
+/// then the low word one bit at a time (the remainder stays below the
+/// divisor, so it fits in 33 bits at every step).
+#[cfg_attr(target_pointer_width = "64", allow(dead_code))]
+pub(crate) fn div_rem_portable(n: u64, d: u32) -> (u64, u32) {
+    let d = d.max(1);
+    let high = (n >> 32) as u32;
+    let low = n as u32;
+    if high == 0 {
+        return (u64::from(low / d), low % d);
+    }
+    let mut quotient = u64::from(high / d) << 32;
+    let mut rem = u64::from(high % d);
+    for bit in (0..32).rev() {
+        rem = (rem << 1) | u64::from((low >> bit) & 1);
+        if rem >= u64::from(d) {
+            rem -= u64::from(d);
+            quotient |= 1 << bit;
+        }
+    }
+    (quotient, rem as u32)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn portable_division_agrees_with_the_machine() {
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        let divisors = [
+            1u32,
+            2,
+            3,
+            7,
+            18,
+            32,
+            144,
+            255,
+            65_535,
+            65_536,
+            0x8000_0001,
+            u32::MAX,
+        ];
+        for _ in 0..2_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            for n in [x, x >> 17, x >> 40, u64::MAX, 0, u64::from(u32::MAX) + 1] {
+                for &d in &divisors {
+                    let expected = (n / u64::from(d), (n % u64::from(d)) as u32);
+                    assert_eq!(div_rem_portable(n, d), expected, "{n} / {d}");
+                    assert_eq!(div_rem(n, d), expected, "{n} / {d}");
+                }
+            }
+        }
     }
 }

@@ -148,3 +148,50 @@ pub mod stack {
         high - at
     }
 }
+
+/// What the footprint bins (`fp-*`) share: the same message for every
+/// decoder, and the start and end of a run. With the `measure` feature the
+/// run paints the stack first and prints its high-water mark at the end.
+#[cfg(feature = "footprint")]
+pub mod footprint {
+    /// `struct{id:i64,name:str,readings:list<f32>,flags:opt<u32>,}` in
+    /// Kiln: id 7, name "probe", readings [1.0, 2.0], flags Some(5).
+    pub const KILN_RECORD: [u8; 39] = [
+        7, 0, 0, 0, 0, 0, 0, 0, // id
+        5, 0, 0, 0, b'p', b'r', b'o', b'b', b'e', // name
+        2, 0, 0, 0, 0, 0, 0x80, 0x3f, 0, 0, 0, 0x40, // readings
+        1, 5, 0, 0, 0, // flags
+        0, 0, 0, 0, 0, // (room for the tensors variant's block start)
+    ];
+
+    /// The Kiln record's own bytes (without the spare tail).
+    pub fn kiln_record() -> &'static [u8] {
+        KILN_RECORD.split_at(34).0
+    }
+
+    /// The same record in postcard (zigzag varint id, varint lengths).
+    pub static POSTCARD_RECORD: [u8; 19] = [
+        14, // id 7, zigzag
+        5, b'p', b'r', b'o', b'b', b'e', // name
+        2, 0, 0, 0x80, 0x3f, 0, 0, 0, 0x40, // readings
+        1, 5, // flags
+        0,
+    ];
+
+    /// Starts a run.
+    pub fn start() {
+        #[cfg(feature = "measure")]
+        crate::stack::paint();
+    }
+
+    /// Ends a run: exit status 0 when `ok`.
+    pub fn finish(ok: bool) -> ! {
+        #[cfg(feature = "measure")]
+        semihosting::println!("peak stack: {} bytes", crate::stack::high_water());
+        if ok {
+            crate::exit_success()
+        } else {
+            crate::exit_failure()
+        }
+    }
+}

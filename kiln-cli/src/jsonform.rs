@@ -1,0 +1,772 @@
+//! The Kiln JSON form (`spec/json.md`): a [`Value`] of a type as JSON text,
+//! and JSON text of a type as a [`Value`]. The type decides every shape;
+//! both directions follow the same table.
+
+use std::io::{self, Write};
+
+use kiln_nostd::schema::{NodeKind, TypeRef};
+use kiln_nostd::{
+    Directory, Dtype, DtypeCode, Limits, Quant, QuantSpec, Scalar, TensorSpec, TensorView, Tensors,
+    Value,
+};
+
+use crate::jsontext::{self, f32_json, f64_json, integer, JsonError, JsonOut, Node, Object, Raw};
+
+/// How a value is written.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Style {
+    /// Two-space indent and a member per line.
+    pub pretty: bool,
+    /// `Some(n)`: each tensor shows its first `n` elements instead of its
+    /// payload (for reading; not accepted back).
+    pub preview: Option<usize>,
+}
+
+fn is_64_bit(scalar: Scalar) -> bool {
+    matches!(
+        scalar,
+        Scalar::I64 | Scalar::U64 | Scalar::Int | Scalar::Uint
+    )
+}
+
+/// Writes `value` (of type `ty`) as JSON.
+pub fn write_value<W: Write>(
+    ty: TypeRef<'_, '_>,
+    value: &Value,
+    out: &mut JsonOut<W>,
+    style: Style,
+) -> io::Result<()> {
+    let mismatch = || io::Error::other(format!("a value that is not a {ty}"));
+    match (ty.kind(), value) {
+        (NodeKind::Scalar(_), Value::Bool(b)) => out.literal(if *b { "true" } else { "false" }),
+        (NodeKind::Scalar(s), Value::Integer(n)) if is_64_bit(s) => out.string(&n.to_string()),
+        (NodeKind::Scalar(_), Value::Integer(n)) => out.literal(&n.to_string()),
+        (NodeKind::Scalar(_), Value::F32(x)) => float(out, f32_json(*x)),
+        (NodeKind::Scalar(_), Value::F64(x)) => float(out, f64_json(*x)),
+        (NodeKind::Str, Value::Str(s)) => out.string(s),
+        (NodeKind::List, Value::Bytes(b)) => out.hex(b),
+        (NodeKind::List, Value::List(items)) => {
+            let element = ty.element().ok_or_else(mismatch)?;
+            if element.is_zero_size() {
+                return count_form(out, items.len() as u64);
+            }
+            out.begin_array()?;
+            for item in items {
+                write_value(element, item, out, style)?;
+            }
+            out.end_array()
+        }
+        (NodeKind::List, Value::Repeat { count, element }) => {
+            let element_ty = ty.element().ok_or_else(mismatch)?;
+            if element_ty.is_zero_size() {
+                return count_form(out, u64::from(*count));
+            }
+            out.begin_array()?;
+            for _ in 0..*count {
+                write_value(element_ty, element, out, style)?;
+            }
+            out.end_array()
+        }
+        (NodeKind::Opt, Value::Opt(None)) => out.literal("null"),
+        (NodeKind::Opt, Value::Opt(Some(inner))) => {
+            let element = ty.element().ok_or_else(mismatch)?;
+            if element.kind() == NodeKind::Opt {
+                out.begin_object()?;
+                out.name("some")?;
+                write_value(element, inner, out, style)?;
+                out.end_object()
+            } else {
+                write_value(element, inner, out, style)
+            }
+        }
+        (NodeKind::Dict, Value::Dict(pairs)) => {
+            let element = ty.element().ok_or_else(mismatch)?;
+            out.begin_object()?;
+            for (key, item) in pairs {
+                out.name(key)?;
+                write_value(element, item, out, style)?;
+            }
+            out.end_object()
+        }
+        (NodeKind::Struct, Value::Struct(fields)) => {
+            out.begin_object()?;
+            for ((name, field_ty), (_, item)) in ty.fields().zip(fields) {
+                out.name(name)?;
+                write_value(field_ty, item, out, style)?;
+            }
+            out.end_object()
+        }
+        (NodeKind::Tensors, Value::Tensors(block)) => {
+            let dir = Directory::parse_with(block, Limits::uniform(u32::MAX))
+                .map_err(|e| io::Error::other(e.to_string()))?;
+            write_directory(&dir, out, style)
+        }
+        _ => Err(mismatch()),
+    }
+}
+
+fn float<W: Write>(out: &mut JsonOut<W>, (number, text): (bool, String)) -> io::Result<()> {
+    if number {
+        out.literal(&text)
+    } else {
+        out.string(&text)
+    }
+}
+
+fn count_form<W: Write>(out: &mut JsonOut<W>, count: u64) -> io::Result<()> {
+    out.begin_object()?;
+    out.name("count")?;
+    out.literal(&count.to_string())?;
+    out.end_object()
+}
+
+/// A shape dimension: a number up to 2^53 - 1, a string above.
+fn dimension<W: Write>(out: &mut JsonOut<W>, d: u64) -> io::Result<()> {
+    if i128::from(d) <= jsontext::MAX_SAFE {
+        out.literal(&d.to_string())
+    } else {
+        out.string(&d.to_string())
+    }
+}
+
+/// Writes a directory: an array with one object per tensor.
+pub fn write_directory<W: Write>(
+    dir: &Directory<'_>,
+    out: &mut JsonOut<W>,
+    style: Style,
+) -> io::Result<()> {
+    out.begin_array()?;
+    for t in dir {
+        write_tensor(&t, out, style)?;
+    }
+    out.end_array()
+}
+
+fn write_tensor<W: Write>(
+    t: &TensorView<'_>,
+    out: &mut JsonOut<W>,
+    style: Style,
+) -> io::Result<()> {
+    out.begin_object()?;
+    out.name("name")?;
+    match t.name() {
+        Some(name) => out.string(name)?,
+        None => out.literal("null")?,
+    }
+    out.name("dtype")?;
+    match t.dtype() {
+        DtypeCode::Closed(d) => out.string(d.name())?,
+        DtypeCode::Opaque(code) => out.literal(&code.to_string())?,
+    }
+    out.name("shape")?;
+    out.begin_array()?;
+    for &d in t.shape() {
+        dimension(out, d)?;
+    }
+    out.end_array()?;
+    out.name("layout")?;
+    match t.layout() {
+        Some(layout) => out.string(layout)?,
+        None => out.literal("null")?,
+    }
+    out.name("block_size")?;
+    out.literal(&t.block_size().to_string())?;
+    out.name("quant")?;
+    match t.quant() {
+        Quant::None => out.literal("null")?,
+        Quant::Scales {
+            axis,
+            group_size,
+            scales,
+        } => quant(out, axis, group_size, scales.index(), None)?,
+        Quant::ScalesOuter {
+            axis,
+            group_size,
+            scales,
+            outer,
+        } => quant(out, axis, group_size, scales.index(), Some(outer.index()))?,
+    }
+    match style.preview {
+        None => {
+            out.name("hex")?;
+            out.hex(t.bytes())?;
+        }
+        Some(n) => {
+            out.name("bytes")?;
+            out.literal(&t.byte_length().to_string())?;
+            out.name("preview")?;
+            preview(t, n, out)?;
+        }
+    }
+    out.end_object()
+}
+
+fn quant<W: Write>(
+    out: &mut JsonOut<W>,
+    axis: u16,
+    group_size: u32,
+    scales: usize,
+    outer: Option<usize>,
+) -> io::Result<()> {
+    out.begin_object()?;
+    out.name("axis")?;
+    out.literal(&axis.to_string())?;
+    out.name("group_size")?;
+    out.literal(&group_size.to_string())?;
+    out.name("scales")?;
+    out.literal(&scales.to_string())?;
+    if let Some(outer) = outer {
+        out.name("outer")?;
+        out.literal(&outer.to_string())?;
+    }
+    out.end_object()
+}
+
+/// The first `n` elements for reading: integers exact, floats widened to
+/// `f32` by the core's display conversions, an opaque payload's first `n`
+/// bytes as hex.
+fn preview<W: Write>(t: &TensorView<'_>, n: usize, out: &mut JsonOut<W>) -> io::Result<()> {
+    let Some(dtype) = t.closed_dtype() else {
+        let bytes = t.bytes();
+        return out.hex(&bytes[..bytes.len().min(n)]);
+    };
+    let count = usize::try_from(t.element_count())
+        .unwrap_or(usize::MAX)
+        .min(n);
+    let bytes = t.bytes();
+    let int = |width: usize, i: usize| -> Option<[u8; 8]> {
+        let chunk = bytes.get(i * width..(i + 1) * width)?;
+        let mut buf = [0u8; 8];
+        buf[..width].copy_from_slice(chunk);
+        Some(buf)
+    };
+    out.begin_array()?;
+    for i in 0..count {
+        let number = |s: String| Some((true, s));
+        let item = match dtype {
+            Dtype::Bool => Some((
+                true,
+                if bytes.get(i) == Some(&1) {
+                    "true"
+                } else {
+                    "false"
+                }
+                .to_string(),
+            )),
+            Dtype::I8 => bytes.get(i).and_then(|&b| number((b as i8).to_string())),
+            Dtype::U8 => bytes.get(i).and_then(|b| number(b.to_string())),
+            Dtype::I16 => {
+                int(2, i).and_then(|b| number(i16::from_le_bytes([b[0], b[1]]).to_string()))
+            }
+            Dtype::U16 => {
+                int(2, i).and_then(|b| number(u16::from_le_bytes([b[0], b[1]]).to_string()))
+            }
+            Dtype::I32 => int(4, i)
+                .and_then(|b| number(i32::from_le_bytes([b[0], b[1], b[2], b[3]]).to_string())),
+            Dtype::U32 => int(4, i)
+                .and_then(|b| number(u32::from_le_bytes([b[0], b[1], b[2], b[3]]).to_string())),
+            Dtype::I64 => int(8, i).and_then(|b| number(i64::from_le_bytes(b).to_string())),
+            Dtype::U64 => int(8, i).and_then(|b| number(u64::from_le_bytes(b).to_string())),
+            Dtype::F64 => int(8, i).map(|b| f64_json(f64::from_le_bytes(b))),
+            _ => {
+                let mut one = [0f32];
+                match t.widen_into(i as u64, &mut one) {
+                    Ok(1) => Some(f32_json(one[0])),
+                    _ => None,
+                }
+            }
+        };
+        match item {
+            Some(pair) => float(out, pair)?,
+            None => break,
+        }
+    }
+    out.end_array()
+}
+
+// ---------------------------------------------------------------------------
+// JSON to values
+
+/// A path into the value, for messages: `$`, `$.layers[2].w`.
+#[derive(Clone, Debug)]
+struct Path(String);
+
+impl Path {
+    fn field(&self, name: &str) -> Path {
+        Path(format!("{}.{name}", self.0))
+    }
+    fn index(&self, i: usize) -> Path {
+        Path(format!("{}[{i}]", self.0))
+    }
+    fn key(&self, key: &str) -> Path {
+        Path(format!("{}[{}]", self.0, jsontext::quote(key)))
+    }
+}
+
+impl std::fmt::Display for Path {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Reads the JSON document `doc` as a value of type `ty`.
+pub fn read_document(ty: TypeRef<'_, '_>, doc: &str) -> Result<Value, JsonError> {
+    let raw = Raw::document(doc)?;
+    read_value(ty, raw, &Path("$".into()))
+}
+
+fn expected(raw: Raw<'_>, path: &Path, what: &str) -> JsonError {
+    raw.error(format!(
+        "{path}: expected {what}, found {}",
+        raw.kind_name()
+    ))
+}
+
+fn read_value(ty: TypeRef<'_, '_>, raw: Raw<'_>, path: &Path) -> Result<Value, JsonError> {
+    match ty.kind() {
+        NodeKind::Scalar(Scalar::Bool) => match raw.node()? {
+            Node::Bool(b) => Ok(Value::Bool(b)),
+            _ => Err(expected(raw, path, "true or false (bool)")),
+        },
+        NodeKind::Scalar(Scalar::F32) => read_f32(raw, path).map(Value::F32),
+        NodeKind::Scalar(Scalar::F64) => read_f64(raw, path).map(Value::F64),
+        NodeKind::Scalar(scalar) => {
+            let n = integer(raw, &format!("{path} ({})", scalar.name()))?;
+            let (lo, hi): (i128, i128) = match scalar {
+                Scalar::I8 => (i8::MIN.into(), i8::MAX.into()),
+                Scalar::U8 => (0, u8::MAX.into()),
+                Scalar::I16 => (i16::MIN.into(), i16::MAX.into()),
+                Scalar::U16 => (0, u16::MAX.into()),
+                Scalar::I32 => (i32::MIN.into(), i32::MAX.into()),
+                Scalar::U32 => (0, u32::MAX.into()),
+                Scalar::I64 | Scalar::Int => (i64::MIN.into(), i64::MAX.into()),
+                _ => (0, u64::MAX.into()),
+            };
+            if n < lo || n > hi {
+                return Err(raw.error(format!(
+                    "{path}: {n} is outside the range of {} ({lo} to {hi})",
+                    scalar.name()
+                )));
+            }
+            Ok(Value::Integer(n))
+        }
+        NodeKind::Str => match raw.node()? {
+            Node::String(s) => Ok(Value::Str(s)),
+            _ => Err(expected(raw, path, "a string (str)")),
+        },
+        NodeKind::Tensors => read_directory(raw, path),
+        NodeKind::List if ty.is_bytes() => match hex_value(raw) {
+            Ok(Some(bytes)) => Ok(Value::Bytes(bytes)),
+            Ok(None) => Err(expected(raw, path, "a hex string (list<u8>)")),
+            Err(e) => Err(JsonError::new(
+                e.offset,
+                format!("{path}: list<u8> is a hex string: {}", e.message),
+            )),
+        },
+        NodeKind::List => {
+            let element = ty.element().ok_or_else(|| raw.error("bad type"))?;
+            if element.is_zero_size() {
+                return read_count_form(raw, path, element);
+            }
+            let Node::Array(items) = raw.node()? else {
+                return Err(expected(raw, path, &format!("an array ({ty})")));
+            };
+            items
+                .into_iter()
+                .enumerate()
+                .map(|(i, item)| read_value(element, item, &path.index(i)))
+                .collect::<Result<_, _>>()
+                .map(Value::List)
+        }
+        NodeKind::Opt => {
+            let element = ty.element().ok_or_else(|| raw.error("bad type"))?;
+            if matches!(raw.node()?, Node::Null) {
+                return Ok(Value::Opt(None));
+            }
+            let inner = if element.kind() == NodeKind::Opt {
+                let mut obj = Object::new(raw, &format!("{path} (a present {ty})"))?;
+                let inner = obj.need("some", &path.to_string())?;
+                obj.finish(&path.to_string())?;
+                inner
+            } else {
+                raw
+            };
+            Ok(Value::Opt(Some(Box::new(read_value(
+                element, inner, path,
+            )?))))
+        }
+        NodeKind::Dict => {
+            let element = ty.element().ok_or_else(|| raw.error("bad type"))?;
+            let obj = Object::new(raw, &format!("{path} ({ty})"))?;
+            obj.into_members()
+                .into_iter()
+                .map(|(key, item)| {
+                    let value = read_value(element, item, &path.key(&key))?;
+                    Ok((key, value))
+                })
+                .collect::<Result<_, _>>()
+                .map(Value::Dict)
+        }
+        NodeKind::Struct => {
+            let what = path.to_string();
+            let mut obj = Object::new(raw, &format!("{path} ({ty})"))?;
+            let mut fields = Vec::with_capacity(ty.field_count());
+            for (name, field_ty) in ty.fields() {
+                let item = obj.need(name, &what)?;
+                fields.push((
+                    name.to_string(),
+                    read_value(field_ty, item, &path.field(name))?,
+                ));
+            }
+            obj.finish(&what)?;
+            Ok(Value::Struct(fields))
+        }
+    }
+}
+
+/// `{"count": N}`: a list of a zero-size element type.
+fn read_count_form(
+    raw: Raw<'_>,
+    path: &Path,
+    element: TypeRef<'_, '_>,
+) -> Result<Value, JsonError> {
+    let what =
+        format!("{path} (a list of {element}, which takes no bytes, written {{\"count\": N}})");
+    let mut obj = Object::new(raw, &what)?;
+    let count_raw = obj.need("count", &what)?;
+    obj.finish(&what)?;
+    let count = u32::try_from(integer(count_raw, &format!("{path}.count"))?)
+        .map_err(|_| count_raw.error(format!("{path}.count is outside 0 to 4294967295")))?;
+    if count == 0 {
+        return Ok(Value::List(Vec::new()));
+    }
+    Ok(Value::Repeat {
+        count,
+        element: Box::new(zero_value(element)),
+    })
+}
+
+/// The one value of a zero-size type (`struct{}` and structs of such).
+fn zero_value(ty: TypeRef<'_, '_>) -> Value {
+    Value::Struct(
+        ty.fields()
+            .map(|(name, field)| (name.to_string(), zero_value(field)))
+            .collect(),
+    )
+}
+
+fn hex(s: &str) -> Result<Vec<u8>, String> {
+    if !s.len().is_multiple_of(2) {
+        return Err(format!("{} hex digits, an odd number", s.len()));
+    }
+    let digit = |c: u8| match c {
+        b'0'..=b'9' => Some(c - b'0'),
+        b'a'..=b'f' => Some(c - b'a' + 10),
+        b'A'..=b'F' => Some(c - b'A' + 10),
+        _ => None,
+    };
+    let mut out = Vec::with_capacity(s.len() / 2);
+    for (i, pair) in s.as_bytes().chunks_exact(2).enumerate() {
+        match (digit(pair[0]), digit(pair[1])) {
+            (Some(h), Some(l)) => out.push(h << 4 | l),
+            _ => return Err(format!("character {} is not a hex digit", 2 * i)),
+        }
+    }
+    Ok(out)
+}
+
+/// A hex string's bytes; a plain string is read in place.
+fn hex_value(raw: Raw<'_>) -> Result<Option<Vec<u8>>, JsonError> {
+    let text = match raw.plain_str() {
+        Some(text) => return Ok(Some(hex(text).map_err(|w| raw.error(w))?)),
+        None => match raw.node()? {
+            Node::String(s) => s,
+            _ => return Ok(None),
+        },
+    };
+    hex(&text).map(Some).map_err(|w| raw.error(w))
+}
+
+/// A float's bits from a `"0x…"` string of exactly `digits` hex digits.
+fn float_bits(s: &str, digits: usize) -> Option<u64> {
+    let h = s.strip_prefix("0x")?;
+    (h.len() == digits && h.bytes().all(|b| b.is_ascii_hexdigit()))
+        .then(|| u64::from_str_radix(h, 16).ok())
+        .flatten()
+}
+
+fn read_f32(raw: Raw<'_>, path: &Path) -> Result<f32, JsonError> {
+    match raw.node()? {
+        Node::Number(text) => {
+            let x: f32 = text
+                .parse()
+                .map_err(|_| raw.error(format!("{path}: {text} is not a number")))?;
+            if x.is_infinite() {
+                return Err(raw.error(format!("{path}: {text} is beyond the range of f32")));
+            }
+            Ok(x)
+        }
+        Node::String(s) => match s.as_str() {
+            "Infinity" => Ok(f32::INFINITY),
+            "-Infinity" => Ok(f32::NEG_INFINITY),
+            "NaN" => Ok(f32::from_bits(0x7fc0_0000)),
+            _ => float_bits(&s, 8)
+                .map(|b| f32::from_bits(b as u32))
+                .ok_or_else(|| {
+                    raw.error(format!(
+                    "{path}: an f32 is a number, \"Infinity\", \"-Infinity\", \"NaN\" or its bits \
+                     as \"0x\" and 8 hex digits, not {}",
+                    jsontext::quote(&s)
+                ))
+                }),
+        },
+        _ => Err(expected(raw, path, "a number (f32)")),
+    }
+}
+
+fn read_f64(raw: Raw<'_>, path: &Path) -> Result<f64, JsonError> {
+    match raw.node()? {
+        Node::Number(text) => {
+            let x: f64 = text
+                .parse()
+                .map_err(|_| raw.error(format!("{path}: {text} is not a number")))?;
+            if x.is_infinite() {
+                return Err(raw.error(format!("{path}: {text} is beyond the range of f64")));
+            }
+            Ok(x)
+        }
+        Node::String(s) => match s.as_str() {
+            "Infinity" => Ok(f64::INFINITY),
+            "-Infinity" => Ok(f64::NEG_INFINITY),
+            "NaN" => Ok(f64::from_bits(0x7ff8_0000_0000_0000)),
+            _ => float_bits(&s, 16).map(f64::from_bits).ok_or_else(|| {
+                raw.error(format!(
+                    "{path}: an f64 is a number, \"Infinity\", \"-Infinity\", \"NaN\" or its bits \
+                     as \"0x\" and 16 hex digits, not {}",
+                    jsontext::quote(&s)
+                ))
+            }),
+        },
+        _ => Err(expected(raw, path, "a number (f64)")),
+    }
+}
+
+/// One tensor of a JSON directory, owned until the specs borrow it.
+struct OwnedTensor {
+    name: Option<String>,
+    dtype: DtypeCode,
+    shape: Vec<u64>,
+    layout: Option<String>,
+    block_size: u32,
+    quant: QuantSpec,
+    payload: Vec<u8>,
+}
+
+fn small<T: TryFrom<i128>>(raw: Raw<'_>, what: &str) -> Result<T, JsonError> {
+    let n = integer(raw, what)?;
+    T::try_from(n).map_err(|_| raw.error(format!("{what}: {n} is out of range")))
+}
+
+fn opt_string(raw: Raw<'_>, what: &str) -> Result<Option<String>, JsonError> {
+    match raw.node()? {
+        Node::Null => Ok(None),
+        Node::String(s) => Ok(Some(s)),
+        _ => Err(raw.error(format!(
+            "{what} is a string or null, not {}",
+            raw.kind_name()
+        ))),
+    }
+}
+
+fn read_tensor(raw: Raw<'_>, path: &Path) -> Result<OwnedTensor, JsonError> {
+    let what = format!("{path} (a tensor)");
+    let mut obj = Object::new(raw, &what)?;
+    let name = opt_string(obj.need("name", &what)?, &format!("{path}.name"))?;
+    let dtype_raw = obj.need("dtype", &what)?;
+    let dtype = match dtype_raw.node()? {
+        Node::String(s) => Dtype::ALL
+            .iter()
+            .find(|d| d.name() == s)
+            .map(|&d| DtypeCode::Closed(d))
+            .ok_or_else(|| dtype_raw.error(format!("{path}.dtype: {s:?} is not a Kiln dtype")))?,
+        Node::Number(_) => {
+            let code: u16 = small(dtype_raw, &format!("{path}.dtype"))?;
+            DtypeCode::from_code(code).ok_or_else(|| {
+                dtype_raw.error(format!(
+                    "{path}.dtype: {code} is neither a closed dtype (1 to 19) nor opaque (4096 to 32767)"
+                ))
+            })?
+        }
+        _ => {
+            return Err(expected(
+                dtype_raw,
+                &path.field("dtype"),
+                "a dtype name or an opaque code",
+            ))
+        }
+    };
+    let shape_raw = obj.need("shape", &what)?;
+    let Node::Array(dims) = shape_raw.node()? else {
+        return Err(expected(
+            shape_raw,
+            &path.field("shape"),
+            "an array of dimensions",
+        ));
+    };
+    let shape = dims
+        .into_iter()
+        .enumerate()
+        .map(|(i, d)| small::<u64>(d, &format!("{path}.shape[{i}]")))
+        .collect::<Result<Vec<_>, _>>()?;
+    let layout = opt_string(obj.need("layout", &what)?, &format!("{path}.layout"))?;
+    let block_size = small(
+        obj.need("block_size", &what)?,
+        &format!("{path}.block_size"),
+    )?;
+    let quant_raw = obj.need("quant", &what)?;
+    let quant = match quant_raw.node()? {
+        Node::Null => QuantSpec::None,
+        _ => {
+            let qwhat = format!("{path}.quant");
+            let mut q = Object::new(quant_raw, &qwhat)?;
+            let axis = small(q.need("axis", &qwhat)?, &format!("{qwhat}.axis"))?;
+            let group_size = small(
+                q.need("group_size", &qwhat)?,
+                &format!("{qwhat}.group_size"),
+            )?;
+            let scales = small(q.need("scales", &qwhat)?, &format!("{qwhat}.scales"))?;
+            let outer = match q.take("outer") {
+                Some(o) => Some(small(o, &format!("{qwhat}.outer"))?),
+                None => None,
+            };
+            q.finish(&qwhat)?;
+            match outer {
+                None => QuantSpec::Scales {
+                    axis,
+                    group_size,
+                    scales,
+                },
+                Some(outer) => QuantSpec::ScalesOuter {
+                    axis,
+                    group_size,
+                    scales,
+                    outer,
+                },
+            }
+        }
+    };
+    let Some(hex_raw) = obj.take("hex") else {
+        if obj.take("preview").is_some() {
+            return Err(raw.error(format!(
+                "{path} is a --preview of a tensor, which has only its first values; \
+                 decode without --preview to get JSON that encodes"
+            )));
+        }
+        return Err(raw.error(format!("{what} has no member \"hex\" (its payload)")));
+    };
+    let payload = match hex_value(hex_raw) {
+        Ok(Some(bytes)) => bytes,
+        Ok(None) => return Err(expected(hex_raw, &path.field("hex"), "a hex string")),
+        Err(e) => {
+            return Err(JsonError::new(
+                e.offset,
+                format!("{path}.hex: {}", e.message),
+            ))
+        }
+    };
+    obj.finish(&what)?;
+    Ok(OwnedTensor {
+        name,
+        dtype,
+        shape,
+        layout,
+        block_size,
+        quant,
+        payload,
+    })
+}
+
+/// A JSON directory as the canonical block.
+fn read_directory(raw: Raw<'_>, path: &Path) -> Result<Value, JsonError> {
+    let Node::Array(items) = raw.node()? else {
+        return Err(expected(raw, path, "an array of tensors (tensors)"));
+    };
+    let tensors = items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| read_tensor(*item, &path.index(i)))
+        .collect::<Result<Vec<_>, _>>()?;
+    let specs: Vec<TensorSpec<'_>> = tensors
+        .iter()
+        .map(|t| TensorSpec {
+            dtype: t.dtype,
+            shape: &t.shape,
+            name: t.name.as_deref(),
+            layout: t.layout.as_deref(),
+            block_size: t.block_size,
+            quant: t.quant,
+            payload: kiln_nostd::Payload::wire(&t.payload),
+        })
+        .collect();
+    let block = kiln_nostd::to_vec(&Tensors(&specs)).map_err(|e| {
+        let at = e
+            .tensor()
+            .and_then(|i| items.get(i as usize))
+            .copied()
+            .unwrap_or(raw);
+        let which = e
+            .tensor()
+            .map_or(path.to_string(), |i| path.index(i as usize).to_string());
+        at.error(format!(
+            "{which}: no canonical directory holds this: {}",
+            e.fault()
+        ))
+    })?;
+    Ok(Value::Tensors(block))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kiln_nostd::{CompiledType, Options};
+
+    fn round_trip(ty: &str, doc: &str) -> String {
+        let compiled = CompiledType::<256>::parse(ty).unwrap();
+        let value = read_document(compiled.root(), doc).unwrap();
+        let bytes = compiled.encode_value(&value, Options::BARE).unwrap();
+        let back = compiled.decode_value(&bytes, Options::BARE).unwrap();
+        let mut out = JsonOut::new(Vec::new(), false);
+        let style = Style {
+            pretty: false,
+            preview: None,
+        };
+        write_value(compiled.root(), &back, &mut out, style).unwrap();
+        String::from_utf8(out.into_inner()).unwrap()
+    }
+
+    #[test]
+    fn every_kind_round_trips() {
+        let ty = "struct{a:i64,b:u8,c:f32,d:f64,e:list<u8>,f:opt<opt<bool>>,g:opt<opt<bool>>,h:opt<opt<bool>>,i:dict<str,uint>,j:list<struct{}>,k:str,}";
+        let doc = r#"{"a":"-9223372036854775808","b":255,"c":"0x7fc00001","d":-0.0,"e":"00ff","f":null,"g":{"some":null},"h":{"some":true},"i":{"z":"18446744073709551615","a":"1"},"j":{"count":16777216},"k":"é\n"}"#;
+        let expected = r#"{"a":"-9223372036854775808","b":255,"c":"0x7fc00001","d":-0.0,"e":"00ff","f":null,"g":{"some":null},"h":{"some":true},"i":{"a":"1","z":"18446744073709551615"},"j":{"count":16777216},"k":"é\n"}"#;
+        assert_eq!(round_trip(ty, doc), expected);
+    }
+
+    #[test]
+    fn refusals_say_where() {
+        let compiled = CompiledType::<64>::parse("struct{a:i64,b:list<u8>,}").unwrap();
+        let cases = [
+            (r#"{"a":9007199254740993,"b":""}"#, 5, "beyond 2^53-1"),
+            (r#"{"a":"1","b":"0g"}"#, 13, "hex"),
+            (r#"{"a":"1"}"#, 0, "no member \"b\""),
+            (r#"{"a":"1","b":"","a":"2"}"#, 20, "twice"),
+            (r#"{"a":"1","b":"","c":1}"#, 20, "unknown member"),
+            (r#"{"a":1.5,"b":""}"#, 5, "integer"),
+        ];
+        for (doc, offset, words) in cases {
+            let err = read_document(compiled.root(), doc).unwrap_err();
+            assert_eq!(err.offset, offset, "{doc}: {err}");
+            assert!(err.message.contains(words), "{doc}: {err}");
+        }
+    }
+}

@@ -1,0 +1,148 @@
+//! `kiln inspect`: every `tensors` field found with its path, quantization
+//! links by name, and the same rows for a GGUF or safetensors file and the
+//! `.kiln` converted from it (`--json`, whose shape is spec/json.md,
+//! section 8).
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+use serde_json::Value;
+
+const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+
+fn kiln(args: &[&str], input: &[u8]) -> (i32, Vec<u8>, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kiln"))
+        .args(args)
+        .env_remove("COLUMNS")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code().unwrap(),
+        out.stdout,
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+fn inspect_json(args: &[&str], input: &[u8]) -> Value {
+    let mut all = vec!["inspect", "--json"];
+    all.extend(args);
+    let (status, out, err) = kiln(&all, input);
+    assert_eq!(status, 0, "{err}");
+    serde_json::from_slice(&out).unwrap()
+}
+
+const LAYERS: &str = "struct{id:u32,layers:list<struct{name:str,w:tensors,}>,extra:opt<tensors>,}";
+
+#[test]
+fn every_directory_with_its_path() {
+    let json = br#"{"id": 5, "layers": [
+        {"name": "a", "w": [{"name":"x","dtype":"e2m1","shape":[32],"layout":null,"block_size":0,
+                             "quant":{"axis":0,"group_size":32,"scales":1},"hex":"00000000000000000000000000000000"},
+                            {"name":"x.scale","dtype":"e8m0","shape":[1],"layout":null,"block_size":0,"quant":null,"hex":"7f"}]},
+        {"name": "b", "w": []}],
+        "extra": [{"name":null,"dtype":"i64","shape":[],"layout":null,"block_size":0,"quant":null,"hex":"ffffffffffffffff"}]}"#;
+    let (status, bytes, err) = kiln(&["encode", "--framed", "--type", LAYERS], json);
+    assert_eq!(status, 0, "{err}");
+    let report = inspect_json(&["--type", LAYERS, "-"], &bytes);
+    let dirs = report["directories"].as_array().unwrap();
+    let paths: Vec<&str> = dirs.iter().map(|d| d["path"].as_str().unwrap()).collect();
+    assert_eq!(paths, ["layers[0].w", "layers[1].w", "extra"]);
+    let x = &dirs[0]["tensors"][0];
+    assert_eq!(x["quant"]["scales_name"], "x.scale");
+    assert_eq!(x["elements"], 32);
+    // Offsets are absolute: the payload is where the file has it.
+    let offset = x["offset"].as_u64().unwrap() as usize;
+    let scale = &dirs[0]["tensors"][1];
+    assert_eq!(bytes[scale["offset"].as_u64().unwrap() as usize], 0x7f);
+    assert!(offset > 16);
+    let metadata: Vec<(&str, &Value)> = report["metadata"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| (m["key"].as_str().unwrap(), &m["value"]))
+        .collect();
+    assert_eq!(metadata[0], ("id", &Value::from(5)));
+    assert_eq!(metadata[1], ("layers[0].name", &Value::from("a")));
+    assert_eq!(report["kiln"]["framed"], true);
+    // The text table names the link too.
+    let (_, text, _) = kiln(&["inspect", "--type", LAYERS, "-"], &bytes);
+    let text = String::from_utf8(text).unwrap();
+    assert!(
+        text.contains("directory at layers[0].w: 2 tensors"),
+        "{text}"
+    );
+    assert!(
+        text.contains("scales x.scale (axis 0, groups of 32)"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_model_file_and_its_kiln_show_the_same_tensors() {
+    let dir = std::env::temp_dir().join(format!("kiln-inspect-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (name, format) in [("tiny.gguf", "gguf"), ("tiny.safetensors", "safetensors")] {
+        let source = format!("{ROOT}/samples/{name}");
+        let converted = dir
+            .join(format!("{name}.kiln"))
+            .to_string_lossy()
+            .into_owned();
+        assert_eq!(kiln(&["convert", "-q", &source, &converted], b"").0, 0);
+        let a = inspect_json(&[&source], b"");
+        let b = inspect_json(&[&converted], b"");
+        assert_eq!(a["format"], format);
+        assert_eq!(
+            b["kiln"]["converted_from"],
+            if format == "gguf" {
+                "GGUF"
+            } else {
+                "safetensors"
+            }
+        );
+        let rows = |r: &Value| -> Vec<Value> {
+            let mut rows: Vec<Value> = r["directories"][0]["tensors"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|t| {
+                    serde_json::json!([
+                        t["name"],
+                        t["dtype"],
+                        t["layout"],
+                        t["block_size"],
+                        t["shape"],
+                        t["elements"],
+                        t["bytes"]
+                    ])
+                })
+                .collect();
+            rows.sort_by_key(|r| r[0].as_str().unwrap().to_string());
+            rows
+        };
+        assert_eq!(rows(&a), rows(&b), "{name}");
+        assert_eq!(a["metadata"], b["metadata"], "{name}");
+        assert_eq!(a["gguf"], b["gguf"], "{name}");
+    }
+    let gguf = inspect_json(&[&format!("{ROOT}/samples/tiny.gguf")], b"");
+    let q = &gguf["directories"][0]["tensors"][1];
+    assert_eq!(
+        (
+            q["dtype"].clone(),
+            q["layout"].clone(),
+            q["block_size"].clone()
+        ),
+        (4104.into(), "Q8_0".into(), 34.into())
+    );
+    assert_eq!(q["shape"], serde_json::json!([2, 32]));
+    assert_eq!(gguf["metadata"][3]["type"], "list<str>");
+    assert_eq!(
+        gguf["metadata"][3]["value"],
+        serde_json::json!(["<s>", "</s>", "é"])
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1,0 +1,440 @@
+//! Writes the inspector's bundled samples, www/samples/, through the
+//! encoder (TensorSpec, Directory::build, #[derive(Frozen)]), and
+//! www/samples/samples.json, which the page lists and the tests read:
+//!
+//!     cargo run -q -p kiln-wasm --example make_samples            # www/samples/
+//!     cargo run -q -p kiln-wasm --example make_samples -- --big F # a 256 MiB file
+//!     cargo run -q -p kiln-wasm --example make_samples -- --many F # 10,000 tensors
+//!
+//! Deterministic: the test command runs it and requires no change.
+
+use std::fs;
+use std::path::Path;
+
+use heapless::LinearMap;
+use kiln_nostd::dtype::Dtype;
+use kiln_nostd::{
+    bf16, check, f16, to_frame_vec, to_vec, Directory, Frozen, Options, QuantSpec, TensorSpec,
+    Tensors,
+};
+use serde_json::{json, Value};
+
+/// f32 values in little-endian bytes.
+fn le<T: Copy, const W: usize>(values: &[T], f: impl Fn(T) -> [u8; W]) -> Vec<u8> {
+    values.iter().flat_map(|&v| f(v)).collect()
+}
+
+/// Leaks bytes so that specs can borrow them for the program's life.
+fn keep(v: Vec<u8>) -> &'static [u8] {
+    Box::leak(v.into_boxed_slice())
+}
+
+fn shape(dims: &[u64]) -> &'static [u64] {
+    Box::leak(dims.to_vec().into_boxed_slice())
+}
+
+/// A smooth pattern, so that heatmaps and histograms show something.
+fn wave(n: usize, rows: usize, scale: f32) -> Vec<f32> {
+    let cols = n / rows.max(1);
+    (0..n)
+        .map(|i| {
+            let (r, c) = ((i / cols.max(1)) as f32, (i % cols.max(1)) as f32);
+            scale * ((r * 0.21).sin() * (c * 0.13).cos() + 0.25 * ((r + c) * 0.05).sin())
+        })
+        .collect()
+}
+
+/// Rounds to a multiple of 1/8 in [-4, 4]: exact in f16, bf16 and f8.
+fn eighths(v: &[f32]) -> Vec<f32> {
+    v.iter()
+        .map(|x| ((x * 8.0).round() / 8.0).clamp(-4.0, 4.0))
+        .collect()
+}
+
+/// OFP8 E4M3 bits of a value that is a multiple of 1/8 in [-4, 4] with
+/// at most 4 significant bits (searched over all 256 codes).
+fn to_f8(v: f32, decode: fn(u8) -> f32) -> u8 {
+    (0..=255u8)
+        .filter(|&b| !decode(b).is_nan())
+        .min_by(|&a, &b| (decode(a) - v).abs().total_cmp(&(decode(b) - v).abs()))
+        .unwrap_or(0)
+}
+
+fn model() -> (Vec<u8>, Value) {
+    use kiln_nostd::widen::{f8e4m3_to_f32, f8e5m2_to_f32};
+    let embed = wave(64 * 48, 64, 1.0);
+    let q = eighths(&wave(48 * 48, 48, 2.0));
+    let k = eighths(&wave(48 * 48, 48, 1.5));
+    let up = eighths(&wave(96 * 48, 96, 3.0));
+    let down = eighths(&wave(48 * 96, 48, 3.0));
+    let norm: Vec<f64> = (0..48).map(|i| 1.0 + i as f64 / 64.0).collect();
+    let mut specs = vec![
+        TensorSpec::new(Dtype::F32, &[64, 48], keep(le(&embed, f32::to_le_bytes)))
+            .named("embed.weight"),
+        TensorSpec::new(
+            Dtype::F16,
+            &[48, 48],
+            keep(le(&q, |x| f16::from_f32(x).to_bits().to_le_bytes())),
+        )
+        .named("layers.0.attn.q.weight"),
+        TensorSpec::new(
+            Dtype::Bf16,
+            &[48, 48],
+            keep(le(&k, |x| bf16::from_f32(x).to_bits().to_le_bytes())),
+        )
+        .named("layers.0.attn.k.weight"),
+        TensorSpec::new(
+            Dtype::F8E4M3,
+            &[96, 48],
+            keep(up.iter().map(|&x| to_f8(x, f8e4m3_to_f32)).collect()),
+        )
+        .named("layers.0.mlp.up.weight"),
+        TensorSpec::new(
+            Dtype::F8E5M2,
+            &[48, 96],
+            keep(down.iter().map(|&x| to_f8(x, f8e5m2_to_f32)).collect()),
+        )
+        .named("layers.0.mlp.down.weight"),
+        TensorSpec::new(Dtype::F64, &[48], keep(le(&norm, f64::to_le_bytes)))
+            .named("layers.0.norm.weight"),
+    ];
+    let small: Vec<(&str, Dtype, Vec<u64>, Vec<u8>)> = vec![
+        (
+            "layers.0.attn.mask",
+            Dtype::Bool,
+            vec![4, 4],
+            (0..16).map(|i| u8::from(i % 5 != 0)).collect(),
+        ),
+        (
+            "quant.i8",
+            Dtype::I8,
+            vec![32],
+            (0..32).map(|i: i32| (i * 7 - 100) as i8 as u8).collect(),
+        ),
+        (
+            "quant.u8",
+            Dtype::U8,
+            vec![32],
+            (0..32u8).map(|i| i * 8).collect(),
+        ),
+        (
+            "stats.i16",
+            Dtype::I16,
+            vec![8],
+            le(&[-300i16, -2, -1, 0, 1, 2, 300, i16::MIN], i16::to_le_bytes),
+        ),
+        (
+            "stats.u16",
+            Dtype::U16,
+            vec![8],
+            le(
+                &[0u16, 1, 2, 3, 1000, 2000, 40000, u16::MAX],
+                u16::to_le_bytes,
+            ),
+        ),
+        (
+            "stats.i32",
+            Dtype::I32,
+            vec![6],
+            le(&[-70000i32, -1, 0, 1, 70000, 123456], i32::to_le_bytes),
+        ),
+        (
+            "stats.u32",
+            Dtype::U32,
+            vec![6],
+            le(&[0u32, 1, 2, 3, 4_000_000, 7], u32::to_le_bytes),
+        ),
+        (
+            "tokens.i64",
+            Dtype::I64,
+            vec![5],
+            le(&[-5i64, 0, 7, 1 << 40, -(1 << 50)], i64::to_le_bytes),
+        ),
+        (
+            "hashes.u64",
+            Dtype::U64,
+            vec![3],
+            le(&[1u64, 1 << 52, 0xfff], u64::to_le_bytes),
+        ),
+        (
+            "packed.i4",
+            Dtype::I4,
+            vec![15],
+            vec![0xf1, 0x72, 0x98, 0x03, 0xe4, 0x5d, 0xa6, 0x07],
+        ),
+        (
+            "packed.u4",
+            Dtype::U4,
+            vec![16],
+            vec![0x21, 0x43, 0x65, 0x87, 0xa9, 0xcb, 0xed, 0x0f],
+        ),
+        (
+            "mx.e2m1",
+            Dtype::E2M1,
+            vec![16],
+            vec![0x10, 0x32, 0x54, 0x76, 0x98, 0xba, 0xdc, 0xfe],
+        ),
+        ("mx.e8m0", Dtype::E8M0, vec![4], vec![127, 128, 126, 130]),
+    ];
+    for (name, dtype, dims, bytes) in small {
+        specs.push(TensorSpec::new(dtype, shape(&dims), keep(bytes)).named(Box::leak(name.into())));
+    }
+    let file = to_vec(&Tensors(&specs)).expect("model");
+    (file, json!({}))
+}
+
+fn mxfp4() -> Vec<u8> {
+    // MXFP4: 32 e2m1 elements per e8m0 scale along the last axis.
+    let data: Vec<u8> = (0..8 * 64 / 2)
+        .map(|i| ((i * 37 + 11) % 256) as u8 & 0x77)
+        .collect();
+    let scales: Vec<u8> = (0..16).map(|i| 120 + (i % 9) as u8).collect();
+    // NVFP4-shaped: 16 e2m1 per f8e4m3 scale, plus one f32 outer scale.
+    let gate: Vec<u8> = (0..4 * 32 / 2)
+        .map(|i| ((i * 53 + 5) % 256) as u8)
+        .collect();
+    let gate_scales: Vec<u8> = vec![0x38, 0x40, 0x30, 0x3c, 0x38, 0x44, 0x34, 0x38];
+    let specs = [
+        TensorSpec::new(Dtype::E2M1, &[8, 64], keep(data))
+            .named("blk.0.ffn_up.weight")
+            .quantized(QuantSpec::Scales {
+                axis: 1,
+                group_size: 32,
+                scales: 1,
+            }),
+        TensorSpec::new(Dtype::E8M0, &[8, 2], keep(scales)).named("blk.0.ffn_up.weight.scales"),
+        TensorSpec::new(Dtype::E2M1, &[4, 32], keep(gate))
+            .named("blk.0.ffn_gate.weight")
+            .quantized(QuantSpec::ScalesOuter {
+                axis: 1,
+                group_size: 16,
+                scales: 3,
+                outer: 4,
+            }),
+        TensorSpec::new(Dtype::F8E4M3, &[4, 2], keep(gate_scales))
+            .named("blk.0.ffn_gate.weight.scales"),
+        TensorSpec::new(Dtype::F32, &[1], keep(le(&[0.0125f32], f32::to_le_bytes)))
+            .named("blk.0.ffn_gate.weight.outer"),
+    ];
+    to_vec(&Tensors(&specs)).expect("mxfp4")
+}
+
+fn q4k() -> Vec<u8> {
+    // Two Q4_K super-blocks of 144 bytes (256 weights each), as GGUF
+    // stores them; Kiln keeps the bytes and the layout name.
+    let blocks: Vec<u8> = (0..288).map(|i| ((i * 29 + 3) % 251) as u8).collect();
+    let norm: Vec<f32> = (0..16).map(|i| 1.0 - i as f32 / 32.0).collect();
+    let specs = [
+        TensorSpec::opaque(4096 + 12, "Q4_K", 144, &[512], keep(blocks))
+            .named("blk.0.attn_q.weight"),
+        TensorSpec::new(Dtype::F32, &[16], keep(le(&norm, f32::to_le_bytes)))
+            .named("blk.0.attn_norm.weight"),
+    ];
+    to_vec(&Tensors(&specs)).expect("q4k")
+}
+
+#[derive(Frozen)]
+struct Layer<'a> {
+    name: &'a str,
+    w: Directory<'a>,
+}
+
+#[derive(Frozen)]
+struct Record<'a> {
+    id: i64,
+    name: &'a str,
+    labels: Vec<&'a str>,
+    scores: LinearMap<&'a str, f64, 4>,
+    layers: Vec<Layer<'a>>,
+    batch: Directory<'a>,
+}
+
+const RECORD_ID: i64 = 9_007_199_254_740_993; // 2^53 + 1: needs a BigInt
+
+fn record() -> (Vec<u8>, String) {
+    let mut blocks = Vec::new();
+    for l in 0..3 {
+        let w = wave(16 * 16, 16, 1.0 + l as f32);
+        let b = le(&[0.5f32 * (l + 1) as f32; 16], f32::to_le_bytes);
+        let specs = [
+            TensorSpec::new(Dtype::F32, &[16], keep(b)).named("bias"),
+            TensorSpec::new(Dtype::F32, &[16, 16], keep(le(&w, f32::to_le_bytes))).named("weight"),
+        ];
+        blocks.push(to_vec(&Tensors(&specs)).expect("layer"));
+    }
+    let pixels: Vec<u8> = (0..32 * 32).map(|i| ((i % 32) * 8) as u8).collect();
+    let labels = le(&[3i32, 1, 4, 1], i32::to_le_bytes);
+    let batch = to_vec(&Tensors(&[
+        TensorSpec::new(Dtype::U8, &[32, 32], keep(pixels)).named("image"),
+        TensorSpec::new(Dtype::I32, &[4], keep(labels)).named("labels"),
+    ]))
+    .expect("batch");
+    let mut scores = LinearMap::new();
+    for (k, v) in [("recall", 0.875), ("precision", 0.9375), ("loss", 0.03125)] {
+        let _ = scores.insert(k, v);
+    }
+    let parse = |b: &'static [u8]| Directory::parse(b).expect("block");
+    let blocks: Vec<&'static [u8]> = blocks.into_iter().map(keep).collect();
+    let record = Record {
+        id: RECORD_ID,
+        name: "probe run 7",
+        labels: vec!["cat", "dog", "owl"],
+        scores,
+        layers: (0..3)
+            .map(|l| Layer {
+                name: ["in", "mid", "out"][l],
+                w: parse(blocks[l]),
+            })
+            .collect(),
+        batch: parse(keep(batch)),
+    };
+    (
+        to_frame_vec(&record).expect("record"),
+        Record::SCHEMA.to_string(),
+    )
+}
+
+/// One 256 MiB f32 tensor (and a small one), for the large-file test.
+fn big(path: &Path) {
+    let n = 64 << 20;
+    let mut values = vec![0f32; n];
+    for (i, v) in values.iter_mut().enumerate() {
+        *v = ((i % 4099) as f32 - 2049.0) / 64.0;
+    }
+    values[12345] = f32::NAN;
+    values[54321] = f32::INFINITY;
+    let bytes: &[u8] = bytemuck_cast(&values);
+    let specs = [
+        TensorSpec::new(Dtype::F32, &[8192, 8192], bytes).named("big.weight"),
+        TensorSpec::new(
+            Dtype::F32,
+            &[4],
+            keep(le(&[1f32, 2.0, 3.0, 4.0], f32::to_le_bytes)),
+        )
+        .named("small"),
+    ];
+    fs::write(path, to_vec(&Tensors(&specs)).expect("big")).expect("write");
+}
+
+/// 10,000 small tensors of several dtypes (names fit the 64 KiB heap).
+fn many(path: &Path) {
+    let kinds = ['q', 'k', 'v', 'o', 'u', 'd', 'g', 'n', 's', 'b'];
+    let names: Vec<String> = (0..10_000)
+        .map(|i| format!("{:04}{}", i / 10, kinds[i % 10]))
+        .collect();
+    let dtypes = [Dtype::F32, Dtype::F16, Dtype::Bf16, Dtype::I8, Dtype::U8];
+    let specs: Vec<TensorSpec<'_>> = names
+        .iter()
+        .enumerate()
+        .map(|(i, name)| {
+            let dtype = dtypes[i % dtypes.len()];
+            let n = 4 + (i % 13) as u64;
+            let width = match dtype {
+                Dtype::F32 => 4,
+                Dtype::F16 | Dtype::Bf16 => 2,
+                _ => 1,
+            };
+            let bytes = keep(
+                (0..n * width)
+                    .map(|b| (b as usize * 7 + i) as u8 & 0x3f)
+                    .collect(),
+            );
+            TensorSpec::new(dtype, shape(&[n]), bytes).named(name)
+        })
+        .collect();
+    fs::write(path, to_vec(&Tensors(&specs)).expect("many")).expect("write");
+}
+
+fn bytemuck_cast(v: &[f32]) -> &'static [u8] {
+    keep(v.iter().flat_map(|x| x.to_le_bytes()).collect())
+}
+
+fn widen_first(dir: &Directory<'_>, name: &str, n: usize) -> Vec<f32> {
+    let t = dir.by_name(name).expect("tensor");
+    let mut out = vec![0f32; n.min(t.element_count() as usize)];
+    let got = t.widen_into(0, &mut out).expect("widen");
+    out.truncate(got);
+    out
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if let [_, flag, path] = args.as_slice() {
+        match flag.as_str() {
+            "--big" => return big(Path::new(path)),
+            "--many" => return many(Path::new(path)),
+            _ => {}
+        }
+    }
+    let out = Path::new(env!("CARGO_MANIFEST_DIR")).join("../www/samples");
+    fs::create_dir_all(&out).expect("www/samples");
+    let mut manifest = Vec::new();
+
+    let (model, _) = model();
+    let dir = Directory::parse(&model).expect("model parses");
+    let mut values = serde_json::Map::new();
+    for t in &dir {
+        let name = t.name().expect("named");
+        let v = widen_first(&dir, name, 8);
+        // JSON has no NaN: the samples hold none in their first 8 values.
+        values.insert(
+            name.into(),
+            json!(v.iter().map(|&x| f64::from(x)).collect::<Vec<_>>()),
+        );
+    }
+    manifest.push(json!({
+        "file": "model.kiln", "type": "tensors", "framed": false, "expect": "accept",
+        "title": "Model: 19 named tensors, one per dtype",
+        "description": "A bare directory shaped like a checkpoint: embeddings, attention and MLP weights in f32, f16, bf16 and f8, and a small tensor of every other dtype.",
+        "values": values,
+    }));
+    fs::write(out.join("model.kiln"), &model).expect("write");
+
+    let mx = mxfp4();
+    manifest.push(json!({
+        "file": "mxfp4.kiln", "type": "tensors", "framed": false, "expect": "accept",
+        "title": "MXFP4 and NVFP4-shaped quantized blocks",
+        "description": "e2m1 weights with e8m0 scales per 32 elements (scheme 1), and e2m1 with f8e4m3 scales per 16 and an f32 outer scale (scheme 2).",
+    }));
+    fs::write(out.join("mxfp4.kiln"), &mx).expect("write");
+
+    let q = q4k();
+    manifest.push(json!({
+        "file": "q4k.kiln", "type": "tensors", "framed": false, "expect": "accept",
+        "title": "Opaque Q4_K block (GGUF)",
+        "description": "Two 144-byte Q4_K super-blocks stored as opaque dtype 4108 with their layout name, next to an f32 norm.",
+    }));
+    fs::write(out.join("q4k.kiln"), &q).expect("write");
+
+    let (rec, ty) = record();
+    assert!(check(&ty, &rec, Options::FRAMED).is_ok());
+    manifest.push(json!({
+        "file": "record.kiln", "type": ty, "framed": true, "expect": "accept",
+        "title": "Framed record: id, name, labels, scores and tensors",
+        "description": "A struct message with a 64-bit id, a string, a list, a dict, three layers each with a tensors field, and a batch; the batch payloads sit at offsets a Float32Array cannot start at, so their views are copies.",
+        "id": RECORD_ID.to_string(),
+        "paths": ["layers[0].w", "layers[1].w", "layers[2].w", "batch"],
+    }));
+    fs::write(out.join("record.kiln"), &rec).expect("write");
+
+    // Invalid: the model with a bool byte of 2.
+    let mask = dir
+        .by_name("layers.0.attn.mask")
+        .expect("mask")
+        .byte_range();
+    let mut bad = model.clone();
+    bad[mask.start + 5] = 2;
+    let err = check("tensors", &bad, Options::BARE).expect_err("invalid");
+    // The fault is reported at the bad byte itself.
+    assert_eq!(err.offset(), Some(mask.start as u64 + 5));
+    manifest.push(json!({
+        "file": "invalid.kiln", "type": "tensors", "framed": false,
+        "expect": err.kind_name(), "offset": err.offset(),
+        "title": "Invalid: a bool byte of 2",
+        "description": "The model sample with one byte of its bool mask set to 2: the file fails validation with TYPE, reported at that byte.",
+    }));
+    fs::write(out.join("invalid.kiln"), &bad).expect("write");
+
+    let text = serde_json::to_string_pretty(&Value::Array(manifest)).expect("json") + "\n";
+    fs::write(out.join("samples.json"), text).expect("write");
+}

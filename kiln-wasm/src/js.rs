@@ -1,0 +1,540 @@
+//! The `#[wasm_bindgen]` layer: conversions between [`crate::open`]'s
+//! Rust facts and JavaScript values, the typed-array views, and errors as
+//! JS `Error` objects. No format logic lives here.
+
+use alloc::string::String;
+
+use js_sys::{Array, Function, Object, Reflect, Uint8Array};
+use kiln_nostd::dtype::Dtype;
+use kiln_nostd::{Error, Framing, Limits};
+use wasm_bindgen::prelude::*;
+
+use crate::open::{self, push_decimal, Opened, Source, TensorFacts, Val};
+
+#[wasm_bindgen(typescript_custom_section)]
+const TYPES: &'static str = r#"
+/** One tensor: every fact the directory holds, without its payload. */
+export interface TensorInfo {
+  /** Index among all tensors of the file (what `view`, `widen` take). */
+  index: number;
+  /** Index of its `tensors` field in `directories()`. */
+  directory: number;
+  /** Index within its directory (what quantization links use). */
+  indexInDirectory: number;
+  /** Path of its `tensors` field in the message: "" for a bare directory, "batch", "layers[2].w". */
+  path: string;
+  name: string | null;
+  /** "f32", "bf16", ..., or "opaque(4108)". */
+  dtype: string;
+  dtypeCode: number;
+  shape: number[];
+  elements: number;
+  /** Absolute payload offset in the file. */
+  byteOffset: number;
+  byteLength: number;
+  /** Opaque layout name, e.g. "Q4_K". */
+  layout: string | null;
+  blockSize: number;
+  /** "none", "scales" or "scales+outer". */
+  quant: string;
+  quantScheme: number;
+  axis: number | null;
+  groupSize: number;
+  /** The scale tensor: file-wide index and name. */
+  scale: number | null;
+  scaleName: string | null;
+  outer: number | null;
+  outerName: string | null;
+  /** Bytes per element of its typed array (1 for one-byte, packed, opaque). */
+  elementAlign: number;
+  /** Whether `view` is zero-copy (the absolute offset suits the element type). */
+  aligned: boolean;
+}
+
+/** The file as a whole. */
+export interface FileHeader {
+  byteLength: number;
+  /** Canonical type text ("tensors" for a bare directory). */
+  typeText: string;
+  framed: boolean;
+  /** FNV-1a 64 of the type text (what a frame carries). */
+  schemaHash: bigint;
+  tensorCount: number;
+  directoryCount: number;
+  /** Bytes copied into wasm memory for the check; payload interiors are not. */
+  copiedBytes: number;
+}
+
+/** One `tensors` value of the file. */
+export interface DirectoryInfo {
+  path: string;
+  offset: number;
+  length: number;
+  payloadOffset: number;
+  tensorCount: number;
+  firstTensor: number;
+  named: boolean;
+  namesSorted: boolean;
+}
+
+export type TypedView =
+  | Float64Array | Float32Array | Uint16Array | Int8Array | Int16Array | Int32Array
+  | Uint8Array | Uint32Array | BigInt64Array | BigUint64Array | ArrayLike<number>;
+
+/** What `view` returns. */
+export interface TensorView {
+  /** Over the file's own buffer unless `copied`. */
+  array: TypedView;
+  /** True only when the payload's absolute offset is misaligned for the element type. */
+  copied: boolean;
+  /** Why it was copied, or null. */
+  reason: string | null;
+  /** The typed array's constructor name ("Float16Array", "Uint16Array", ...). */
+  arrayType: string;
+  dtype: string;
+}
+
+/** A `tensors` field inside `value()`. */
+export interface TensorsRef { $tensors: number; path: string; tensorCount: number; firstTensor: number }
+
+export type KilnValue =
+  | null | boolean | number | bigint | string | Uint8Array | TensorsRef
+  | KilnValue[] | { [key: string]: KilnValue } | { $repeat: number; element: KilnValue };
+
+/** Every error thrown by this module. */
+export interface KilnError extends Error {
+  /** One of FRAME LIMIT EOF TYPE UTF8 TRAILING SCHEMA DEPTH, or a refusal name. */
+  code: string;
+  /** Absolute byte offset in the file, when known. */
+  offset?: number;
+  /** Descriptor index within its directory, when known. */
+  tensor?: number;
+  /** The rule, in words. */
+  fault: string;
+}
+"#;
+
+fn set(target: &Object, key: &str, value: JsValue) {
+    // Setting a data property on a plain object cannot fail.
+    let _ = Reflect::set(target, &JsValue::from_str(key), &value);
+}
+
+fn num(v: impl Into<f64>) -> JsValue {
+    JsValue::from_f64(v.into())
+}
+
+fn opt_num(v: Option<usize>) -> JsValue {
+    v.map_or(JsValue::NULL, |v| JsValue::from_f64(v as f64))
+}
+
+fn opt_str(v: Option<&str>) -> JsValue {
+    v.map_or(JsValue::NULL, JsValue::from_str)
+}
+
+/// A JS `Error` with `code`, `offset`, `tensor` and `fault`.
+fn error_value(
+    code: &str,
+    message: &str,
+    offset: Option<u64>,
+    tensor: Option<u32>,
+    fault: &str,
+) -> JsValue {
+    let e = js_sys::Error::new(message);
+    e.set_name("KilnError");
+    set(&e, "code", JsValue::from_str(code));
+    set(&e, "fault", JsValue::from_str(fault));
+    if let Some(offset) = offset {
+        set(&e, "offset", JsValue::from_f64(offset as f64));
+    }
+    if let Some(tensor) = tensor {
+        set(&e, "tensor", num(tensor));
+    }
+    e.into()
+}
+
+/// The message is built by hand: `Error`'s `Display` would bring
+/// `core::fmt` number formatting into the module.
+fn kiln_error(e: &Error) -> JsValue {
+    let mut message = String::from(e.kind_name());
+    message.push_str(": ");
+    message.push_str(e.fault());
+    if let Some(index) = e.tensor() {
+        message.push_str(" in tensor ");
+        push_decimal(&mut message, index.into());
+    }
+    if let Some(offset) = e.offset() {
+        message.push_str(" at byte ");
+        push_decimal(&mut message, offset);
+    }
+    error_value(e.kind_name(), &message, e.offset(), e.tensor(), e.fault())
+}
+
+fn refusal(code: &str, message: &str) -> JsValue {
+    error_value(code, message, None, None, message)
+}
+
+/// The caller's bytes as a [`Source`].
+struct Bytes<'a>(&'a Uint8Array);
+
+impl Source for Bytes<'_> {
+    fn len(&self) -> usize {
+        self.0.length() as usize
+    }
+    fn read(&self, at: usize, out: &mut [u8]) {
+        let end = at.saturating_add(out.len());
+        self.0.subarray(at as u32, end as u32).copy_to(out);
+    }
+}
+
+/// A checked Kiln file whose bytes stay in the caller's buffer.
+#[wasm_bindgen]
+pub struct KilnFile {
+    bytes: Uint8Array,
+    opened: Opened,
+}
+
+#[wasm_bindgen]
+impl KilnFile {
+    /// Checks `bytes` as one value of `typeText` (`"tensors"` for a bare
+    /// directory), framed when `framed`, under `cap` (both caps; default
+    /// 16,777,216). Throws a `KilnError` when the bytes are not one valid
+    /// value. The bytes are not copied: keep them unchanged while the file
+    /// is open.
+    pub fn open(
+        bytes: &Uint8Array,
+        #[wasm_bindgen(js_name = typeText)] type_text: &str,
+        framed: bool,
+        cap: Option<f64>,
+    ) -> Result<KilnFile, JsValue> {
+        let bytes = bytes.clone();
+        let limits = match cap {
+            None => Limits::DEFAULT,
+            Some(c) if c >= 0.0 && c == (c as u64) as f64 => {
+                Limits::uniform_checked(c as u64).map_err(|e| kiln_error(&e))?
+            }
+            Some(_) => return Err(refusal("BadLimits", "cap is not a whole number")),
+        };
+        let framing = if framed {
+            Framing::Framed
+        } else {
+            Framing::Bare
+        };
+        let opened = open::open(&Bytes(&bytes), type_text, framing, limits)
+            .map_err(|f| kiln_error(&f.error))?;
+        Ok(KilnFile { bytes, opened })
+    }
+
+    /// A bare tensor directory (`tensors`, not framed).
+    #[wasm_bindgen(js_name = openDirectory)]
+    pub fn open_directory(bytes: &Uint8Array) -> Result<KilnFile, JsValue> {
+        KilnFile::open(bytes, "tensors", false, None)
+    }
+
+    /// The file's bytes: the caller's own `Uint8Array`.
+    #[wasm_bindgen(getter)]
+    pub fn bytes(&self) -> Uint8Array {
+        self.bytes.clone()
+    }
+
+    /// The header facts: length, type text, framing, schema hash, tensor
+    /// count, and how many bytes were copied into wasm memory for the
+    /// check (payload interiors are not).
+    #[wasm_bindgen(getter, unchecked_return_type = "FileHeader")]
+    pub fn header(&self) -> Object {
+        let o = Object::new();
+        let opened = &self.opened;
+        set(&o, "byteLength", JsValue::from_f64(opened.len as f64));
+        set(&o, "typeText", JsValue::from_str(opened.type_text.as_str()));
+        set(&o, "framed", JsValue::from_bool(opened.framed));
+        set(&o, "schemaHash", JsValue::from(opened.hash));
+        set(
+            &o,
+            "tensorCount",
+            JsValue::from_f64(opened.tensors.len() as f64),
+        );
+        set(
+            &o,
+            "directoryCount",
+            JsValue::from_f64(opened.directories.len() as f64),
+        );
+        set(&o, "copiedBytes", JsValue::from_f64(opened.copied as f64));
+        o
+    }
+
+    /// Every `tensors` value, in wire order.
+    #[wasm_bindgen(unchecked_return_type = "DirectoryInfo[]")]
+    pub fn directories(&self) -> Array {
+        self.opened
+            .directories
+            .iter()
+            .map(|d| {
+                let o = Object::new();
+                set(&o, "path", JsValue::from_str(d.path.as_str()));
+                set(&o, "offset", JsValue::from_f64(d.range.start as f64));
+                set(&o, "length", JsValue::from_f64(d.range.len() as f64));
+                set(
+                    &o,
+                    "payloadOffset",
+                    JsValue::from_f64(d.payload_offset as f64),
+                );
+                set(&o, "tensorCount", JsValue::from_f64(d.count as f64));
+                set(&o, "firstTensor", JsValue::from_f64(d.first as f64));
+                set(&o, "named", JsValue::from_bool(d.named));
+                set(&o, "namesSorted", JsValue::from_bool(d.names_sorted));
+                JsValue::from(o)
+            })
+            .collect()
+    }
+
+    /// Every tensor of every directory, in wire order.
+    #[wasm_bindgen(unchecked_return_type = "TensorInfo[]")]
+    pub fn tensors(&self) -> Array {
+        (0..self.opened.tensors.len())
+            .map(|i| JsValue::from(self.info(i)))
+            .collect()
+    }
+
+    /// The message as plain JS values: integers of 64 bits as BigInt,
+    /// `list<u8>` as a `Uint8Array` over the file's bytes, dicts and
+    /// structs as objects, `opt` as the value or `null`, and each
+    /// `tensors` field as `{ $tensors, path, tensorCount, firstTensor }`.
+    #[wasm_bindgen(unchecked_return_type = "KilnValue")]
+    pub fn value(&self) -> Result<JsValue, JsValue> {
+        self.live()?;
+        Ok(self.js_value(&self.opened.value))
+    }
+
+    /// The payload of tensor `index` as a typed array over the file's own
+    /// buffer, with no copy; a copy only when the payload's absolute
+    /// offset is misaligned for the element type (`copied` says so).
+    #[wasm_bindgen(unchecked_return_type = "TensorView")]
+    pub fn view(&self, index: u32) -> Result<Object, JsValue> {
+        let t = self.facts(index)?;
+        self.live()?;
+        let (ctor_name, width) = array_type(t.dtype);
+        let ctor = constructor(ctor_name)?;
+        let abs = self.bytes.byte_offset() as usize + t.range.start;
+        let count = t.range.len() / width;
+        let copied = !abs.is_multiple_of(width);
+        if width > 1 && !host_is_little_endian() {
+            return Err(refusal(
+                "BigEndianHost",
+                "typed arrays on this host are big-endian: use widen",
+            ));
+        }
+        let array = if copied {
+            let args = Array::of1(&JsValue::from_f64(count as f64));
+            let array = Reflect::construct(&ctor, &args)?;
+            let buffer = Reflect::get(&array, &JsValue::from_str("buffer"))?;
+            Uint8Array::new(&buffer).set(
+                &self
+                    .bytes
+                    .subarray(t.range.start as u32, t.range.end as u32),
+                0,
+            );
+            array
+        } else {
+            let args = Array::of3(
+                &self.bytes.buffer(),
+                &JsValue::from_f64(abs as f64),
+                &JsValue::from_f64(count as f64),
+            );
+            Reflect::construct(&ctor, &args)?
+        };
+        let o = Object::new();
+        set(&o, "array", array);
+        set(&o, "copied", JsValue::from_bool(copied));
+        set(
+            &o,
+            "reason",
+            if copied {
+                let mut reason = String::from("misaligned: absolute offset ");
+                push_decimal(&mut reason, abs as u64);
+                reason.push_str(" is not a multiple of the element size of ");
+                reason.push_str(ctor_name);
+                JsValue::from_str(&reason)
+            } else {
+                JsValue::NULL
+            },
+        );
+        set(&o, "arrayType", JsValue::from_str(ctor_name));
+        set(&o, "dtype", JsValue::from_str(&t.dtype_name()));
+        Ok(o)
+    }
+
+    /// Elements `first..first + count` of tensor `index` widened to f32
+    /// for display (any closed dtype: f16, bf16, f8e4m3, f8e5m2, e2m1,
+    /// e8m0, i4, u4, ...). Bits only: no scale is applied. Fewer at the
+    /// end of the tensor. The array is a new one in JS memory.
+    pub fn widen(
+        &self,
+        index: u32,
+        first: f64,
+        count: f64,
+    ) -> Result<js_sys::Float32Array, JsValue> {
+        let t = self.facts(index)?;
+        self.live()?;
+        let (first, count) = (first.max(0.0) as u64, count.max(0.0) as u64);
+        let (range, _, _) = open::element_bytes(t, first, count).map_err(|e| kiln_error(&e))?;
+        let mut bytes = alloc::vec![0u8; range.len()];
+        Bytes(&self.bytes).read(range.start, &mut bytes);
+        let out = open::widen_range(t, &bytes, first, count).map_err(|e| kiln_error(&e))?;
+        Ok(js_sys::Float32Array::from(&out[..]))
+    }
+}
+
+impl KilnFile {
+    fn facts(&self, index: u32) -> Result<&TensorFacts, JsValue> {
+        self.opened.tensors.get(index as usize).ok_or_else(|| {
+            let mut message = String::from("no tensor ");
+            push_decimal(&mut message, index.into());
+            refusal("NoSuchTensor", &message)
+        })
+    }
+
+    /// Refuses when the caller's buffer no longer holds the file (it was
+    /// transferred or detached): a view must never be silently empty.
+    fn live(&self) -> Result<(), JsValue> {
+        if self.bytes.length() as usize != self.opened.len {
+            return Err(refusal(
+                "Detached",
+                "the file's buffer was detached or transferred: open the file again",
+            ));
+        }
+        Ok(())
+    }
+
+    fn info(&self, i: usize) -> Object {
+        let o = Object::new();
+        let Some(t) = self.opened.tensors.get(i) else {
+            return o;
+        };
+        let dir = self.opened.directories.get(t.directory);
+        let first = dir.map_or(0, |d| d.first);
+        let name_of = |j: Option<usize>| {
+            j.and_then(|j| self.opened.tensors.get(first + j))
+                .and_then(|t| t.name.as_deref())
+        };
+        set(&o, "index", JsValue::from_f64(i as f64));
+        set(&o, "directory", JsValue::from_f64(t.directory as f64));
+        set(&o, "indexInDirectory", JsValue::from_f64(t.index as f64));
+        set(
+            &o,
+            "path",
+            JsValue::from_str(dir.map_or("", |d| d.path.as_str())),
+        );
+        set(&o, "name", opt_str(t.name.as_deref()));
+        set(&o, "dtype", JsValue::from_str(&t.dtype_name()));
+        set(&o, "dtypeCode", num(t.dtype_code));
+        let shape: Array = t
+            .shape
+            .iter()
+            .map(|&d| JsValue::from_f64(d as f64))
+            .collect();
+        set(&o, "shape", shape.into());
+        set(&o, "elements", JsValue::from_f64(t.elements as f64));
+        set(&o, "byteOffset", JsValue::from_f64(t.range.start as f64));
+        set(&o, "byteLength", JsValue::from_f64(t.range.len() as f64));
+        set(&o, "layout", opt_str(t.layout.as_deref()));
+        set(&o, "blockSize", num(t.block_size));
+        set(&o, "quant", JsValue::from_str(t.quant_name()));
+        set(&o, "quantScheme", num(t.quant.scheme));
+        set(&o, "axis", opt_num(t.quant.axis.map(usize::from)));
+        set(&o, "groupSize", num(t.quant.group_size));
+        set(&o, "scale", opt_num(t.quant.scales.map(|j| first + j)));
+        set(&o, "scaleName", opt_str(name_of(t.quant.scales)));
+        set(&o, "outer", opt_num(t.quant.outer.map(|j| first + j)));
+        set(&o, "outerName", opt_str(name_of(t.quant.outer)));
+        set(
+            &o,
+            "elementAlign",
+            JsValue::from_f64(t.element_align as f64),
+        );
+        let abs = self.bytes.byte_offset() as usize + t.range.start;
+        set(
+            &o,
+            "aligned",
+            JsValue::from_bool(abs.is_multiple_of(array_type(t.dtype).1)),
+        );
+        o
+    }
+
+    fn js_value(&self, v: &Val) -> JsValue {
+        let entries = |pairs: &[(String, Val)]| -> JsValue {
+            let list: Array = pairs
+                .iter()
+                .map(|(k, v)| JsValue::from(Array::of2(&JsValue::from_str(k), &self.js_value(v))))
+                .collect();
+            // fromEntries defines own properties, so a key "__proto__" is
+            // a key like any other.
+            Object::from_entries(&list).map_or(JsValue::NULL, JsValue::from)
+        };
+        match v {
+            Val::Bool(b) => JsValue::from_bool(*b),
+            Val::Number(n) => JsValue::from_f64(*n),
+            Val::I64(v) => JsValue::from(*v),
+            Val::U64(v) => JsValue::from(*v),
+            Val::Str(s) => JsValue::from_str(s),
+            Val::Bytes(range) => self
+                .bytes
+                .subarray(range.start as u32, range.end as u32)
+                .into(),
+            Val::List(items) => items
+                .iter()
+                .map(|v| self.js_value(v))
+                .collect::<Array>()
+                .into(),
+            Val::Repeat { count, element } => {
+                let o = Object::new();
+                set(&o, "$repeat", num(*count));
+                set(&o, "element", self.js_value(element));
+                o.into()
+            }
+            Val::Opt(inner) => inner.as_ref().map_or(JsValue::NULL, |v| self.js_value(v)),
+            Val::Dict(pairs) | Val::Struct(pairs) => entries(pairs),
+            Val::Tensors(d) => {
+                let o = Object::new();
+                set(&o, "$tensors", JsValue::from_f64(*d as f64));
+                if let Some(dir) = self.opened.directories.get(*d) {
+                    set(&o, "path", JsValue::from_str(dir.path.as_str()));
+                    set(&o, "tensorCount", JsValue::from_f64(dir.count as f64));
+                    set(&o, "firstTensor", JsValue::from_f64(dir.first as f64));
+                }
+                o.into()
+            }
+        }
+    }
+}
+
+/// The typed array for a dtype, and its element size.
+fn array_type(dtype: Option<Dtype>) -> (&'static str, usize) {
+    match dtype {
+        Some(Dtype::F64) => ("Float64Array", 8),
+        Some(Dtype::F32) => ("Float32Array", 4),
+        Some(Dtype::F16) if has_float16() => ("Float16Array", 2),
+        Some(Dtype::F16 | Dtype::Bf16 | Dtype::U16) => ("Uint16Array", 2),
+        Some(Dtype::I16) => ("Int16Array", 2),
+        Some(Dtype::I32) => ("Int32Array", 4),
+        Some(Dtype::U32) => ("Uint32Array", 4),
+        Some(Dtype::I64) => ("BigInt64Array", 8),
+        Some(Dtype::U64) => ("BigUint64Array", 8),
+        Some(Dtype::I8) => ("Int8Array", 1),
+        _ => ("Uint8Array", 1),
+    }
+}
+
+fn has_float16() -> bool {
+    Reflect::get(&js_sys::global(), &JsValue::from_str("Float16Array"))
+        .is_ok_and(|c| c.is_function())
+}
+
+fn constructor(name: &str) -> Result<Function, JsValue> {
+    Reflect::get(&js_sys::global(), &JsValue::from_str(name))?
+        .dyn_into::<Function>()
+        .map_err(|_| refusal("WrongElementType", "this engine has no such typed array"))
+}
+
+fn host_is_little_endian() -> bool {
+    let probe = Uint8Array::from(&[1u8, 0][..]);
+    js_sys::Uint16Array::new(&probe.buffer()).get_index(0) == 1
+}

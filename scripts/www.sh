@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# The browser inspector.
+#
+#   bash scripts/www.sh --build-only   build kiln-wasm into www/pkg/ (ES module,
+#                                      .d.ts, wasm-opt -Oz, size check)
+#   bash scripts/www.sh [FILE [TYPE]]  build, serve www/ on 127.0.0.1, print the
+#                                      URL that opens FILE (default: a sample);
+#                                      TYPE is the type text of a message
+#
+# www/pkg/ is a build output (git-ignored): this script makes it. The tools
+# come from scripts/setup.sh: wasm-bindgen-cli at the workspace's pin and,
+# from tests/e2e/package-lock.json, binaryen's wasm-opt (Debian's binaryen
+# breaks wasm-bindgen 0.2.13x output).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT="$PWD"
+
+# 64 KiB: the budget for the module after wasm-opt -Oz.
+MAX_WASM_BYTES=65536
+
+build() {
+    cargo rustc -q -p kiln-wasm --lib --crate-type cdylib --target wasm32-unknown-unknown \
+        --profile wasm-release --features module
+    local raw=target/wasm32-unknown-unknown/wasm-release/kiln_wasm.wasm
+    rm -rf www/pkg
+    wasm-bindgen --target web --out-dir www/pkg --out-name kiln_wasm "$raw"
+    local wasm_opt="$ROOT/tests/e2e/node_modules/.bin/wasm-opt"
+    if [ ! -x "$wasm_opt" ]; then
+        (cd tests/e2e && npm ci --no-audit --no-fund --silent)
+    fi
+    local before after
+    before=$(stat -c %s www/pkg/kiln_wasm_bg.wasm)
+    # The features are those rustc enables for wasm32-unknown-unknown.
+    "$wasm_opt" -Oz --converge --strip-producers --strip-target-features \
+        --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
+        --enable-mutable-globals --enable-reference-types --enable-multivalue \
+        www/pkg/kiln_wasm_bg.wasm -o www/pkg/kiln_wasm_bg.wasm
+    after=$(stat -c %s www/pkg/kiln_wasm_bg.wasm)
+    rm -f www/pkg/.gitignore
+    echo "www/pkg/kiln_wasm_bg.wasm: $before bytes from wasm-bindgen, $after after wasm-opt -Oz (budget $MAX_WASM_BYTES)"
+    if [ "$after" -gt "$MAX_WASM_BYTES" ]; then
+        echo "www: the module is over its 64 KiB budget" >&2
+        return 1
+    fi
+}
+
+case "${1:-}" in
+    --build-only)
+        build
+        ;;
+    -h | --help)
+        sed -n '2,13p' "$0"
+        ;;
+    *)
+        build
+        file="${1:-}"
+        type="${2:-}"
+        exec node www/serve.mjs ${file:+--open "$file"} ${type:+--type "$type"}
+        ;;
+esac

@@ -1,0 +1,171 @@
+// The ES module package www/pkg/ from plain JavaScript (node's test
+// runner): every golden case's verdict and code, the zero-copy proof,
+// views and display conversions of every dtype sample, errors as JS
+// Error objects. Built by `bash scripts/www.sh --build-only`.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { initSync, KilnFile } from '../../www/pkg/kiln_wasm.js';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const wasm = initSync({ module: fs.readFileSync(path.join(root, 'www/pkg/kiln_wasm_bg.wasm')) });
+
+const unhex = (h) => Uint8Array.from(h.match(/../g) ?? [], (b) => parseInt(b, 16));
+const cases = JSON.parse(fs.readFileSync(path.join(root, 'spec/kiln-v2-cases.json'), 'utf8'));
+const samples = JSON.parse(fs.readFileSync(path.join(root, 'www/samples/samples.json'), 'utf8'));
+const sample = (name) => {
+  const s = samples.find((x) => x.file === name);
+  const b = fs.readFileSync(path.join(root, 'www/samples', name));
+  // A fresh ArrayBuffer, as File.arrayBuffer() gives one.
+  const bytes = new Uint8Array(b.byteLength);
+  bytes.set(b);
+  return { bytes, file: KilnFile.open(bytes, s.type, s.framed), meta: s };
+};
+
+test('every golden case: verdict and code from JS', () => {
+  assert.equal(cases.length, 256);
+  let accepted = 0;
+  for (const c of cases) {
+    const bytes = unhex(c.hex);
+    let got = 'accept';
+    try {
+      const f = KilnFile.open(bytes, c.type, c.framed, c.cap);
+      f.free();
+      accepted++;
+    } catch (e) {
+      assert.ok(e instanceof Error, c.name);
+      assert.equal(e.name, 'KilnError');
+      assert.equal(typeof e.offset, 'number', `${c.name}: offset`);
+      got = e.code;
+    }
+    assert.equal(got, c.expect, c.name);
+  }
+  assert.ok(accepted > 50);
+});
+
+test('zero copy: the view is over the buffer holding the file, and sees writes', () => {
+  const { bytes, file } = sample('model.kiln');
+  const t = file.tensors().find((t) => t.name === 'embed.weight');
+  const v = file.view(t.index);
+  assert.equal(v.copied, false);
+  assert.ok(v.array instanceof Float32Array);
+  assert.equal(v.array.buffer, bytes.buffer);
+  assert.equal(v.array.byteOffset, t.byteOffset);
+  assert.equal(v.array.length, t.elements);
+  // Write the file's bytes: the view sees it.
+  new DataView(bytes.buffer).setFloat32(t.byteOffset + 4, 1234.5, true);
+  assert.equal(v.array[1], 1234.5);
+  // Only what the checker reads was copied into wasm memory.
+  assert.ok(file.header.copiedBytes <= bytes.length);
+});
+
+test('every dtype: view type and values', () => {
+  const { file } = sample('model.kiln');
+  const want = {
+    f64: 'Float64Array', f32: 'Float32Array', bf16: 'Uint16Array', i8: 'Int8Array',
+    u8: 'Uint8Array', i16: 'Int16Array', u16: 'Uint16Array', i32: 'Int32Array',
+    u32: 'Uint32Array', i64: 'BigInt64Array', u64: 'BigUint64Array', bool: 'Uint8Array',
+    f8e4m3: 'Uint8Array', f8e5m2: 'Uint8Array', i4: 'Uint8Array', u4: 'Uint8Array',
+    e2m1: 'Uint8Array', e8m0: 'Uint8Array',
+    f16: typeof Float16Array === 'function' ? 'Float16Array' : 'Uint16Array',
+  };
+  const seen = new Set();
+  for (const t of file.tensors()) {
+    const v = file.view(t.index);
+    assert.equal(v.array.constructor.name, want[t.dtype], t.name);
+    assert.equal(v.arrayType, want[t.dtype]);
+    assert.equal(v.array.byteLength, t.byteLength, t.name);
+    seen.add(t.dtype);
+    // Display values: the sample's tensors hold known values (samples.json).
+    const expect = file.header && samples.find((s) => s.file === 'model.kiln').values[t.name];
+    if (expect) {
+      const got = Array.from(file.widen(t.index, 0, expect.length));
+      assert.deepEqual(got, expect, t.name);
+    }
+  }
+  assert.equal(seen.size, 19);
+  const i64 = file.tensors().find((t) => t.dtype === 'i64');
+  assert.equal(typeof file.view(i64.index).array[0], 'bigint');
+});
+
+test('a misaligned payload gives a copy that says so', () => {
+  const { bytes, file } = sample('record.kiln');
+  const t = file.tensors().find((t) => !t.aligned);
+  assert.ok(t, 'record.kiln has a misaligned payload');
+  const v = file.view(t.index);
+  assert.equal(v.copied, true);
+  assert.match(v.reason, /misaligned/);
+  assert.notEqual(v.array.buffer, bytes.buffer);
+  assert.deepEqual(
+    new Uint8Array(v.array.buffer),
+    bytes.subarray(t.byteOffset, t.byteOffset + t.byteLength),
+  );
+});
+
+test('message values: ids as BigInt, strings, lists, dicts, tensors paths', () => {
+  const { file, meta } = sample('record.kiln');
+  const v = file.value();
+  assert.equal(typeof v.id, 'bigint');
+  assert.equal(v.id, BigInt(meta.id));
+  assert.equal(typeof v.name, 'string');
+  assert.ok(Array.isArray(v.labels));
+  const paths = file.directories().map((d) => d.path);
+  assert.deepEqual(paths, meta.paths);
+  assert.equal(v.batch.$tensors, paths.indexOf('batch'));
+});
+
+test('quantized tensors link to their scale and outer tensors', () => {
+  const { file } = sample('mxfp4.kiln');
+  const ts = file.tensors();
+  const w = ts.find((t) => t.quant === 'scales');
+  assert.equal(ts[w.scale].name, w.scaleName);
+  assert.equal(ts[w.scale].dtype, 'e8m0');
+  const o = ts.find((t) => t.quant === 'scales+outer');
+  assert.equal(ts[o.outer].dtype, 'f32');
+  assert.equal(ts[o.outer].name, o.outerName);
+  const q = sample('q4k.kiln').file.tensors()[0];
+  assert.equal(q.layout, 'Q4_K');
+  assert.ok(q.blockSize > 0);
+  assert.match(q.dtype, /^opaque\(/);
+});
+
+test('errors are JS Error objects with code and absolute offset', () => {
+  const { meta } = samples.find((s) => s.file === 'invalid.kiln') ? { meta: samples.find((s) => s.file === 'invalid.kiln') } : {};
+  const b = new Uint8Array(fs.readFileSync(path.join(root, 'www/samples/invalid.kiln')));
+  assert.throws(() => KilnFile.open(b, meta.type, meta.framed), (e) => {
+    assert.equal(e.code, meta.expect);
+    assert.equal(e.offset, meta.offset);
+    assert.match(e.message, new RegExp(`^${meta.expect}: `));
+    return true;
+  });
+  assert.throws(() => KilnFile.open(b, 'struct{a:}', false), (e) => e.code === 'BadTypeText');
+  const { file } = sample('model.kiln');
+  assert.throws(() => file.view(100000), (e) => e.code === 'NoSuchTensor');
+  const q = sample('q4k.kiln').file;
+  assert.throws(() => q.widen(0, 0, 4), (e) => e.code === 'WrongElementType');
+});
+
+test('a view never goes stale: wasm memory growth, and a detached buffer', () => {
+  const { bytes, file } = sample('model.kiln');
+  const t = file.tensors()[0];
+  const v = file.view(t.index).array;
+  const before = Array.from(v.subarray(0, 4));
+  // Grow wasm memory: a 32 MiB byte run is not a tensor payload, so the
+  // check copies it into wasm memory, which must grow for it.
+  const memory = wasm.memory.buffer;
+  const run = new Uint8Array(4 + (32 << 20));
+  new DataView(run.buffer).setUint32(0, 32 << 20, true);
+  const grown = KilnFile.open(run, 'list<u8>', false, 64 << 20);
+  assert.notEqual(wasm.memory.buffer, memory, 'wasm memory grew');
+  assert.equal(memory.byteLength, 0, 'the old wasm buffer is detached');
+  assert.equal(grown.value().length, 32 << 20);
+  // The view is over the file's own buffer: untouched by the growth.
+  assert.equal(v.length, t.elements);
+  assert.deepEqual(Array.from(v.subarray(0, 4)), before);
+  // The caller detaches its own buffer: the module refuses, never returns an empty array.
+  structuredClone(bytes.buffer, { transfer: [bytes.buffer] });
+  assert.throws(() => file.view(t.index), (e) => e.code === 'Detached');
+  assert.throws(() => file.widen(t.index, 0, 1), (e) => e.code === 'Detached');
+});
