@@ -812,12 +812,16 @@ pub fn element_bytes(t: &TensorFacts, first: u64, count: u64) -> Result<(Range<u
         "an opaque dtype has no elements to widen",
     ))?;
     let count = count.min(t.elements.saturating_sub(first));
+    // `first` comes from a JS number: anything up to u64::MAX, so every
+    // step is checked (an overflow is a range outside the tensor).
+    let last = first.checked_add(count).ok_or_else(out_of_range)?;
     let (start, end, skip) = match dtype.width() {
         kiln_nostd::dtype::Width::Bytes(w) => {
             let w = u64::from(w);
-            (first * w, (first + count) * w, 0)
+            let bytes = |n: u64| n.checked_mul(w).ok_or_else(out_of_range);
+            (bytes(first)?, bytes(last)?, 0)
         }
-        kiln_nostd::dtype::Width::Nibbles => (first / 2, (first + count).div_ceil(2), first % 2),
+        kiln_nostd::dtype::Width::Nibbles => (first / 2, last.div_ceil(2), first % 2),
     };
     let to = |v: u64| usize::try_from(v).map_err(|_| out_of_range());
     let (start, end) = (to(start)?, to(end)?);

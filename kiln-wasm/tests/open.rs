@@ -107,6 +107,27 @@ fn a_large_directory_copies_only_what_is_checked() {
 }
 
 #[test]
+fn element_ranges_from_any_js_number_are_refused_not_overflowed() {
+    // `widen(index, first, count)` turns JS numbers into u64s, so `first`
+    // can be anything up to u64::MAX; `first * width` overflowed (a panic
+    // with overflow checks: the wasm fuzz target's find).
+    let file = big_directory();
+    let opened = open(&file[..], "tensors", Framing::Bare, Limits::DEFAULT).unwrap();
+    for t in &opened.tensors {
+        for (first, count) in [(1 << 62, 1 << 63), (u64::MAX, 0), (u64::MAX, u64::MAX)] {
+            assert!(element_bytes(t, first, count).is_err(), "{first} {count}");
+            assert!(
+                widen_range(t, &[], first, count).is_err(),
+                "{first} {count}"
+            );
+        }
+        // The whole tensor, asked for with an oversized count, is fine.
+        let (range, _, total) = element_bytes(t, 0, u64::MAX).unwrap_or((0..0, 0, 0));
+        assert!(range.len() <= t.range.len() && total <= t.elements);
+    }
+}
+
+#[test]
 fn faults_in_checked_payload_bytes_are_found_in_large_files() {
     let file = big_directory();
     let dir = Directory::parse(&file).unwrap();
