@@ -68,12 +68,21 @@ def main() -> int:
     with open(os.path.join(ROOT, "spec", "kiln-v2-cases.json")) as f:
         cases = json.load(f)
     seeds = {t: [] for t in ("directory", "check", "walk_value", "typed", "roundtrip",
-                             "convert", "slow")}
+                             "convert", "slow", "wasm")}
     for case in cases:
         data = bytes.fromhex(case["hex"])
         typed = header(case["type"], case["framed"], case.get("cap")) + data
         for target in ("check", "walk_value", "slow"):
             seeds[target].append(typed)
+        # wasm: [type][flags][cap][first u64][count u64][bytes]; flag bit 1
+        # pads the file past 1 MiB (the large-file path).
+        ranges = (1).to_bytes(8, "little") + (16).to_bytes(8, "little")
+        seeds["wasm"].append(typed[:6] + ranges + data)
+        if case["expect"] == "accept":
+            large = bytes([typed[0], typed[1] | 2]) + typed[2:6]
+            huge = (1 << 62).to_bytes(8, "little") + (1 << 63).to_bytes(8, "little")
+            seeds["wasm"].append(large + ranges + data)
+            seeds["wasm"].append(typed[:6] + huge + data)
         if case["type"] == "tensors" and not case["framed"]:
             seeds["directory"].append(data)
             seeds["slow"].append(data)
