@@ -7,7 +7,7 @@
 //! `tests/allocation.rs` fail about once in ten runs under qemu-ppc64.
 //!
 //! Used by `kiln-nostd/tests/allocation.rs`, `kiln-convert/tests/allocation.rs`
-//! and `kiln-cli/tests/allocation.rs` (included with `#[path]`).
+//! and `kiln-wasm/tests/allocation.rs` (included with `#[path]`).
 
 #![allow(dead_code)]
 
