@@ -81,8 +81,7 @@ fn open_allocates_a_small_multiple_of_the_file() {
             Framing::Bare
         };
         let len = bytes.len() as u64;
-        let (result, allocated) =
-            measure(|| open(&bytes[..], type_text, framing, limits.clone()).is_ok());
+        let (result, allocated) = measure(|| open(&bytes[..], type_text, framing, *limits).is_ok());
         if len >= 1024 {
             worst.0 = worst.0.max(allocated.peak as f64 / len as f64);
             worst.1 = worst.1.max(allocated.bytes as f64 / len as f64);
