@@ -3,6 +3,7 @@
 //! ```text
 //! kiln-bench report [--quick] [--no-callgrind] [--no-footprint] [--no-tools] [--only TEXT]
 //! kiln-bench run ID kiln|peer ITERS [--quick]     (what callgrind runs)
+//! kiln-bench time ID... [--quick]                  (times any case, listed or not)
 //! ```
 //!
 //! Every row runs the Kiln side and the peer side interleaved, batch after
@@ -44,6 +45,19 @@ fn main() {
             };
             callgrind_region(job, iters);
         }
+        Some("time") => {
+            // Any case id `cases::build` knows, e.g. `dir-parse-10000`,
+            // which the table does not list: for profiling one part.
+            for id in args.iter().skip(1).filter(|a| !a.starts_with("--")) {
+                let mut case =
+                    cases::build(id, scale).unwrap_or_else(|| fail(&format!("no case {id}")));
+                let t = time_case(&mut case, scale);
+                let peer = t.peer.map_or("—".into(), |p| {
+                    format!("{} (peer/Kiln {:.2})", fmt_time(p), p / t.kiln)
+                });
+                println!("{id}: Kiln {}, peer {peer}", fmt_time(t.kiln));
+            }
+        }
         Some("report") => {
             let only = args
                 .iter()
@@ -65,7 +79,7 @@ fn main() {
 
 fn usage() -> ! {
     eprintln!(
-        "usage: kiln-bench report [--quick] [--no-callgrind] [--no-footprint] [--no-tools] [--only TEXT]\n       kiln-bench run ID kiln|peer ITERS [--quick]"
+        "usage: kiln-bench report [--quick] [--no-callgrind] [--no-footprint] [--no-tools] [--only TEXT]\n       kiln-bench run ID kiln|peer ITERS [--quick]\n       kiln-bench time ID... [--quick]"
     );
     std::process::exit(2)
 }
