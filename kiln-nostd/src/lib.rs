@@ -211,7 +211,7 @@ pub use aligned::AlignedBytes;
 pub use bytemuck;
 pub use check::check;
 pub use directory::{
-    Directory, NameIndex, Payload, Quant, QuantSpec, TensorSpec, TensorView, Tensors,
+    Directory, NameIndex, Payload, Quant, QuantSpec, Shape, TensorSpec, TensorView, Tensors,
 };
 pub use dtype::{Dtype, DtypeCode};
 pub use error::{Code, Detail, Error, Kind, Refusal, Result};

@@ -222,28 +222,6 @@ impl Fields for Record<'_> {
 }
 
 impl Descriptor {
-    /// Decodes the fields of one record (reserved bytes are not looked at).
-    #[inline]
-    pub fn read(record: Record<'_>) -> Descriptor {
-        Descriptor {
-            dtype: record.dtype(),
-            rank: record.rank(),
-            name_off: record.name_off(),
-            name_len: record.name_len(),
-            layout_off: record.layout_off(),
-            layout_len: record.layout_len(),
-            block_size: record.block_size(),
-            quant_scheme: record.quant_scheme(),
-            quant_axis: record.quant_axis(),
-            group_size: record.group_size(),
-            scale_index: record.scale_index(),
-            outer_index: record.outer_index(),
-            byte_offset: record.byte_offset(),
-            byte_length: record.byte_length(),
-            shape: record.shape(),
-        }
-    }
-
     /// Writes the 128-byte record, reserved bytes zero.
     pub fn write<S: Sink>(&self, w: &mut Writer<S>) -> Result<()> {
         w.u16(self.dtype)?;
@@ -265,13 +243,6 @@ impl Descriptor {
             w.u64(dim)?;
         }
         w.put_zeros(16)
-    }
-
-    /// The dimensions in use.
-    pub fn dims(&self) -> &[u64] {
-        self.shape
-            .get(..usize::from(self.rank.min(MAX_RANK)))
-            .unwrap_or(&[])
     }
 
     /// End of the payload range, or `None` on overflow.

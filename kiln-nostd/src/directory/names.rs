@@ -243,6 +243,99 @@ pub(crate) fn cmp_bytes(a: &[u8], b: &[u8]) -> Ordering {
         .then(a.len().cmp(&b.len()))
 }
 
+/// The first eight bytes of `bytes` as a big-endian word, zero-padded:
+/// two byte strings whose words differ compare as their words do.
+#[inline]
+fn word_of(bytes: &[u8]) -> u64 {
+    if let Some(word) = bytes.first_chunk::<8>() {
+        return u64::from_be_bytes(*word);
+    }
+    let mut word = [0u8; 8];
+    for (slot, &b) in word.iter_mut().zip(bytes) {
+        *slot = b;
+    }
+    u64::from_be_bytes(word)
+}
+
+/// A name being looked up, with its last word (the bytes after its last
+/// multiple of eight, zero-padded) made once.
+struct Needle<'n> {
+    bytes: &'n [u8],
+    tail: u64,
+}
+
+impl<'n> Needle<'n> {
+    #[inline]
+    fn new(bytes: &'n [u8]) -> Needle<'n> {
+        let tail = bytes.len() & !7;
+        Needle {
+            bytes,
+            tail: word_of(bytes.get(tail..).unwrap_or(&[])),
+        }
+    }
+}
+
+/// The word of `block` at `at` when the block ends within eight bytes (the
+/// last name of a block without payloads): byte by byte.
+#[cold]
+#[inline(never)]
+fn word_near_end(block: &[u8], at: usize) -> u64 {
+    word_of(block.get(at..).unwrap_or(&[]))
+}
+
+/// A name of `len` bytes at `at` in `block`.
+struct NameAt<'b> {
+    block: &'b [u8],
+    at: usize,
+    len: usize,
+}
+
+impl NameAt<'_> {
+    /// The bytewise order of this name against `needle`: what
+    /// `<[u8]>::cmp` gives. Whole words as [`cmp_bytes`] compares them;
+    /// then the last 1 to 7 bytes the two have as one word each, read
+    /// from the block past the name's end (where the block goes on, as it
+    /// does for all but the last name of a block without payloads) and
+    /// from the needle's last word, masked.
+    #[inline]
+    fn cmp(&self, needle: &Needle<'_>) -> Ordering {
+        let both = self.len.min(needle.bytes.len());
+        let whole = both & !7;
+        let name = self
+            .block
+            .get(self.at..self.at.saturating_add(whole))
+            .unwrap_or(&[]);
+        let pairs = name.chunks_exact(8).zip(needle.bytes.chunks_exact(8));
+        for (x, y) in pairs {
+            if let (Some(x), Some(y)) = (x.first_chunk::<8>(), y.first_chunk::<8>()) {
+                if x != y {
+                    return u64::from_be_bytes(*x).cmp(&u64::from_be_bytes(*y));
+                }
+            }
+        }
+        let rest = both - whole;
+        if rest > 0 {
+            let at = self.at.saturating_add(whole);
+            let a = match self.block.get(at..).and_then(<[u8]>::first_chunk::<8>) {
+                Some(word) => u64::from_be_bytes(*word),
+                None => word_near_end(self.block, at),
+            };
+            let b = match needle.bytes.get(whole..).and_then(<[u8]>::first_chunk::<8>) {
+                Some(word) => u64::from_be_bytes(*word),
+                None => needle.tail,
+            };
+            // Keep the `rest` bytes both have (1 to 7).
+            let mask = !u64::MAX.wrapping_shr(8 * rest as u32);
+            let (a, b) = (a & mask, b & mask);
+            if a != b {
+                return a.cmp(&b);
+            }
+        }
+        // One is a prefix of the other.
+        self.len.cmp(&needle.bytes.len())
+    }
+}
+
 /// Slots a name may sit past its hash's slot before the hash index gives
 /// up and falls back to the sorted order.
 pub const MAX_PROBE: usize = 32;
@@ -303,19 +396,24 @@ impl<'a> Directory<'a> {
         self.get(index as usize)
     }
 
-    /// Binary search of sorted names.
+    /// Binary search of sorted names. Each probe reads the name's two
+    /// fields from its descriptor and compares the name with the needle
+    /// eight bytes at a time ([`NameAt::cmp`]).
     #[inline]
     fn search_sorted(&self, needle: &[u8]) -> Option<u32> {
-        let (records, heap) = self
-            .block
-            .split_at_checked(self.heap_start())
-            .unwrap_or((&[], &[]));
-        let name = |i: u32| super::name_in(records, heap, i as usize);
-        let mut low = 0u32;
-        let mut high = self.tensor_count;
+        let heap_start = self.heap_start();
+        let records = self.block.get(..heap_start)?;
+        let needle = Needle::new(needle);
+        let (mut low, mut high) = (0u32, self.tensor_count);
         while low < high {
             let mid = low + (high - low) / 2;
-            match cmp_bytes(name(mid), needle) {
+            let (off, len) = super::name_field(records, mid as usize)?;
+            let name = NameAt {
+                block: self.block,
+                at: heap_start.wrapping_add(off),
+                len,
+            };
+            match name.cmp(&needle) {
                 Ordering::Less => low = mid + 1,
                 Ordering::Greater => high = mid,
                 Ordering::Equal => return Some(mid),
@@ -489,5 +587,64 @@ impl<'a, S: AsRef<[u16]>> NameIndex<'a, S> {
     /// The directory this index looks into.
     pub const fn directory(&self) -> &Directory<'a> {
         &self.dir
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `NameAt::cmp` and `cmp_bytes` give `<[u8]>::cmp` for names with
+    /// zero bytes, shared prefixes and every length around a word, read
+    /// from anywhere in a block, its last bytes included.
+    #[test]
+    fn word_compares_are_byte_compares() {
+        let alphabet: &[&[u8]] = &[
+            b"",
+            b"\0",
+            b"a",
+            b"a\0",
+            b"ab",
+            b"abcdefg",
+            b"abcdefgh",
+            b"abcdefgh\0",
+            b"abcdefghi",
+            b"abcdefgz",
+            b"layers.1",
+            b"layers.17.attn.q_proj.weight",
+            b"layers.17.attn.k_proj.weight",
+            b"layers.17.attn.q_proj.weigh",
+            b"\xff\xff",
+            b"t1",
+            b"t10",
+            b"t9999",
+            b"abcdefghabcdefgh",
+            b"abcdefghabcdefgh\0",
+        ];
+        for &name in alphabet {
+            // The name at the very end of the block, and with bytes after it.
+            for after in [
+                &b""[..],
+                b"\xff\xff\xff\xff\xff\xff\xff\xff\xff",
+                b"\0\0\0\0\0\0\0\0",
+            ] {
+                let mut block = b"xyz".to_vec();
+                block.extend_from_slice(name);
+                block.extend_from_slice(after);
+                let at = NameAt {
+                    block: &block,
+                    at: 3,
+                    len: name.len(),
+                };
+                for &needle in alphabet {
+                    assert_eq!(
+                        at.cmp(&Needle::new(needle)),
+                        name.cmp(needle),
+                        "{name:?} {needle:?}"
+                    );
+                    assert_eq!(cmp_bytes(name, needle), name.cmp(needle));
+                }
+            }
+        }
     }
 }

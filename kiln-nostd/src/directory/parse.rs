@@ -379,7 +379,7 @@ fn check_payload_bits_and_quant(dir: &Directory<'_>, trusted: bool) -> Result<()
     }
     for (i, r) in dir.records() {
         rules::check_quant(i, r, dir.tensor_count, |j| {
-            (j < dir.tensor_count).then(|| dir.record(j))
+            (j < dir.tensor_count).then(|| dir.record(j)).flatten()
         })
         .map_err(|e| e.shifted(dir.record_start(i)).in_tensor(i))?;
     }
