@@ -52,15 +52,24 @@ pub(crate) fn first_repeat<'n>(
     if increasing {
         return (None, true);
     }
+    (first_repeat_unordered(count, name, scratch), false)
+}
+
+/// [`first_repeat`] for names known not to be in increasing order.
+pub(crate) fn first_repeat_unordered<'n>(
+    count: u32,
+    name: impl Fn(u32) -> &'n [u8],
+    scratch: Option<&mut [u32]>,
+) -> Option<u32> {
     // Caller scratch large enough: one sort, O(n log n), no allocator.
     if let Some(order) = scratch.and_then(|s| s.get_mut(..count as usize)) {
         for (slot, i) in order.iter_mut().zip(0..count) {
             *slot = i;
         }
         sort_by_name(order, &name);
-        return (repeat_in_sorted(order, &name), false);
+        return repeat_in_sorted(order, &name);
     }
-    (first_repeat_unsorted(count, &name), false)
+    first_repeat_unsorted(count, &name)
 }
 
 #[cfg(feature = "alloc")]
@@ -229,18 +238,13 @@ pub(crate) fn cmp_bytes(a: &[u8], b: &[u8]) -> Ordering {
             }
         }
     }
-    // Both remainders have the same length (n % 8): zero-padded, they
-    // compare as the bytes do.
-    let tail = |rest: &[u8]| {
-        let mut word = [0u8; 8];
-        for (slot, &b) in word.iter_mut().zip(rest) {
-            *slot = b;
+    // Both remainders have the same length (n % 8), under eight bytes.
+    for (x, y) in words_a.remainder().iter().zip(words_b.remainder()) {
+        if x != y {
+            return x.cmp(y);
         }
-        u64::from_be_bytes(word)
-    };
-    tail(words_a.remainder())
-        .cmp(&tail(words_b.remainder()))
-        .then(a.len().cmp(&b.len()))
+    }
+    a.len().cmp(&b.len())
 }
 
 /// The first eight bytes of `bytes` as a big-endian word, zero-padded:
@@ -291,6 +295,25 @@ struct NameAt<'b> {
 }
 
 impl NameAt<'_> {
+    /// The name's bytes.
+    #[inline]
+    fn bytes(&self) -> &[u8] {
+        let end = self.at.saturating_add(self.len);
+        self.block.get(self.at..end).unwrap_or(&[])
+    }
+
+    /// Eight bytes of the block from byte `k` of the name as a big-endian
+    /// word: past the name's end where the block goes on (it does for all
+    /// but the last name of a block without payloads).
+    #[inline]
+    fn raw_word(&self, k: usize) -> u64 {
+        let at = self.at.saturating_add(k);
+        match self.block.get(at..).and_then(<[u8]>::first_chunk::<8>) {
+            Some(word) => u64::from_be_bytes(*word),
+            None => word_near_end(self.block, at),
+        }
+    }
+
     /// The bytewise order of this name against `needle`: what
     /// `<[u8]>::cmp` gives. Whole words as [`cmp_bytes`] compares them;
     /// then the last 1 to 7 bytes the two have as one word each, read
@@ -301,10 +324,7 @@ impl NameAt<'_> {
     fn cmp(&self, needle: &Needle<'_>) -> Ordering {
         let both = self.len.min(needle.bytes.len());
         let whole = both & !7;
-        let name = self
-            .block
-            .get(self.at..self.at.saturating_add(whole))
-            .unwrap_or(&[]);
+        let name = self.bytes().get(..whole).unwrap_or(&[]);
         let pairs = name.chunks_exact(8).zip(needle.bytes.chunks_exact(8));
         for (x, y) in pairs {
             if let (Some(x), Some(y)) = (x.first_chunk::<8>(), y.first_chunk::<8>()) {
@@ -315,11 +335,7 @@ impl NameAt<'_> {
         }
         let rest = both - whole;
         if rest > 0 {
-            let at = self.at.saturating_add(whole);
-            let a = match self.block.get(at..).and_then(<[u8]>::first_chunk::<8>) {
-                Some(word) => u64::from_be_bytes(*word),
-                None => word_near_end(self.block, at),
-            };
+            let a = self.raw_word(whole);
             let b = match needle.bytes.get(whole..).and_then(<[u8]>::first_chunk::<8>) {
                 Some(word) => u64::from_be_bytes(*word),
                 None => needle.tail,
