@@ -164,6 +164,9 @@
 //!   [`Frozen`], [`Encode`] and [`Decode`] for a struct with named fields
 //!   from its field types.
 //! - `defmt`: `defmt::Format` for errors and plain types.
+//! - `no-error-text`: errors keep their code, offset, tensor and numbers
+//!   but not the sentence ([`Error::fault`] is empty), for firmware short
+//!   of flash: the sentences are about 2.5 KB.
 
 #![cfg_attr(not(test), no_std)]
 #![forbid(unsafe_code)]
