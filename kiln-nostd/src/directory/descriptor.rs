@@ -93,6 +93,8 @@ pub(crate) trait Fields: Copy {
     fn byte_length(&self) -> u64;
     /// The eight shape slots.
     fn shape(&self) -> [u64; 8];
+    /// Shape slot `k` (0 past the eighth).
+    fn dim(&self, k: usize) -> u64;
 
     /// End of the payload range, or `None` on overflow.
     fn range_end(&self) -> Option<u64> {
@@ -136,6 +138,9 @@ impl Fields for Descriptor {
     }
     fn shape(&self) -> [u64; 8] {
         self.shape
+    }
+    fn dim(&self, k: usize) -> u64 {
+        self.shape.get(k).copied().unwrap_or(0)
     }
 }
 
@@ -206,6 +211,17 @@ impl Fields for Record<'_> {
     }
     fn byte_length(&self) -> u64 {
         field!(self, u64, 40)
+    }
+    fn dim(&self, k: usize) -> u64 {
+        // Slot k & 7 lies at 48..112 of the 128 bytes: no bounds check.
+        match self
+            .0
+            .get(48 + 8 * (k & 7)..)
+            .and_then(<[u8]>::first_chunk::<8>)
+        {
+            Some(bytes) if k < 8 => u64::from_le_bytes(*bytes),
+            _ => 0,
+        }
     }
     fn shape(&self) -> [u64; 8] {
         [

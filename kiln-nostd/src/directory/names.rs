@@ -87,35 +87,69 @@ fn first_repeat_unsorted<'n>(count: u32, name: &impl Fn(u32) -> &'n [u8]) -> Opt
 
 #[cfg(not(feature = "alloc"))]
 fn first_repeat_unsorted<'n>(count: u32, name: &impl Fn(u32) -> &'n [u8]) -> Option<u32> {
-    let mut scratch = [0u32; STACK_NAMES];
-    let mut first: Option<u32> = None;
-    let mut keep = |candidate: Option<u32>| {
-        if let Some(c) = candidate {
-            first = Some(first.map_or(c, |f| f.min(c)));
-        }
-    };
+    // Chunks of STACK_NAMES indices, in order. Each is sorted by inserting
+    // its indices one by one, in index order: the first whose name equals
+    // one already there is the chunk's first repeat. Then every later name
+    // is looked up in the sorted chunk. Only indices below the first repeat
+    // found so far can give an earlier one, so the work stops there. A
+    // named directory has fewer than 65,536 tensors: indices fit in u16.
+    let mut chunk: [u16; STACK_NAMES] = core::array::from_fn(|i| i as u16);
+    let mut first = count;
     let mut start = 0u32;
-    while start < count {
-        let end = start.saturating_add(STACK_NAMES as u32).min(count);
-        let chunk = scratch
-            .get_mut(..(end - start) as usize)
-            .unwrap_or_default();
-        for (slot, i) in chunk.iter_mut().zip(start..end) {
-            *slot = i;
+    while start < first {
+        let end = start.saturating_add(STACK_NAMES as u32).min(first);
+        let mut len = 0usize;
+        for i in start..end {
+            let this = name(i);
+            if this.is_empty() {
+                continue;
+            }
+            match find_name(chunk.get(..len).unwrap_or_default(), this, name) {
+                Ok(_) => {
+                    first = i;
+                    break;
+                }
+                Err(at) => {
+                    // Shift the larger names up one and put `i` at `at`.
+                    let mut pos = len;
+                    while pos > at {
+                        let (Some(&prev), Some(slot_pos)) = (chunk.get(pos - 1), Some(pos)) else {
+                            break;
+                        };
+                        if let Some(slot) = chunk.get_mut(slot_pos) {
+                            *slot = prev;
+                        }
+                        pos -= 1;
+                    }
+                    if let Some(slot) = chunk.get_mut(at) {
+                        *slot = i as u16;
+                    }
+                    len += 1;
+                }
+            }
         }
-        sort_by_name(chunk, name);
-        keep(repeat_in_sorted(chunk, name));
-        // A later name equal to one in this chunk repeats it.
-        for later in end..count {
+        let sorted = chunk.get(..len).unwrap_or_default();
+        for later in end..first {
             let this = name(later);
-            if !this.is_empty() && chunk.binary_search_by(|&j| name(j).cmp(this)).is_ok() {
-                keep(Some(later));
+            if !this.is_empty() && find_name(sorted, this, name).is_ok() {
+                first = later;
                 break;
             }
         }
         start = end;
     }
-    first
+    (first < count).then_some(first)
+}
+
+/// Where `this` is, or would go, among the indices of `sorted` (in name
+/// order): one function for both searches of [`first_repeat_unsorted`].
+#[cfg(not(feature = "alloc"))]
+fn find_name<'n>(
+    sorted: &[u16],
+    this: &[u8],
+    name: &impl Fn(u32) -> &'n [u8],
+) -> Result<usize, usize> {
+    sorted.binary_search_by(|&j| name(u32::from(j)).cmp(this))
 }
 
 /// The first repeat by hashing, or `None` when some name would sit more
@@ -608,7 +642,62 @@ impl<'a, S: AsRef<[u16]>> NameIndex<'a, S> {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::indexing_slicing)]
+
     use super::*;
+
+    /// The first repeat, by comparing every pair.
+    fn naive(names: &[&[u8]]) -> Option<u32> {
+        (0..names.len()).find_map(|i| {
+            let earlier = names.get(..i).unwrap_or_default();
+            (!names[i].is_empty() && earlier.contains(&names[i])).then_some(i as u32)
+        })
+    }
+
+    /// Repeats near and far apart (across the 256-name chunks of the
+    /// no-allocator path), unnamed tensors, and none at all; names of each
+    /// count in shuffled order.
+    #[test]
+    fn first_repeat_finds_the_first_repeat() {
+        let mut seed = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for count in [0usize, 1, 2, 3, 255, 256, 257, 600, 1000] {
+            let mut base: Vec<Vec<u8>> = (0..count).map(|i| format!("n{i}").into_bytes()).collect();
+            for i in (1..count).rev() {
+                base.swap(i, (next() % (i as u64 + 1)) as usize);
+            }
+            let mut variants = vec![base.clone()];
+            for _ in 0..6 {
+                if count < 2 {
+                    break;
+                }
+                let mut v = base.clone();
+                let (a, b) = (
+                    (next() % count as u64) as usize,
+                    (next() % count as u64) as usize,
+                );
+                v[b] = v[a].clone();
+                if next() % 3 == 0 {
+                    let c = (next() % count as u64) as usize;
+                    v[c] = Vec::new();
+                }
+                variants.push(v);
+            }
+            for v in &variants {
+                let names: Vec<&[u8]> = v.iter().map(Vec::as_slice).collect();
+                let name = |i: u32| names[i as usize];
+                let want = naive(&names);
+                assert_eq!(first_repeat(count as u32, name, None).0, want, "{count}");
+                let mut scratch = vec![0u32; count];
+                assert_eq!(first_repeat(count as u32, name, Some(&mut scratch)).0, want);
+            }
+        }
+    }
 
     /// `NameAt::cmp` and `cmp_bytes` give `<[u8]>::cmp` for names with
     /// zero bytes, shared prefixes and every length around a word, read
