@@ -251,7 +251,8 @@ impl<'a> Directory<'a> {
 
     /// The name bytes of tensor `index` (empty when unnamed), read straight
     /// from the two fields of its record.
-    #[inline]
+    #[cfg_attr(not(target_os = "none"), inline)] // lookups on a host; one copy in firmware flash
+    #[cfg_attr(target_os = "none", inline(never))]
     fn name_at(&self, index: u32) -> &'a [u8] {
         let heap_start = self.heap_start();
         let (records, heap) = self

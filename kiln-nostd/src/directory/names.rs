@@ -255,6 +255,16 @@ fn repeat_in_sorted<'n>(order: &[u32], name: &impl Fn(u32) -> &'n [u8]) -> Optio
         .min()
 }
 
+/// The bytewise order of two names: `<[u8]>::cmp` (a `memcmp` call) in
+/// firmware, where it is the smallest code; [`cmp_bytes`] on a host.
+#[inline]
+pub(crate) fn cmp_names(a: &[u8], b: &[u8]) -> Ordering {
+    #[cfg(target_os = "none")]
+    return a.cmp(b);
+    #[cfg(not(target_os = "none"))]
+    cmp_bytes(a, b)
+}
+
 /// The bytewise order of two names (what `<[u8]>::cmp` gives), eight
 /// bytes at a time: names like `layers.17.attn.q_proj.weight` share long
 /// prefixes, and this stays inline where a `memcmp` call would not.

@@ -414,6 +414,7 @@ impl<'d, 'a> Walk<'d, 'a> {
                 let cursor = match self.layouts {
                     Some(cursor) => cursor,
                     // One pass: the first layout name starts the walk.
+                    #[cfg(not(target_os = "none"))]
                     None if len != 0 => *self.first_layout.insert(u64::from(off)),
                     None => 0,
                 };
@@ -444,7 +445,7 @@ impl<'d, 'a> Walk<'d, 'a> {
             Step::Unique => {
                 if dir.has_names() {
                     let name = dir.heap_slice(r.name_off(), r.name_len());
-                    if i != 0 && names::cmp_bytes(self.previous, name).is_ge() {
+                    if i != 0 && names::cmp_names(self.previous, name).is_ge() {
                         self.increasing = false;
                     }
                     self.previous = name;
