@@ -161,22 +161,26 @@ fn first_repeat_hashed<'n>(count: u32, name: &impl Fn(u32) -> &'n [u8]) -> Optio
         .next_power_of_two()
         .max(8);
     let mask = slots.wrapping_sub(1);
-    let mut table = alloc::vec![u32::MAX; slots];
+    // Each entry: the index in the low half, the hash's top half above it,
+    // so that a probe reads a name only when the hashes agree.
+    let mut table = alloc::vec![u64::MAX; slots];
     for i in 0..count {
         let this = name(i);
         if this.is_empty() {
             continue;
         }
-        let mut slot = home(hash_name(this), mask);
+        let hash = hash_name(this);
+        let tag = hash & !u64::from(u32::MAX);
+        let mut slot = home(hash, mask);
         let mut placed = false;
         for _ in 0..MAX_PROBE {
             let entry = table.get_mut(slot)?;
-            if *entry == u32::MAX {
-                *entry = i;
+            if *entry == u64::MAX {
+                *entry = tag | u64::from(i);
                 placed = true;
                 break;
             }
-            if name(*entry) == this {
+            if *entry & !u64::from(u32::MAX) == tag && name(*entry as u32) == this {
                 return Some(Some(i));
             }
             slot = slot.wrapping_add(1) & mask;
@@ -404,24 +408,46 @@ pub const MAX_PROBE: usize = 32;
 /// below 65,535).
 const EMPTY: u16 = u16::MAX;
 
-/// A hash of a name: eight bytes at a time, multiply and rotate. Not keyed:
-/// colliding names only cost probes, which [`MAX_PROBE`] bounds.
+/// A hash of a name: eight bytes at a time, multiply and rotate; the last
+/// partial word read as the name's last eight bytes (overlapping the one
+/// before), a name under eight bytes from two overlapping halves, so no
+/// byte is copied one at a time. Not keyed: colliding names only cost
+/// probes, which [`MAX_PROBE`] bounds.
 #[inline]
 fn hash_name(name: &[u8]) -> u64 {
     const K: u64 = 0x9E37_79B9_7F4A_7C15;
-    let mut h = (name.len() as u64).wrapping_mul(K);
+    let mix = |h: u64, word: u64| (h.rotate_left(23) ^ word).wrapping_mul(K);
+    let len = name.len();
+    let mut h = (len as u64).wrapping_mul(K);
     let mut chunks = name.chunks_exact(8);
     for chunk in &mut chunks {
         if let Some(word) = chunk.first_chunk::<8>() {
-            h = (h.rotate_left(23) ^ u64::from_le_bytes(*word)).wrapping_mul(K);
+            h = mix(h, u64::from_le_bytes(*word));
         }
     }
-    let mut tail = [0u8; 8];
-    for (slot, &b) in tail.iter_mut().zip(chunks.remainder()) {
-        *slot = b;
-    }
-    h = (h.rotate_left(23) ^ u64::from_le_bytes(tail)).wrapping_mul(K);
+    let last = if !chunks.remainder().is_empty() && len >= 8 {
+        name.last_chunk::<8>().map_or(0, |w| u64::from_le_bytes(*w))
+    } else if let (Some(head), Some(tail)) = (name.first_chunk::<4>(), name.last_chunk::<4>()) {
+        u64::from(u32::from_le_bytes(*head)) << 32 | u64::from(u32::from_le_bytes(*tail))
+    } else {
+        match name {
+            [] => 0,
+            [a, .., b] | [a @ b] => {
+                u64::from(*a) << 16
+                    | u64::from(name.get(len / 2).copied().unwrap_or(0)) << 8
+                    | u64::from(*b)
+            }
+        }
+    };
+    h = mix(h, last);
     h ^ (h >> 32)
+}
+
+/// The fingerprint of a name's hash kept next to its index in a hash
+/// table: a probe compares it before reading the name.
+#[inline]
+fn fingerprint(hash: u64) -> u16 {
+    (hash >> 48) as u16
 }
 
 /// The first slot of `hash` in a table of `mask + 1` slots.
@@ -537,8 +563,9 @@ impl<'a> Directory<'a> {
                 hashed: false,
             };
         }
+        // Pairs of (tensor index, fingerprint), two slots per tensor.
         let slots = self.len().saturating_mul(2).next_power_of_two().max(8);
-        let mut table = alloc::vec![EMPTY; slots];
+        let mut table = alloc::vec![EMPTY; 2 * slots];
         if self.fill_hash(&mut table) {
             return NameIndex {
                 dir: *self,
@@ -558,22 +585,24 @@ impl<'a> Directory<'a> {
         }
     }
 
-    /// Puts every tensor index in `table` (a power of two of slots, all
-    /// [`EMPTY`]) at or after its name's hash slot; false when a name
-    /// would sit more than [`MAX_PROBE`] slots past it.
+    /// Puts every tensor index in `table` (a power of two of slots, each
+    /// a pair of index and fingerprint, the index [`EMPTY`]) at or after
+    /// its name's hash slot; false when a name would sit more than
+    /// [`MAX_PROBE`] slots past it.
     #[cfg(feature = "alloc")]
     fn fill_hash(&self, table: &mut [u16]) -> bool {
-        let mask = table.len().wrapping_sub(1);
+        let mask = (table.len() / 2).wrapping_sub(1);
         for (i, r) in self.records() {
             let Ok(index) = u16::try_from(i) else {
                 return false;
             };
-            let mut slot = home(hash_name(self.heap_slice(r.name_off(), r.name_len())), mask);
+            let hash = hash_name(self.heap_slice(r.name_off(), r.name_len()));
+            let mut slot = home(hash, mask);
             let mut placed = false;
             for _ in 0..MAX_PROBE {
-                match table.get_mut(slot) {
-                    Some(entry) if *entry == EMPTY => {
-                        *entry = index;
+                match table.get_mut(2 * slot..2 * slot + 2) {
+                    Some([entry, tag]) if *entry == EMPTY => {
+                        (*entry, *tag) = (index, fingerprint(hash));
                         placed = true;
                         break;
                     }
@@ -620,14 +649,15 @@ impl<'a, S: AsRef<[u16]>> NameIndex<'a, S> {
         let order = self.order.as_ref();
         let needle = name.as_bytes();
         if self.hashed {
-            let mask = order.len().wrapping_sub(1);
-            let mut slot = home(hash_name(needle), mask);
+            let mask = (order.len() / 2).wrapping_sub(1);
+            let hash = hash_name(needle);
+            let mut slot = home(hash, mask);
             for _ in 0..MAX_PROBE {
-                let index = *order.get(slot)?;
+                let &[index, tag] = order.get(2 * slot..)?.first_chunk::<2>()?;
                 if index == EMPTY {
                     return None;
                 }
-                if self.dir.name_at(u32::from(index)) == needle {
+                if tag == fingerprint(hash) && self.dir.name_at(u32::from(index)) == needle {
                     return self.dir.get(usize::from(index));
                 }
                 slot = slot.wrapping_add(1) & mask;
@@ -652,7 +682,7 @@ impl<'a, S: AsRef<[u16]>> NameIndex<'a, S> {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::indexing_slicing)]
+    #![allow(clippy::indexing_slicing, clippy::unwrap_used)]
 
     use super::*;
 
@@ -667,6 +697,33 @@ mod tests {
     /// Repeats near and far apart (across the 256-name chunks of the
     /// no-allocator path), unnamed tensors, and none at all; names of each
     /// count in shuffled order.
+    /// A table too small to hold every name within MAX_PROBE slots of
+    /// its hash's slot is refused, and `index_names` then uses the sorted
+    /// order (lookups still find every name).
+    #[cfg(feature = "alloc")]
+    #[test]
+    fn a_full_hash_table_falls_back() {
+        use crate::{to_vec, TensorSpec, Tensors};
+        let one = [1u8];
+        let names: Vec<String> = (0..40).map(|i| format!("w{}", 39 - i)).collect();
+        let specs: Vec<TensorSpec> = names
+            .iter()
+            .map(|n| TensorSpec::new(crate::Dtype::U8, &[1], &one).named(n))
+            .collect();
+        let block = to_vec(&Tensors(&specs)).unwrap();
+        let dir = Directory::parse(&block).unwrap();
+        assert!(!dir.names_sorted());
+        let mut small = vec![EMPTY; 2 * 4];
+        assert!(!dir.fill_hash(&mut small));
+        let mut enough = vec![EMPTY; 2 * 128];
+        assert!(dir.fill_hash(&mut enough));
+        let index = dir.index_names();
+        for (i, n) in names.iter().enumerate() {
+            assert_eq!(index.get(n).map(|t| t.index()), Some(i));
+        }
+        assert!(index.get("w40").is_none());
+    }
+
     #[test]
     fn first_repeat_finds_the_first_repeat() {
         let mut seed = 0x2545_F491_4F6C_DD1Du64;

@@ -43,22 +43,34 @@ fn count_of(d: impl Fields) -> Option<u64> {
 /// then the opaque or closed length rules, then the payload range.
 /// Returns the element count.
 pub(crate) fn check_shape_and_range(d: impl Fields, payload_bytes: u64) -> Result<u64> {
-    let code = DtypeCode::from_code(d.dtype())
-        .ok_or(type_fault("dtype code is 0, reserved, or above 32767", 0))?;
-    if d.rank() > MAX_RANK {
+    // (Errors are built only on their paths, never up front as `ok_or`
+    // would: this runs once per descriptor.)
+    let Some(code) = DtypeCode::from_code(d.dtype()) else {
+        return Err(type_fault("dtype code is 0, reserved, or above 32767", 0));
+    };
+    let rank = d.rank();
+    if rank > MAX_RANK {
         return Err(type_fault("rank above 8", 2));
     }
-    if let Some(k) = (usize::from(d.rank())..8).find(|&k| d.dim(k) != 0) {
+    // The slots at and past the rank, ORed (one unrolled loop); only a
+    // nonzero one is looked for.
+    let tail = (0..8).fold(0, |acc, k| {
+        acc | if k >= usize::from(rank) { d.dim(k) } else { 0 }
+    });
+    if tail != 0 {
+        let k = (usize::from(rank)..8).find(|&k| d.dim(k) != 0).unwrap_or(8);
         return Err(type_fault(
             "nonzero shape slot at or past the rank",
             48 + 8 * k,
         ));
     }
-    let count = count_of(d).ok_or(Error::wire(
-        Code::Limit,
-        "shape product overflows 64 bits",
-        48,
-    ))?;
+    let Some(count) = count_of(d) else {
+        return Err(Error::wire(
+            Code::Limit,
+            "shape product overflows 64 bits",
+            48,
+        ));
+    };
     let byte_length = d.byte_length();
     match code {
         DtypeCode::Opaque(_) => {
@@ -88,11 +100,13 @@ pub(crate) fn check_shape_and_range(d: impl Fields, payload_bytes: u64) -> Resul
             }
         }
     }
-    let end = d.range_end().ok_or(Error::wire(
-        Code::Limit,
-        "payload range end overflows 64 bits",
-        32,
-    ))?;
+    let Some(end) = d.range_end() else {
+        return Err(Error::wire(
+            Code::Limit,
+            "payload range end overflows 64 bits",
+            32,
+        ));
+    };
     if end > payload_bytes {
         return Err(type_fault(
             "payload range extends past the payload region",
