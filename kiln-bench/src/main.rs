@@ -799,6 +799,7 @@ fn tools(root: &Path, opts: &Opts, table: &mut Table) {
                 .arg("convert")
                 .arg(&input)
                 .arg(&out_kiln)
+                .stdout(std::process::Stdio::null())
                 .stderr(std::process::Stdio::null()),
         ));
         let _ = std::fs::remove_file(&out_cp);

@@ -5,24 +5,28 @@
 //! write), one pass proves them unique and lookups are binary searches
 //! with no index at all. Otherwise the indices are sorted by name:
 //!
-//! - with the `alloc` feature, in a vector: O(n log n);
+//! - with the `alloc` feature, in a hash table (a vector): one pass, or a
+//!   sort, O(n log n), when hostile names collide;
 //! - in caller scratch ([`Directory::parse_with_scratch`], one `u32` per
 //!   tensor): O(n log n) with no allocator;
 //! - otherwise, without an allocator, in a fixed 256-entry stack buffer
-//!   (1 KiB): O(n log n) up to 256 names; a larger unsorted directory is
-//!   checked chunk by chunk (each chunk sorted, every later name
-//!   binary-searched in it), O(n² / 256 · log 256). No method does better
-//!   with constant extra memory over read-only bytes, which is why the
-//!   scratch path exists; the 16-bit heap offsets cap a directory at 65,535
-//!   names, so even this path is bounded.
+//!   (512 bytes): names are inserted in order into a sorted chunk of up to
+//!   256 (binary search, then a shift), so a repeat inside the chunk is
+//!   found as it is inserted; every later name is then binary-searched in
+//!   the chunk, and the next chunk starts. O(n log n) up to 256 names,
+//!   O(n² / 256 · log 256) beyond. No method does better with constant
+//!   extra memory over read-only bytes, which is why the scratch path
+//!   exists; the 16-bit heap offsets cap a directory at 65,535 names, so
+//!   even this path is bounded.
 //!
 //! A directory that names its tensors has at most 65,535 of them (every
 //! name is at least one byte at a distinct 16-bit offset), so a tensor
 //! index of a named directory fits in a `u16`.
 //!
 //! Lookups: [`Directory::by_name`] binary-searches sorted names with no
-//! storage at all; [`Directory::index_names`] (alloc) builds a hash table
-//! of tensor indices in one pass, O(1) per lookup, sorted names or not;
+//! storage at all, comparing eight bytes at a time; [`Directory::index_names`]
+//! (alloc) builds a hash table of tensor indices (each with a fingerprint
+//! of its name's hash) in one pass, O(1) per lookup, sorted names or not;
 //! [`Directory::index_names_in`] sorts indices into the caller's storage.
 //! The hash table bounds its own work: every name sits at most
 //! [`MAX_PROBE`] slots from where its hash puts it, and names that collide
