@@ -1000,7 +1000,7 @@ pub fn decode_struct<'de, T>(
 /// same errors. Each closure has one call site, so each is inlined (two
 /// calls of one closure would not be).
 #[doc(hidden)]
-#[inline]
+#[inline] // the closures must be inlined into it for the fast path to fold
 pub fn decode_derived<'de, T: Frozen>(
     r: &mut Reader<'de>,
     exact: impl FnOnce(&mut Reader<'de>) -> Result<T>,

@@ -370,7 +370,7 @@ impl<'de> Reader<'de> {
     /// fixed-width reads keeps no bounds check. Inside `body`, positions
     /// count from the first of those bytes; the offsets of its errors are
     /// moved back to this reader's frame.
-    #[inline]
+    #[inline] // the point is the constant length seen by the inlined body
     pub(crate) fn exactly<T>(
         &mut self,
         len: usize,

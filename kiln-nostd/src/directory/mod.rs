@@ -299,7 +299,7 @@ fn name_in<'a>(records: &[u8], heap: &'a [u8], index: usize) -> &'a [u8] {
 
 /// The heap offset and length of tensor `index`'s name, from the block's
 /// bytes before the heap (`records`): one bounds check and one load.
-#[inline]
+#[inline] // every probe of by_name
 fn name_field(records: &[u8], index: usize) -> Option<(usize, usize)> {
     // Byte 4 of descriptor `index`: 64 + 128 * index + 4, written as an OR
     // since the record start is a multiple of 128 past the header.

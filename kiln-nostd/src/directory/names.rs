@@ -265,7 +265,7 @@ fn repeat_in_sorted<'n>(order: &[u32], name: &impl Fn(u32) -> &'n [u8]) -> Optio
 
 /// The bytewise order of two names: `<[u8]>::cmp` (a `memcmp` call) in
 /// firmware, where it is the smallest code; [`cmp_bytes`] on a host.
-#[inline]
+#[inline] // per descriptor in the parse loop
 pub(crate) fn cmp_names(a: &[u8], b: &[u8]) -> Ordering {
     #[cfg(target_os = "none")]
     return a.cmp(b);
@@ -306,7 +306,7 @@ pub(crate) fn cmp_bytes(a: &[u8], b: &[u8]) -> Ordering {
 /// first, middle and last byte), not byte by byte: a copy of the bytes
 /// into an array becomes a `memcpy` call whose byte stores the following
 /// eight-byte load then waits for.
-#[inline]
+#[inline] // in by_name, which callers instantiate in their own crate
 fn word_of(bytes: &[u8]) -> u64 {
     if let Some(word) = bytes.first_chunk::<8>() {
         return u64::from_be_bytes(*word);
@@ -339,7 +339,7 @@ struct Needle<'n> {
 }
 
 impl<'n> Needle<'n> {
-    #[inline]
+    #[inline] // once per by_name
     fn new(bytes: &'n [u8]) -> Needle<'n> {
         let tail = bytes.len() & !7;
         Needle {
@@ -366,7 +366,7 @@ struct NameAt<'b> {
 
 impl NameAt<'_> {
     /// The name's bytes.
-    #[inline]
+    #[inline] // every probe of by_name
     fn bytes(&self) -> &[u8] {
         let end = self.at.saturating_add(self.len);
         self.block.get(self.at..end).unwrap_or(&[])
@@ -375,7 +375,7 @@ impl NameAt<'_> {
     /// Eight bytes of the block from byte `k` of the name as a big-endian
     /// word: past the name's end where the block goes on (it does for all
     /// but the last name of a block without payloads).
-    #[inline]
+    #[inline] // every probe of by_name
     fn raw_word(&self, k: usize) -> u64 {
         let at = self.at.saturating_add(k);
         match self.block.get(at..).and_then(<[u8]>::first_chunk::<8>) {
@@ -390,7 +390,7 @@ impl NameAt<'_> {
     /// from the block past the name's end (where the block goes on, as it
     /// does for all but the last name of a block without payloads) and
     /// from the needle's last word, masked.
-    #[inline]
+    #[inline] // every probe of by_name
     fn cmp(&self, needle: &Needle<'_>) -> Ordering {
         let both = self.len.min(needle.bytes.len());
         let whole = both & !7;
@@ -467,7 +467,7 @@ fn hash_name(name: &[u8]) -> u64 {
 
 /// The fingerprint of a name's hash kept next to its index in a hash
 /// table: a probe compares it before reading the name.
-#[inline]
+#[inline] // every probe of NameIndex::get
 fn fingerprint(hash: u64) -> u16 {
     (hash >> 48) as u16
 }

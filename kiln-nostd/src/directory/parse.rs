@@ -383,7 +383,7 @@ impl<'d, 'a> Walk<'d, 'a> {
     }
 
     /// `step` on descriptor `i`.
-    #[inline]
+    #[inline] // one_pass runs all steps on each descriptor: each arm inlined there
     fn each(&mut self, step: Step, i: u32, r: Record<'a>) -> Result<()> {
         let dir = self.dir;
         match step {
