@@ -160,7 +160,7 @@ fn write_tensor<W: Write>(
     }
     out.name("shape")?;
     out.begin_array()?;
-    for &d in t.shape() {
+    for d in t.shape() {
         dimension(out, d)?;
     }
     out.end_array()?;

@@ -58,15 +58,29 @@
 //! }
 //! impl<'de: 'a, 'a: 'de> ::kiln_nostd::Decode<'de> for Reading<'a> {
 //!     fn decode(__kiln_r: &mut ::kiln_nostd::Reader<'de>) -> ::kiln_nostd::Result<Self> {
-//!         ::kiln_nostd::decode_struct(__kiln_r, |__kiln_r| {
-//!             ::core::result::Result::Ok(Self {
+//!         ::kiln_nostd::decode_derived(
+//!             __kiln_r,
+//!             |__kiln_r| ::core::result::Result::Ok(Self {
 //!                 id: <i64 as ::kiln_nostd::Decode<'de>>::decode(__kiln_r)?,
 //!                 name: <&'a str as ::kiln_nostd::Decode<'de>>::decode(__kiln_r)?,
-//!             })
-//!         })
+//!             }),
+//!             |__kiln_r| ::core::result::Result::Ok(Self {
+//!                 id: <i64 as ::kiln_nostd::Decode<'de>>::decode(__kiln_r)?,
+//!                 name: <&'a str as ::kiln_nostd::Decode<'de>>::decode(__kiln_r)?,
+//!             }),
+//!         )
 //!     }
 //! }
 //! ```
+//!
+//! The field reads appear twice: `decode_derived` (a `decode_struct`
+//! with a fast path) runs the first over exactly the struct's bytes when
+//! every field has a fixed width (scalars, and structs of them) and all
+//! of them are there, so that no field keeps a bounds check of its own;
+//! the second runs otherwise and reports errors exactly as field-by-field
+//! reading does. Each closure has one call site, so the compiler inlines
+//! both; for a struct with any variable-width field the first is dead
+//! code and is compiled away.
 //!
 //! Every lifetime of the struct equals the decoder's `'de` (the value
 //! borrows from the buffer); if the struct already has a lifetime named
@@ -320,15 +334,21 @@ fn decode_impl(input: &DeriveInput, fields: &[Field]) -> TokenStream {
         };
         quote!(#field: #read,)
     });
+    // The reads twice: kiln_nostd::decode_derived runs the first over
+    // exactly the struct's bytes when they are all fixed-width and
+    // present (no per-field bounds checks), the second otherwise.
+    let reads: Vec<TokenStream> = reads.collect();
     quote! {
         #[automatically_derived]
         impl #impl_generics ::kiln_nostd::Decode<#de> for #ident #ty_generics #where_clause {
             fn decode(
                 __kiln_r: &mut ::kiln_nostd::Reader<#de>,
             ) -> ::kiln_nostd::Result<Self> {
-                ::kiln_nostd::decode_struct(__kiln_r, |__kiln_r| {
-                    ::core::result::Result::Ok(Self { #(#reads)* })
-                })
+                ::kiln_nostd::decode_derived(
+                    __kiln_r,
+                    |__kiln_r| ::core::result::Result::Ok(Self { #(#reads)* }),
+                    |__kiln_r| ::core::result::Result::Ok(Self { #(#reads)* }),
+                )
             }
         }
     }

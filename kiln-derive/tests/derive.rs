@@ -516,3 +516,121 @@ fn user_names_in_scope_do_not_break_the_derive() {
     round_trip(&hygiene::value(), &mut buf);
     assert_eq!(buf, [1, 0, 2, 0, 0, 0, 0xfd, 0, 1, 0, 0, 0, b'h']);
 }
+
+// A struct of fixed-width fields is read with one bounds check for all its
+// bytes (kiln_nostd::decode_derived); every error must be the one that
+// reading field by field gives. `ByHand` reads the same fields field by
+// field through `decode_struct`.
+
+#[derive(Frozen, Debug, PartialEq, Clone, Copy)]
+struct Inner {
+    flag: bool,
+    x: u16,
+}
+
+#[derive(Frozen, Debug, PartialEq, Clone, Copy)]
+struct Fixed {
+    a: u8,
+    on: bool,
+    inner: Inner,
+    b: i64,
+    c: f32,
+    last: bool,
+}
+
+#[derive(Debug, PartialEq)]
+struct ByHand(Fixed);
+
+impl Frozen for ByHand {
+    const SCHEMA: kiln_nostd::Schema = Fixed::SCHEMA;
+}
+
+impl<'de> Decode<'de> for ByHand {
+    fn decode(r: &mut kiln_nostd::Reader<'de>) -> kiln_nostd::Result<Self> {
+        let inner = |r: &mut kiln_nostd::Reader<'de>| {
+            kiln_nostd::decode_struct(r, |r| {
+                Ok(Inner {
+                    flag: bool::decode(r)?,
+                    x: u16::decode(r)?,
+                })
+            })
+        };
+        kiln_nostd::decode_struct(r, |r| {
+            Ok(ByHand(Fixed {
+                a: u8::decode(r)?,
+                on: bool::decode(r)?,
+                inner: inner(r)?,
+                b: i64::decode(r)?,
+                c: f32::decode(r)?,
+                last: bool::decode(r)?,
+            }))
+        })
+    }
+}
+
+#[test]
+fn a_fixed_width_struct_reads_as_field_by_field_reading_does() {
+    assert_eq!(Fixed::MIN_SIZE, 1 + 1 + 3 + 8 + 4 + 1);
+    let value = Fixed {
+        a: 9,
+        on: true,
+        inner: Inner {
+            flag: false,
+            x: 513,
+        },
+        b: -7,
+        c: 1.5,
+        last: true,
+    };
+    let bytes = encode(&value);
+    let mut cases: Vec<Vec<u8>> = (0..=bytes.len() + 2)
+        .map(|n| {
+            let mut b = bytes.clone();
+            b.resize(n, 0);
+            b
+        })
+        .collect();
+    for at in 0..bytes.len() {
+        for v in [2u8, 0xFF] {
+            let mut b = bytes.clone();
+            b[at] = v;
+            cases.push(b.clone());
+            // ... and cut after the bad byte, or before it.
+            cases.push(b[..(at + 1).min(b.len())].to_vec());
+            cases.push(b[..at].to_vec());
+        }
+    }
+    for case in &cases {
+        // Values compare by their bytes (a NaN is not equal to itself).
+        let fast = from_bytes::<Fixed>(case).map(|v| encode(&v));
+        let slow = from_bytes::<ByHand>(case).map(|h| encode(&h.0));
+        assert_eq!(fast, slow, "{case:?}");
+        // Inside a message: after other bytes, and followed by more.
+        let mut framed = vec![1u8, 2, 3];
+        framed.extend_from_slice(case);
+        let mut fast_r = kiln_nostd::Reader::starting_at(&framed, 3, kiln_nostd::Limits::DEFAULT);
+        let mut slow_r = fast_r.clone();
+        let fast = Fixed::decode(&mut fast_r).map(|v| encode(&v));
+        let slow = ByHand::decode(&mut slow_r).map(|h| encode(&h.0));
+        assert_eq!(fast, slow, "{case:?} at 3");
+        assert_eq!(fast_r.position(), slow_r.position());
+        assert_eq!(fast_r.containers_entered(), slow_r.containers_entered());
+    }
+    // Too deep: the inner struct is the 65th container.
+    let mut fast_r = kiln_nostd::Reader::new(&bytes, kiln_nostd::Limits::DEFAULT);
+    let mut slow_r = fast_r.clone();
+    fn nest<T>(
+        r: &mut kiln_nostd::Reader<'_>,
+        depth: u8,
+        body: &mut dyn FnMut(&mut kiln_nostd::Reader<'_>) -> T,
+    ) -> T {
+        if depth == 0 {
+            return body(r);
+        }
+        r.nested(|r| Ok(nest(r, depth - 1, body))).unwrap()
+    }
+    let fast = nest(&mut fast_r, 63, &mut |r| Fixed::decode(r));
+    let slow = nest(&mut slow_r, 63, &mut |r| ByHand::decode(r).map(|h| h.0));
+    assert_eq!(fast.unwrap_err().code(), Some(Code::Depth));
+    assert_eq!(fast, slow);
+}

@@ -5,7 +5,9 @@
 //! The error is `Copy`, allocates nothing and stays small (48 bytes on a
 //! 64-bit host): the fault is a static sentence, plus where it was found
 //! (byte offset, tensor index) and, where the reader knows them, the
-//! numbers that explain it ([`Detail`]).
+//! numbers that explain it ([`Detail`]). The feature `no-error-text` drops
+//! the sentences (codes, offsets, tensors and numbers stay): up to about
+//! 3.5 KB less flash on a microcontroller.
 
 use core::fmt;
 
@@ -172,10 +174,26 @@ pub enum Detail {
 /// Set when bytes given to an unframed decode begin with the frame magic.
 const HINT_FRAMED: u8 = 1;
 
+/// The fault sentence an error keeps: none with the feature
+/// `no-error-text`.
+#[cfg(not(feature = "no-error-text"))]
+type Text = &'static str;
+#[cfg(feature = "no-error-text")]
+type Text = ();
+
+/// The sentence to keep.
+#[inline(always)] // the sentence must vanish with the feature, even in a call that is not inlined
+const fn text(fault: &'static str) -> Text {
+    #[cfg(feature = "no-error-text")]
+    let _ = fault;
+    #[cfg(not(feature = "no-error-text"))]
+    fault
+}
+
 /// An error from any Kiln operation. `Copy`, no allocation.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Error {
-    fault: &'static str,
+    fault: Text,
     offset: u64,
     /// [`Detail`], stored flat so the error stays at 48 bytes.
     numbers: [u64; 2],
@@ -198,7 +216,7 @@ impl Error {
     /// A wire fault `code` found at byte `offset` of the buffer being read.
     pub const fn wire(code: Code, fault: &'static str, offset: usize) -> Error {
         Error {
-            fault,
+            fault: text(fault),
             offset: offset as u64,
             numbers: [0; 2],
             tensor: NONE_U32,
@@ -211,7 +229,7 @@ impl Error {
     /// An API refusal.
     pub const fn refused(refusal: Refusal, fault: &'static str) -> Error {
         Error {
-            fault,
+            fault: text(fault),
             offset: NONE_U64,
             numbers: [0; 2],
             tensor: NONE_U32,
@@ -291,8 +309,12 @@ impl Error {
         }
     }
 
-    /// What rule was broken, in words.
+    /// What rule was broken, in words (empty with the feature
+    /// `no-error-text`).
     pub const fn fault(&self) -> &'static str {
+        #[cfg(feature = "no-error-text")]
+        return "";
+        #[cfg(not(feature = "no-error-text"))]
         self.fault
     }
 
@@ -341,8 +363,12 @@ impl Error {
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.kind {
-            Kind::Wire(code) => write!(f, "{code}: {}", self.fault)?,
-            Kind::Refused(refusal) => write!(f, "refused ({}): {}", refusal.as_str(), self.fault)?,
+            Kind::Wire(code) => write!(f, "{code}")?,
+            Kind::Refused(refusal) => write!(f, "refused ({})", refusal.as_str())?,
+        }
+        // Empty with the feature no-error-text.
+        if !self.fault().is_empty() {
+            write!(f, ": {}", self.fault())?;
         }
         match self.detail() {
             Detail::None => {}
@@ -372,7 +398,7 @@ impl fmt::Display for Error {
 #[cfg(feature = "defmt")]
 impl defmt::Format for Error {
     fn format(&self, f: defmt::Formatter<'_>) {
-        defmt::write!(f, "{}: {=str}", self.kind, self.fault);
+        defmt::write!(f, "{}: {=str}", self.kind, self.fault());
         if let Some(index) = self.tensor() {
             defmt::write!(f, " in tensor {}", index);
         }

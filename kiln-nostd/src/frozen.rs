@@ -991,6 +991,33 @@ pub fn decode_struct<'de, T>(
     r.nested(fields)
 }
 
+/// What `#[derive(Frozen)]` calls: [`decode_struct`] given the same field
+/// reads twice. When every field of `T` has a fixed width (scalars, and
+/// structs of them) and all its bytes are there, `exact` runs over a
+/// reader of exactly those bytes: their length is then a constant the
+/// optimizer sees, so no field read keeps a bounds check of its own.
+/// Otherwise `checked` runs, as [`decode_struct`] would, and reports the
+/// same errors. Each closure has one call site, so each is inlined (two
+/// calls of one closure would not be).
+#[doc(hidden)]
+#[inline] // the closures must be inlined into it for the fast path to fold
+pub fn decode_derived<'de, T: Frozen>(
+    r: &mut Reader<'de>,
+    exact: impl FnOnce(&mut Reader<'de>) -> Result<T>,
+    checked: impl FnOnce(&mut Reader<'de>) -> Result<T>,
+) -> Result<T> {
+    r.nested(|r| {
+        if const { T::SCHEMA.is_fixed_size() } {
+            // MIN_SIZE is the exact size of such a struct.
+            let size = usize::try_from(T::MIN_SIZE).unwrap_or(usize::MAX);
+            if let Some(value) = r.exactly(size, exact) {
+                return value;
+            }
+        }
+        checked(r)
+    })
+}
+
 /// The schema of a struct from its fields, for `const SCHEMA`.
 pub const fn struct_schema(fields: &'static [Field]) -> Schema {
     Schema::Struct(fields)

@@ -389,6 +389,37 @@ impl<'de> Reader<'de> {
         Ok(())
     }
 
+    /// Runs `body` over a reader of exactly the next `len` bytes, or
+    /// returns `None` (running nothing) when fewer remain. `body`'s reads
+    /// are then checked against a length the optimizer knows, so a run of
+    /// fixed-width reads keeps no bounds check. Inside `body`, positions
+    /// count from the first of those bytes; the offsets of its errors are
+    /// moved back to this reader's frame.
+    #[inline] // the point is the constant length seen by the inlined body
+    pub(crate) fn exactly<T>(
+        &mut self,
+        len: usize,
+        body: impl FnOnce(&mut Self) -> Result<T>,
+    ) -> Option<Result<T>> {
+        let buf = self.unread().get(..len)?;
+        let start = self.pos;
+        let mut exact = Reader {
+            buf,
+            pos: 0,
+            end: len,
+            limits: self.limits,
+            depth: self.depth,
+            trusted: self.trusted,
+            entered: self.entered,
+            zero_size_left: self.zero_size_left,
+        };
+        let value = body(&mut exact).map_err(|e| e.shifted(start));
+        self.pos = start.saturating_add(exact.pos);
+        self.entered = exact.entered;
+        self.zero_size_left = exact.zero_size_left;
+        Some(value)
+    }
+
     /// Moves past `len` bytes already validated by someone else.
     #[inline]
     pub fn skip(&mut self, len: usize, what: &'static str) -> Result<()> {

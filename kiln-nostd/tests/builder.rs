@@ -19,27 +19,58 @@ fn refused(specs: &[TensorSpec]) -> &'static str {
     err.fault()
 }
 
+/// Whether a refusal's sentence names what it is about (always, with the
+/// feature no-error-text, which leaves sentences out).
+fn says(fault: &str, what: &str) -> bool {
+    cfg!(feature = "no-error-text") || fault.contains(what)
+}
+
 #[test]
 fn refuses_what_cannot_be_written_canonically() {
     let long = "x".repeat(65_536);
     let four = [0u8; 4];
-    assert!(refused(&[TensorSpec::new(Dtype::F32, &[1], &four).named(&long)]).contains("65,535"));
-    assert!(refused(&[TensorSpec::new(Dtype::U8, &[1; 9], &[0])]).contains("rank"));
-    assert!(refused(&[TensorSpec::new(Dtype::F32, &[2], &four)]).contains("byte length"));
-    assert!(refused(&[
-        TensorSpec::new(Dtype::U8, &[1], &[0]).named("a"),
-        TensorSpec::new(Dtype::U8, &[1], &[0]),
-    ])
-    .contains("named"));
-    assert!(refused(&[
-        TensorSpec::new(Dtype::U8, &[1], &[0]).named("a"),
-        TensorSpec::new(Dtype::U8, &[1], &[0]).named("a"),
-    ])
-    .contains("repeats"));
-    assert!(refused(&[TensorSpec::new(Dtype::U8, &[1], &[0]).named("")]).contains("empty"));
-    assert!(refused(&[TensorSpec::new(Dtype::Bool, &[1], &[2])]).contains("bool"));
-    assert!(refused(&[TensorSpec::opaque(4096, "Q4_K", 18, &[1], &[0; 17])]).contains("multiple"));
-    assert!(refused(&[TensorSpec::opaque(20, "x", 1, &[1], &[0])]).contains("dtype"));
+    assert!(says(
+        refused(&[TensorSpec::new(Dtype::F32, &[1], &four).named(&long)]),
+        "65,535"
+    ));
+    assert!(says(
+        refused(&[TensorSpec::new(Dtype::U8, &[1; 9], &[0])]),
+        "rank"
+    ));
+    assert!(says(
+        refused(&[TensorSpec::new(Dtype::F32, &[2], &four)]),
+        "byte length"
+    ));
+    assert!(says(
+        refused(&[
+            TensorSpec::new(Dtype::U8, &[1], &[0]).named("a"),
+            TensorSpec::new(Dtype::U8, &[1], &[0]),
+        ]),
+        "named"
+    ));
+    assert!(says(
+        refused(&[
+            TensorSpec::new(Dtype::U8, &[1], &[0]).named("a"),
+            TensorSpec::new(Dtype::U8, &[1], &[0]).named("a"),
+        ]),
+        "repeats"
+    ));
+    assert!(says(
+        refused(&[TensorSpec::new(Dtype::U8, &[1], &[0]).named("")]),
+        "empty"
+    ));
+    assert!(says(
+        refused(&[TensorSpec::new(Dtype::Bool, &[1], &[2])]),
+        "bool"
+    ));
+    assert!(says(
+        refused(&[TensorSpec::opaque(4096, "Q4_K", 18, &[1], &[0; 17])]),
+        "multiple"
+    ));
+    assert!(says(
+        refused(&[TensorSpec::opaque(20, "x", 1, &[1], &[0])]),
+        "dtype"
+    ));
     // Quantization: a scale count that is not one per group, and a chain.
     let data = [0u8; 16];
     let scales = QuantSpec::Scales {
@@ -47,26 +78,30 @@ fn refuses_what_cannot_be_written_canonically() {
         group_size: 16,
         scales: 1,
     };
-    assert!(refused(&[
-        TensorSpec::new(Dtype::E2M1, &[32], &data).quantized(scales),
-        TensorSpec::new(Dtype::E8M0, &[1], &[127]),
-    ])
-    .contains("one per group"));
-    assert!(refused(&[
-        TensorSpec::new(Dtype::E2M1, &[32], &data).quantized(scales),
-        TensorSpec::new(Dtype::E8M0, &[2], &[127, 127]).quantized(QuantSpec::Scales {
-            axis: 0,
-            group_size: 2,
-            scales: 0
-        }),
-    ])
-    .contains("quantized"));
+    assert!(says(
+        refused(&[
+            TensorSpec::new(Dtype::E2M1, &[32], &data).quantized(scales),
+            TensorSpec::new(Dtype::E8M0, &[1], &[127]),
+        ]),
+        "one per group"
+    ));
+    assert!(says(
+        refused(&[
+            TensorSpec::new(Dtype::E2M1, &[32], &data).quantized(scales),
+            TensorSpec::new(Dtype::E8M0, &[2], &[127, 127]).quantized(QuantSpec::Scales {
+                axis: 0,
+                group_size: 2,
+                scales: 0
+            }),
+        ]),
+        "quantized"
+    ));
     // Host numbers of the wrong type for the dtype.
     let wrong = TensorSpec {
         dtype: Dtype::F64.into(),
         ..TensorSpec::from_host(&[1], &[1.0f32, 2.0])
     };
-    assert!(refused(&[wrong]).contains("host element"));
+    assert!(says(refused(&[wrong]), "host element"));
 }
 
 #[test]

@@ -490,11 +490,13 @@ fn the_walker_agrees_with_every_case_and_its_positions_are_absolute() {
 fn rebuilt(dir: &Directory<'_>) -> Vec<u8> {
     use kiln_nostd::{Payload, Quant, QuantSpec, TensorSpec, Tensors};
     let views: Vec<_> = dir.iter().collect();
+    let shapes: Vec<_> = views.iter().map(|v| v.shape()).collect();
     let specs: Vec<TensorSpec<'_>> = views
         .iter()
-        .map(|v| TensorSpec {
+        .zip(&shapes)
+        .map(|(v, shape)| TensorSpec {
             dtype: v.dtype(),
-            shape: v.shape(),
+            shape,
             name: v.name(),
             layout: v.layout(),
             block_size: v.block_size(),

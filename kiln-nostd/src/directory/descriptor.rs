@@ -93,6 +93,8 @@ pub(crate) trait Fields: Copy {
     fn byte_length(&self) -> u64;
     /// The eight shape slots.
     fn shape(&self) -> [u64; 8];
+    /// Shape slot `k` (0 past the eighth).
+    fn dim(&self, k: usize) -> u64;
 
     /// End of the payload range, or `None` on overflow.
     fn range_end(&self) -> Option<u64> {
@@ -136,6 +138,9 @@ impl Fields for Descriptor {
     }
     fn shape(&self) -> [u64; 8] {
         self.shape
+    }
+    fn dim(&self, k: usize) -> u64 {
+        self.shape.get(k).copied().unwrap_or(0)
     }
 }
 
@@ -207,6 +212,17 @@ impl Fields for Record<'_> {
     fn byte_length(&self) -> u64 {
         field!(self, u64, 40)
     }
+    fn dim(&self, k: usize) -> u64 {
+        // Slot k & 7 lies at 48..112 of the 128 bytes: no bounds check.
+        match self
+            .0
+            .get(48 + 8 * (k & 7)..)
+            .and_then(<[u8]>::first_chunk::<8>)
+        {
+            Some(bytes) if k < 8 => u64::from_le_bytes(*bytes),
+            _ => 0,
+        }
+    }
     fn shape(&self) -> [u64; 8] {
         [
             field!(self, u64, 48),
@@ -222,28 +238,6 @@ impl Fields for Record<'_> {
 }
 
 impl Descriptor {
-    /// Decodes the fields of one record (reserved bytes are not looked at).
-    #[inline]
-    pub fn read(record: Record<'_>) -> Descriptor {
-        Descriptor {
-            dtype: record.dtype(),
-            rank: record.rank(),
-            name_off: record.name_off(),
-            name_len: record.name_len(),
-            layout_off: record.layout_off(),
-            layout_len: record.layout_len(),
-            block_size: record.block_size(),
-            quant_scheme: record.quant_scheme(),
-            quant_axis: record.quant_axis(),
-            group_size: record.group_size(),
-            scale_index: record.scale_index(),
-            outer_index: record.outer_index(),
-            byte_offset: record.byte_offset(),
-            byte_length: record.byte_length(),
-            shape: record.shape(),
-        }
-    }
-
     /// Writes the 128-byte record, reserved bytes zero.
     pub fn write<S: Sink>(&self, w: &mut Writer<S>) -> Result<()> {
         w.u16(self.dtype)?;
@@ -265,13 +259,6 @@ impl Descriptor {
             w.u64(dim)?;
         }
         w.put_zeros(16)
-    }
-
-    /// The dimensions in use.
-    pub fn dims(&self) -> &[u64] {
-        self.shape
-            .get(..usize::from(self.rank.min(MAX_RANK)))
-            .unwrap_or(&[])
     }
 
     /// End of the payload range, or `None` on overflow.

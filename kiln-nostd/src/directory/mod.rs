@@ -17,7 +17,7 @@ pub use descriptor::{
 pub use names::NameIndex;
 pub use rules::element_count;
 
-use descriptor::{Descriptor, Record, NO_INDEX};
+use descriptor::{dims_of, Fields, Record, NO_INDEX};
 use parse::Placement;
 
 use crate::dtype::{Dtype, DtypeCode};
@@ -179,8 +179,8 @@ impl<'a> Directory<'a> {
             .filter(|&i| i < self.tensor_count)?;
         Some(TensorView {
             dir: *self,
+            record: self.record(index)?,
             index,
-            desc: self.descriptor(index),
         })
     }
 
@@ -196,24 +196,20 @@ impl<'a> Directory<'a> {
             .saturating_add((index as usize).saturating_mul(DESCRIPTOR_LEN as usize))
     }
 
-    /// Descriptor `index`, read in place (all zeros past the end, which
-    /// the parser's bounds make unreachable).
+    /// Descriptor `index`, read in place; `None` past the descriptors
+    /// (which the parser's bounds make unreachable for indices below the
+    /// count).
     #[inline]
-    fn record(&self, index: u32) -> Record<'a> {
-        static ZEROS: [u8; 128] = [0u8; 128];
-        // Callers pass indices below the count, whose records lie inside
-        // the block; the bounds check below covers any other.
+    fn record(&self, index: u32) -> Option<Record<'a>> {
         let start = (index as usize)
             .wrapping_mul(DESCRIPTOR_LEN as usize)
             .wrapping_add(HEADER_LEN as usize);
         // `first_chunk` has no length-mismatch path, so no panic survives
         // in the decoder (the no-panic firmware build links only then).
-        Record(
-            self.block
-                .get(start..)
-                .and_then(<[u8]>::first_chunk::<128>)
-                .unwrap_or(&ZEROS),
-        )
+        self.block
+            .get(start..)
+            .and_then(<[u8]>::first_chunk::<128>)
+            .map(Record)
     }
 
     /// Every descriptor in order, with its index, read in place.
@@ -228,11 +224,6 @@ impl<'a> Directory<'a> {
                 .filter_map(<[u8]>::first_chunk::<128>)
                 .map(Record),
         )
-    }
-
-    #[inline]
-    fn descriptor(&self, index: u32) -> Descriptor {
-        Descriptor::read(self.record(index))
     }
 
     /// The name heap.
@@ -260,7 +251,8 @@ impl<'a> Directory<'a> {
 
     /// The name bytes of tensor `index` (empty when unnamed), read straight
     /// from the two fields of its record.
-    #[inline]
+    #[cfg_attr(not(target_os = "none"), inline)] // lookups on a host; one copy in firmware flash
+    #[cfg_attr(target_os = "none", inline(never))]
     fn name_at(&self, index: u32) -> &'a [u8] {
         let heap_start = self.heap_start();
         let (records, heap) = self
@@ -285,8 +277,8 @@ impl<'a> Directory<'a> {
     }
 
     #[inline]
-    fn payload_of(&self, d: &Descriptor) -> &'a [u8] {
-        self.payload_region(d.byte_offset, d.range_end().unwrap_or(0))
+    fn payload_of(&self, r: Record<'_>) -> &'a [u8] {
+        self.payload_region(r.byte_offset(), r.range_end().unwrap_or(0))
     }
 
     fn fault_in(&self, index: u32, code: Code, fault: &'static str, field: usize) -> Error {
@@ -299,15 +291,24 @@ impl<'a> Directory<'a> {
 /// and two bounds checks, for the hot loop of a lookup.
 #[inline]
 fn name_in<'a>(records: &[u8], heap: &'a [u8], index: usize) -> &'a [u8] {
+    match name_field(records, index) {
+        Some((off, len)) => heap.get(off..off + len).unwrap_or(&[]),
+        None => &[],
+    }
+}
+
+/// The heap offset and length of tensor `index`'s name, from the block's
+/// bytes before the heap (`records`): one bounds check and one load.
+#[inline] // every probe of by_name
+fn name_field(records: &[u8], index: usize) -> Option<(usize, usize)> {
+    // Byte 4 of descriptor `index`: 64 + 128 * index + 4, written as an OR
+    // since the record start is a multiple of 128 past the header.
     let field = (index << 7) | (HEADER_LEN as usize + 4);
-    let Some(&[o0, o1, l0, l1]) = records.get(field..).and_then(<[u8]>::first_chunk) else {
-        return &[];
-    };
-    let (off, len) = (
+    let &[o0, o1, l0, l1] = records.get(field..).and_then(<[u8]>::first_chunk)?;
+    Some((
         usize::from(u16::from_le_bytes([o0, o1])),
         usize::from(u16::from_le_bytes([l0, l1])),
-    );
-    heap.get(off..off + len).unwrap_or(&[])
+    ))
 }
 
 impl<'a> IntoIterator for &Directory<'a> {
@@ -375,12 +376,35 @@ pub enum Quant<'a> {
     },
 }
 
-/// One tensor of a checked [`Directory`].
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+/// One tensor of a checked [`Directory`]: the directory and the tensor's
+/// descriptor, borrowed. Every accessor reads its own field of the
+/// descriptor when called (the parser has checked them all), so looking a
+/// tensor up costs nothing beyond finding it.
+#[derive(Copy, Clone)]
 pub struct TensorView<'a> {
     dir: Directory<'a>,
+    record: Record<'a>,
     index: u32,
-    desc: Descriptor,
+}
+
+impl PartialEq for TensorView<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.index == other.index && self.dir == other.dir
+    }
+}
+
+impl Eq for TensorView<'_> {}
+
+impl core::fmt::Debug for TensorView<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("TensorView")
+            .field("index", &self.index)
+            .field("name", &self.name())
+            .field("dtype", &self.dtype())
+            .field("shape", &self.shape())
+            .field("byte_range", &self.byte_range())
+            .finish()
+    }
 }
 
 impl<'a> TensorView<'a> {
@@ -391,28 +415,46 @@ impl<'a> TensorView<'a> {
 
     /// The dtype code, closed or opaque.
     pub fn dtype(&self) -> DtypeCode {
+        let code = self.record.dtype();
         // Checked by parse; the fallback is never taken.
-        DtypeCode::from_code(self.desc.dtype).unwrap_or(DtypeCode::Opaque(self.desc.dtype))
+        DtypeCode::from_code(code).unwrap_or(DtypeCode::Opaque(code))
     }
 
     /// Number of dimensions, 0 through 8.
-    pub const fn rank(&self) -> usize {
-        self.desc.rank as usize
+    pub fn rank(&self) -> usize {
+        usize::from(self.record.rank())
     }
 
-    /// The dimensions (empty for a scalar).
-    pub fn shape(&self) -> &[u64] {
-        self.desc.dims()
+    /// The dimensions (empty for a scalar), decoded from the descriptor:
+    /// a [`Shape`] derefs to `&[u64]`.
+    ///
+    /// ```
+    /// use kiln_nostd::{Directory, TensorSpec};
+    /// let values = [0f32; 6];
+    /// let mut buf = [0u8; 512];
+    /// let dir = Directory::build(&[TensorSpec::from_host(&[2, 3], &values)], &mut buf).unwrap();
+    /// let shape = dir.get(0).unwrap().shape();
+    /// assert_eq!(shape, [2, 3]);
+    /// let dims: &[u64] = &shape;
+    /// assert_eq!(dims.iter().product::<u64>(), 6);
+    /// ```
+    pub fn shape(&self) -> Shape {
+        Shape {
+            dims: self.record.shape(),
+            rank: self.record.rank().min(MAX_RANK),
+        }
     }
 
     /// Product of the dimensions (1 for a scalar).
     pub fn element_count(&self) -> u64 {
-        element_count(self.desc.dims()).unwrap_or(0)
+        element_count(&self.shape()).unwrap_or(0)
     }
 
     /// The tensor's name, if the directory names its tensors.
     pub fn name(&self) -> Option<&'a str> {
-        let bytes = self.dir.heap_slice(self.desc.name_off, self.desc.name_len);
+        let bytes = self
+            .dir
+            .heap_slice(self.record.name_off(), self.record.name_len());
         (!bytes.is_empty())
             .then(|| core::str::from_utf8(bytes).ok())
             .flatten()
@@ -422,26 +464,26 @@ impl<'a> TensorView<'a> {
     pub fn layout(&self) -> Option<&'a str> {
         let bytes = self
             .dir
-            .heap_slice(self.desc.layout_off, self.desc.layout_len);
+            .heap_slice(self.record.layout_off(), self.record.layout_len());
         (!bytes.is_empty())
             .then(|| core::str::from_utf8(bytes).ok())
             .flatten()
     }
 
     /// The opaque block size in bytes (0 for closed dtypes).
-    pub const fn block_size(&self) -> u32 {
-        self.desc.block_size
+    pub fn block_size(&self) -> u32 {
+        self.record.block_size()
     }
 
     /// Offset of the payload from the start of the payload region (the
     /// wire's field).
-    pub const fn byte_offset(&self) -> u64 {
-        self.desc.byte_offset
+    pub fn byte_offset(&self) -> u64 {
+        self.record.byte_offset()
     }
 
     /// Payload length in bytes.
-    pub const fn byte_length(&self) -> u64 {
-        self.desc.byte_length
+    pub fn byte_length(&self) -> u64 {
+        self.record.byte_length()
     }
 
     /// Absolute byte range of the payload in the buffer the directory was
@@ -451,7 +493,7 @@ impl<'a> TensorView<'a> {
         let start = self
             .dir
             .payload_offset()
-            .saturating_add(usize::try_from(self.desc.byte_offset).unwrap_or(usize::MAX));
+            .saturating_add(usize::try_from(self.byte_offset()).unwrap_or(usize::MAX));
         start..start.saturating_add(self.bytes().len())
     }
 
@@ -475,17 +517,18 @@ impl<'a> TensorView<'a> {
     /// The raw little-endian payload, borrowed from the buffer.
     #[inline]
     pub fn bytes(&self) -> &'a [u8] {
-        self.dir.payload_of(&self.desc)
+        self.dir.payload_of(self.record)
     }
 
     /// Quantization scheme and the tensors it links to.
     pub fn quant(&self) -> Quant<'a> {
+        let r = self.record;
         let link = |i: u32| (i != NO_INDEX).then(|| self.dir.get(i as usize)).flatten();
-        let (axis, group_size) = (self.desc.quant_axis, self.desc.group_size);
+        let (axis, group_size) = (r.quant_axis(), r.group_size());
         match (
-            self.desc.quant_scheme,
-            link(self.desc.scale_index),
-            link(self.desc.outer_index),
+            r.quant_scheme(),
+            link(r.scale_index()),
+            link(r.outer_index()),
         ) {
             (1, Some(scales), _) => Quant::Scales {
                 axis,
@@ -503,7 +546,7 @@ impl<'a> TensorView<'a> {
     }
 
     fn check_element<T: Element>(&self) -> Result<()> {
-        if self.desc.dtype != T::DTYPE_CODE {
+        if self.record.dtype() != T::DTYPE_CODE {
             return Err(Error::refused(
                 Refusal::WrongElementType,
                 "element type does not match the tensor's dtype",
@@ -636,7 +679,123 @@ impl<'a> TensorView<'a> {
 
     /// The closed dtype, if this tensor has one.
     pub fn closed_dtype(&self) -> Option<Dtype> {
-        Dtype::from_code(self.desc.dtype)
+        Dtype::from_code(self.record.dtype())
+    }
+}
+
+/// A tensor's dimensions, as [`TensorView::shape`] decodes them from the
+/// descriptor: a small `Copy` value that derefs to `[u64]` (empty for a
+/// scalar), and compares with slices and arrays of `u64`.
+#[derive(Copy, Clone, Eq)]
+pub struct Shape {
+    dims: [u64; 8],
+    rank: u8,
+}
+
+impl Shape {
+    /// The dimensions as a slice.
+    pub fn as_slice(&self) -> &[u64] {
+        dims_of(&self.dims, self.rank)
+    }
+}
+
+impl core::ops::Deref for Shape {
+    type Target = [u64];
+
+    fn deref(&self) -> &[u64] {
+        self.as_slice()
+    }
+}
+
+impl AsRef<[u64]> for Shape {
+    fn as_ref(&self) -> &[u64] {
+        self.as_slice()
+    }
+}
+
+impl core::fmt::Debug for Shape {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        self.as_slice().fmt(f)
+    }
+}
+
+#[cfg(feature = "defmt")]
+impl defmt::Format for Shape {
+    fn format(&self, f: defmt::Formatter<'_>) {
+        defmt::write!(f, "{=[?]}", self.as_slice());
+    }
+}
+
+impl core::hash::Hash for Shape {
+    fn hash<H: core::hash::Hasher>(&self, state: &mut H) {
+        self.as_slice().hash(state);
+    }
+}
+
+impl PartialEq for Shape {
+    fn eq(&self, other: &Shape) -> bool {
+        self.as_slice() == other.as_slice()
+    }
+}
+
+impl PartialEq<[u64]> for Shape {
+    fn eq(&self, other: &[u64]) -> bool {
+        self.as_slice() == other
+    }
+}
+
+impl PartialEq<&[u64]> for Shape {
+    fn eq(&self, other: &&[u64]) -> bool {
+        self.as_slice() == *other
+    }
+}
+
+impl<const N: usize> PartialEq<[u64; N]> for Shape {
+    fn eq(&self, other: &[u64; N]) -> bool {
+        self.as_slice() == other
+    }
+}
+
+impl<const N: usize> PartialEq<&[u64; N]> for Shape {
+    fn eq(&self, other: &&[u64; N]) -> bool {
+        self.as_slice() == *other
+    }
+}
+
+impl PartialEq<Shape> for [u64] {
+    fn eq(&self, other: &Shape) -> bool {
+        self == other.as_slice()
+    }
+}
+
+impl PartialEq<Shape> for &[u64] {
+    fn eq(&self, other: &Shape) -> bool {
+        *self == other.as_slice()
+    }
+}
+
+impl<const N: usize> PartialEq<Shape> for [u64; N] {
+    fn eq(&self, other: &Shape) -> bool {
+        self == other.as_slice()
+    }
+}
+
+impl<'s> IntoIterator for &'s Shape {
+    type Item = &'s u64;
+    type IntoIter = core::slice::Iter<'s, u64>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.as_slice().iter()
+    }
+}
+
+impl IntoIterator for Shape {
+    type Item = u64;
+    type IntoIter = core::iter::Take<core::array::IntoIter<u64, 8>>;
+
+    /// The dimensions by value.
+    fn into_iter(self) -> Self::IntoIter {
+        self.dims.into_iter().take(self.as_slice().len())
     }
 }
 

@@ -5,24 +5,28 @@
 //! write), one pass proves them unique and lookups are binary searches
 //! with no index at all. Otherwise the indices are sorted by name:
 //!
-//! - with the `alloc` feature, in a vector: O(n log n);
+//! - with the `alloc` feature, in a hash table (a vector): one pass, or a
+//!   sort, O(n log n), when hostile names collide;
 //! - in caller scratch ([`Directory::parse_with_scratch`], one `u32` per
 //!   tensor): O(n log n) with no allocator;
 //! - otherwise, without an allocator, in a fixed 256-entry stack buffer
-//!   (1 KiB): O(n log n) up to 256 names; a larger unsorted directory is
-//!   checked chunk by chunk (each chunk sorted, every later name
-//!   binary-searched in it), O(n² / 256 · log 256). No method does better
-//!   with constant extra memory over read-only bytes, which is why the
-//!   scratch path exists; the 16-bit heap offsets cap a directory at 65,535
-//!   names, so even this path is bounded.
+//!   (512 bytes): names are inserted in order into a sorted chunk of up to
+//!   256 (binary search, then a shift), so a repeat inside the chunk is
+//!   found as it is inserted; every later name is then binary-searched in
+//!   the chunk, and the next chunk starts. O(n log n) up to 256 names,
+//!   O(n² / 256 · log 256) beyond. No method does better with constant
+//!   extra memory over read-only bytes, which is why the scratch path
+//!   exists; the 16-bit heap offsets cap a directory at 65,535 names, so
+//!   even this path is bounded.
 //!
 //! A directory that names its tensors has at most 65,535 of them (every
 //! name is at least one byte at a distinct 16-bit offset), so a tensor
 //! index of a named directory fits in a `u16`.
 //!
 //! Lookups: [`Directory::by_name`] binary-searches sorted names with no
-//! storage at all; [`Directory::index_names`] (alloc) builds a hash table
-//! of tensor indices in one pass, O(1) per lookup, sorted names or not;
+//! storage at all, comparing eight bytes at a time; [`Directory::index_names`]
+//! (alloc) builds a hash table of tensor indices (each with a fingerprint
+//! of its name's hash) in one pass, O(1) per lookup, sorted names or not;
 //! [`Directory::index_names_in`] sorts indices into the caller's storage.
 //! The hash table bounds its own work: every name sits at most
 //! [`MAX_PROBE`] slots from where its hash puts it, and names that collide
@@ -52,15 +56,24 @@ pub(crate) fn first_repeat<'n>(
     if increasing {
         return (None, true);
     }
+    (first_repeat_unordered(count, name, scratch), false)
+}
+
+/// [`first_repeat`] for names known not to be in increasing order.
+pub(crate) fn first_repeat_unordered<'n>(
+    count: u32,
+    name: impl Fn(u32) -> &'n [u8],
+    scratch: Option<&mut [u32]>,
+) -> Option<u32> {
     // Caller scratch large enough: one sort, O(n log n), no allocator.
     if let Some(order) = scratch.and_then(|s| s.get_mut(..count as usize)) {
         for (slot, i) in order.iter_mut().zip(0..count) {
             *slot = i;
         }
         sort_by_name(order, &name);
-        return (repeat_in_sorted(order, &name), false);
+        return repeat_in_sorted(order, &name);
     }
-    (first_repeat_unsorted(count, &name), false)
+    first_repeat_unsorted(count, &name)
 }
 
 #[cfg(feature = "alloc")]
@@ -78,35 +91,69 @@ fn first_repeat_unsorted<'n>(count: u32, name: &impl Fn(u32) -> &'n [u8]) -> Opt
 
 #[cfg(not(feature = "alloc"))]
 fn first_repeat_unsorted<'n>(count: u32, name: &impl Fn(u32) -> &'n [u8]) -> Option<u32> {
-    let mut scratch = [0u32; STACK_NAMES];
-    let mut first: Option<u32> = None;
-    let mut keep = |candidate: Option<u32>| {
-        if let Some(c) = candidate {
-            first = Some(first.map_or(c, |f| f.min(c)));
-        }
-    };
+    // Chunks of STACK_NAMES indices, in order. Each is sorted by inserting
+    // its indices one by one, in index order: the first whose name equals
+    // one already there is the chunk's first repeat. Then every later name
+    // is looked up in the sorted chunk. Only indices below the first repeat
+    // found so far can give an earlier one, so the work stops there. A
+    // named directory has fewer than 65,536 tensors: indices fit in u16.
+    let mut chunk: [u16; STACK_NAMES] = core::array::from_fn(|i| i as u16);
+    let mut first = count;
     let mut start = 0u32;
-    while start < count {
-        let end = start.saturating_add(STACK_NAMES as u32).min(count);
-        let chunk = scratch
-            .get_mut(..(end - start) as usize)
-            .unwrap_or_default();
-        for (slot, i) in chunk.iter_mut().zip(start..end) {
-            *slot = i;
+    while start < first {
+        let end = start.saturating_add(STACK_NAMES as u32).min(first);
+        let mut len = 0usize;
+        for i in start..end {
+            let this = name(i);
+            if this.is_empty() {
+                continue;
+            }
+            match find_name(chunk.get(..len).unwrap_or_default(), this, name) {
+                Ok(_) => {
+                    first = i;
+                    break;
+                }
+                Err(at) => {
+                    // Shift the larger names up one and put `i` at `at`.
+                    let mut pos = len;
+                    while pos > at {
+                        let (Some(&prev), Some(slot_pos)) = (chunk.get(pos - 1), Some(pos)) else {
+                            break;
+                        };
+                        if let Some(slot) = chunk.get_mut(slot_pos) {
+                            *slot = prev;
+                        }
+                        pos -= 1;
+                    }
+                    if let Some(slot) = chunk.get_mut(at) {
+                        *slot = i as u16;
+                    }
+                    len += 1;
+                }
+            }
         }
-        sort_by_name(chunk, name);
-        keep(repeat_in_sorted(chunk, name));
-        // A later name equal to one in this chunk repeats it.
-        for later in end..count {
+        let sorted = chunk.get(..len).unwrap_or_default();
+        for later in end..first {
             let this = name(later);
-            if !this.is_empty() && chunk.binary_search_by(|&j| name(j).cmp(this)).is_ok() {
-                keep(Some(later));
+            if !this.is_empty() && find_name(sorted, this, name).is_ok() {
+                first = later;
                 break;
             }
         }
         start = end;
     }
-    first
+    (first < count).then_some(first)
+}
+
+/// Where `this` is, or would go, among the indices of `sorted` (in name
+/// order): one function for both searches of [`first_repeat_unsorted`].
+#[cfg(not(feature = "alloc"))]
+fn find_name<'n>(
+    sorted: &[u16],
+    this: &[u8],
+    name: &impl Fn(u32) -> &'n [u8],
+) -> Result<usize, usize> {
+    sorted.binary_search_by(|&j| name(u32::from(j)).cmp(this))
 }
 
 /// The first repeat by hashing, or `None` when some name would sit more
@@ -118,22 +165,26 @@ fn first_repeat_hashed<'n>(count: u32, name: &impl Fn(u32) -> &'n [u8]) -> Optio
         .next_power_of_two()
         .max(8);
     let mask = slots.wrapping_sub(1);
-    let mut table = alloc::vec![u32::MAX; slots];
+    // Each entry: the index in the low half, the hash's top half above it,
+    // so that a probe reads a name only when the hashes agree.
+    let mut table = alloc::vec![u64::MAX; slots];
     for i in 0..count {
         let this = name(i);
         if this.is_empty() {
             continue;
         }
-        let mut slot = home(hash_name(this), mask);
+        let hash = hash_name(this);
+        let tag = hash & !u64::from(u32::MAX);
+        let mut slot = home(hash, mask);
         let mut placed = false;
         for _ in 0..MAX_PROBE {
             let entry = table.get_mut(slot)?;
-            if *entry == u32::MAX {
-                *entry = i;
+            if *entry == u64::MAX {
+                *entry = tag | u64::from(i);
                 placed = true;
                 break;
             }
-            if name(*entry) == this {
+            if *entry & !u64::from(u32::MAX) == tag && name(*entry as u32) == this {
                 return Some(Some(i));
             }
             slot = slot.wrapping_add(1) & mask;
@@ -212,6 +263,16 @@ fn repeat_in_sorted<'n>(order: &[u32], name: &impl Fn(u32) -> &'n [u8]) -> Optio
         .min()
 }
 
+/// The bytewise order of two names: `<[u8]>::cmp` (a `memcmp` call) in
+/// firmware, where it is the smallest code; [`cmp_bytes`] on a host.
+#[inline] // per descriptor in the parse loop
+pub(crate) fn cmp_names(a: &[u8], b: &[u8]) -> Ordering {
+    #[cfg(target_os = "none")]
+    return a.cmp(b);
+    #[cfg(not(target_os = "none"))]
+    cmp_bytes(a, b)
+}
+
 /// The bytewise order of two names (what `<[u8]>::cmp` gives), eight
 /// bytes at a time: names like `layers.17.attn.q_proj.weight` share long
 /// prefixes, and this stays inline where a `memcmp` call would not.
@@ -229,18 +290,136 @@ pub(crate) fn cmp_bytes(a: &[u8], b: &[u8]) -> Ordering {
             }
         }
     }
-    // Both remainders have the same length (n % 8): zero-padded, they
-    // compare as the bytes do.
-    let tail = |rest: &[u8]| {
-        let mut word = [0u8; 8];
-        for (slot, &b) in word.iter_mut().zip(rest) {
-            *slot = b;
+    // Both remainders have the same length (n % 8), under eight bytes.
+    for (x, y) in words_a.remainder().iter().zip(words_b.remainder()) {
+        if x != y {
+            return x.cmp(y);
         }
-        u64::from_be_bytes(word)
-    };
-    tail(words_a.remainder())
-        .cmp(&tail(words_b.remainder()))
-        .then(a.len().cmp(&b.len()))
+    }
+    a.len().cmp(&b.len())
+}
+
+/// The first eight bytes of `bytes` as a big-endian word, zero-padded:
+/// two byte strings whose words differ compare as their words do.
+///
+/// Built from overlapping reads (the first and the last four bytes, or the
+/// first, middle and last byte), not byte by byte: a copy of the bytes
+/// into an array becomes a `memcpy` call whose byte stores the following
+/// eight-byte load then waits for.
+#[inline] // in by_name, which callers instantiate in their own crate
+fn word_of(bytes: &[u8]) -> u64 {
+    if let Some(word) = bytes.first_chunk::<8>() {
+        return u64::from_be_bytes(*word);
+    }
+    // 0 to 7 bytes: byte k goes to bits 56 - 8k.
+    let len = bytes.len();
+    let at = |k: usize| 8 * (7 - k as u32);
+    match (bytes.first_chunk::<4>(), bytes.last_chunk::<4>()) {
+        (Some(head), Some(tail)) => {
+            u64::from(u32::from_be_bytes(*head)) << 32
+                | u64::from(u32::from_be_bytes(*tail)) << at(len - 1)
+        }
+        _ => match bytes {
+            [] => 0,
+            [first, .., last] | [first @ last] => {
+                let middle = bytes.get(len / 2).copied().unwrap_or(0);
+                u64::from(*first) << 56
+                    | u64::from(middle) << at(len / 2)
+                    | u64::from(*last) << at(len - 1)
+            }
+        },
+    }
+}
+
+/// A name being looked up, with its last word (the bytes after its last
+/// multiple of eight, zero-padded) made once.
+struct Needle<'n> {
+    bytes: &'n [u8],
+    tail: u64,
+}
+
+impl<'n> Needle<'n> {
+    #[inline] // once per by_name
+    fn new(bytes: &'n [u8]) -> Needle<'n> {
+        let tail = bytes.len() & !7;
+        Needle {
+            bytes,
+            tail: word_of(bytes.get(tail..).unwrap_or(&[])),
+        }
+    }
+}
+
+/// The word of `block` at `at` when the block ends within eight bytes (the
+/// last name of a block without payloads): byte by byte.
+#[cold]
+#[inline(never)]
+fn word_near_end(block: &[u8], at: usize) -> u64 {
+    word_of(block.get(at..).unwrap_or(&[]))
+}
+
+/// A name of `len` bytes at `at` in `block`.
+struct NameAt<'b> {
+    block: &'b [u8],
+    at: usize,
+    len: usize,
+}
+
+impl NameAt<'_> {
+    /// The name's bytes.
+    #[inline] // every probe of by_name
+    fn bytes(&self) -> &[u8] {
+        let end = self.at.saturating_add(self.len);
+        self.block.get(self.at..end).unwrap_or(&[])
+    }
+
+    /// Eight bytes of the block from byte `k` of the name as a big-endian
+    /// word: past the name's end where the block goes on (it does for all
+    /// but the last name of a block without payloads).
+    #[inline] // every probe of by_name
+    fn raw_word(&self, k: usize) -> u64 {
+        let at = self.at.saturating_add(k);
+        match self.block.get(at..).and_then(<[u8]>::first_chunk::<8>) {
+            Some(word) => u64::from_be_bytes(*word),
+            None => word_near_end(self.block, at),
+        }
+    }
+
+    /// The bytewise order of this name against `needle`: what
+    /// `<[u8]>::cmp` gives. Whole words as [`cmp_bytes`] compares them;
+    /// then the last 1 to 7 bytes the two have as one word each, read
+    /// from the block past the name's end (where the block goes on, as it
+    /// does for all but the last name of a block without payloads) and
+    /// from the needle's last word, masked.
+    #[inline] // every probe of by_name
+    fn cmp(&self, needle: &Needle<'_>) -> Ordering {
+        let both = self.len.min(needle.bytes.len());
+        let whole = both & !7;
+        let name = self.bytes().get(..whole).unwrap_or(&[]);
+        let pairs = name.chunks_exact(8).zip(needle.bytes.chunks_exact(8));
+        for (x, y) in pairs {
+            if let (Some(x), Some(y)) = (x.first_chunk::<8>(), y.first_chunk::<8>()) {
+                if x != y {
+                    return u64::from_be_bytes(*x).cmp(&u64::from_be_bytes(*y));
+                }
+            }
+        }
+        let rest = both - whole;
+        if rest > 0 {
+            let a = self.raw_word(whole);
+            let b = match needle.bytes.get(whole..).and_then(<[u8]>::first_chunk::<8>) {
+                Some(word) => u64::from_be_bytes(*word),
+                None => needle.tail,
+            };
+            // Keep the `rest` bytes both have (1 to 7).
+            let mask = !u64::MAX.wrapping_shr(8 * rest as u32);
+            let (a, b) = (a & mask, b & mask);
+            if a != b {
+                return a.cmp(&b);
+            }
+        }
+        // One is a prefix of the other.
+        self.len.cmp(&needle.bytes.len())
+    }
 }
 
 /// Slots a name may sit past its hash's slot before the hash index gives
@@ -251,24 +430,46 @@ pub const MAX_PROBE: usize = 32;
 /// below 65,535).
 const EMPTY: u16 = u16::MAX;
 
-/// A hash of a name: eight bytes at a time, multiply and rotate. Not keyed:
-/// colliding names only cost probes, which [`MAX_PROBE`] bounds.
+/// A hash of a name: eight bytes at a time, multiply and rotate; the last
+/// partial word read as the name's last eight bytes (overlapping the one
+/// before), a name under eight bytes from two overlapping halves, so no
+/// byte is copied one at a time. Not keyed: colliding names only cost
+/// probes, which [`MAX_PROBE`] bounds.
 #[inline]
 fn hash_name(name: &[u8]) -> u64 {
     const K: u64 = 0x9E37_79B9_7F4A_7C15;
-    let mut h = (name.len() as u64).wrapping_mul(K);
+    let mix = |h: u64, word: u64| (h.rotate_left(23) ^ word).wrapping_mul(K);
+    let len = name.len();
+    let mut h = (len as u64).wrapping_mul(K);
     let mut chunks = name.chunks_exact(8);
     for chunk in &mut chunks {
         if let Some(word) = chunk.first_chunk::<8>() {
-            h = (h.rotate_left(23) ^ u64::from_le_bytes(*word)).wrapping_mul(K);
+            h = mix(h, u64::from_le_bytes(*word));
         }
     }
-    let mut tail = [0u8; 8];
-    for (slot, &b) in tail.iter_mut().zip(chunks.remainder()) {
-        *slot = b;
-    }
-    h = (h.rotate_left(23) ^ u64::from_le_bytes(tail)).wrapping_mul(K);
+    let last = if !chunks.remainder().is_empty() && len >= 8 {
+        name.last_chunk::<8>().map_or(0, |w| u64::from_le_bytes(*w))
+    } else if let (Some(head), Some(tail)) = (name.first_chunk::<4>(), name.last_chunk::<4>()) {
+        u64::from(u32::from_le_bytes(*head)) << 32 | u64::from(u32::from_le_bytes(*tail))
+    } else {
+        match name {
+            [] => 0,
+            [a, .., b] | [a @ b] => {
+                u64::from(*a) << 16
+                    | u64::from(name.get(len / 2).copied().unwrap_or(0)) << 8
+                    | u64::from(*b)
+            }
+        }
+    };
+    h = mix(h, last);
     h ^ (h >> 32)
+}
+
+/// The fingerprint of a name's hash kept next to its index in a hash
+/// table: a probe compares it before reading the name.
+#[inline] // every probe of NameIndex::get
+fn fingerprint(hash: u64) -> u16 {
+    (hash >> 48) as u16
 }
 
 /// The first slot of `hash` in a table of `mask + 1` slots.
@@ -303,19 +504,24 @@ impl<'a> Directory<'a> {
         self.get(index as usize)
     }
 
-    /// Binary search of sorted names.
+    /// Binary search of sorted names. Each probe reads the name's two
+    /// fields from its descriptor and compares the name with the needle
+    /// eight bytes at a time ([`NameAt::cmp`]).
     #[inline]
     fn search_sorted(&self, needle: &[u8]) -> Option<u32> {
-        let (records, heap) = self
-            .block
-            .split_at_checked(self.heap_start())
-            .unwrap_or((&[], &[]));
-        let name = |i: u32| super::name_in(records, heap, i as usize);
-        let mut low = 0u32;
-        let mut high = self.tensor_count;
+        let heap_start = self.heap_start();
+        let records = self.block.get(..heap_start)?;
+        let needle = Needle::new(needle);
+        let (mut low, mut high) = (0u32, self.tensor_count);
         while low < high {
             let mid = low + (high - low) / 2;
-            match cmp_bytes(name(mid), needle) {
+            let (off, len) = super::name_field(records, mid as usize)?;
+            let name = NameAt {
+                block: self.block,
+                at: heap_start.wrapping_add(off),
+                len,
+            };
+            match name.cmp(&needle) {
                 Ordering::Less => low = mid + 1,
                 Ordering::Greater => high = mid,
                 Ordering::Equal => return Some(mid),
@@ -379,8 +585,9 @@ impl<'a> Directory<'a> {
                 hashed: false,
             };
         }
+        // Pairs of (tensor index, fingerprint), two slots per tensor.
         let slots = self.len().saturating_mul(2).next_power_of_two().max(8);
-        let mut table = alloc::vec![EMPTY; slots];
+        let mut table = alloc::vec![EMPTY; 2 * slots];
         if self.fill_hash(&mut table) {
             return NameIndex {
                 dir: *self,
@@ -400,22 +607,24 @@ impl<'a> Directory<'a> {
         }
     }
 
-    /// Puts every tensor index in `table` (a power of two of slots, all
-    /// [`EMPTY`]) at or after its name's hash slot; false when a name
-    /// would sit more than [`MAX_PROBE`] slots past it.
+    /// Puts every tensor index in `table` (a power of two of slots, each
+    /// a pair of index and fingerprint, the index [`EMPTY`]) at or after
+    /// its name's hash slot; false when a name would sit more than
+    /// [`MAX_PROBE`] slots past it.
     #[cfg(feature = "alloc")]
     fn fill_hash(&self, table: &mut [u16]) -> bool {
-        let mask = table.len().wrapping_sub(1);
+        let mask = (table.len() / 2).wrapping_sub(1);
         for (i, r) in self.records() {
             let Ok(index) = u16::try_from(i) else {
                 return false;
             };
-            let mut slot = home(hash_name(self.heap_slice(r.name_off(), r.name_len())), mask);
+            let hash = hash_name(self.heap_slice(r.name_off(), r.name_len()));
+            let mut slot = home(hash, mask);
             let mut placed = false;
             for _ in 0..MAX_PROBE {
-                match table.get_mut(slot) {
-                    Some(entry) if *entry == EMPTY => {
-                        *entry = index;
+                match table.get_mut(2 * slot..2 * slot + 2) {
+                    Some([entry, tag]) if *entry == EMPTY => {
+                        (*entry, *tag) = (index, fingerprint(hash));
                         placed = true;
                         break;
                     }
@@ -462,14 +671,15 @@ impl<'a, S: AsRef<[u16]>> NameIndex<'a, S> {
         let order = self.order.as_ref();
         let needle = name.as_bytes();
         if self.hashed {
-            let mask = order.len().wrapping_sub(1);
-            let mut slot = home(hash_name(needle), mask);
+            let mask = (order.len() / 2).wrapping_sub(1);
+            let hash = hash_name(needle);
+            let mut slot = home(hash, mask);
             for _ in 0..MAX_PROBE {
-                let index = *order.get(slot)?;
+                let &[index, tag] = order.get(2 * slot..)?.first_chunk::<2>()?;
                 if index == EMPTY {
                     return None;
                 }
-                if self.dir.name_at(u32::from(index)) == needle {
+                if tag == fingerprint(hash) && self.dir.name_at(u32::from(index)) == needle {
                     return self.dir.get(usize::from(index));
                 }
                 slot = slot.wrapping_add(1) & mask;
@@ -489,5 +699,158 @@ impl<'a, S: AsRef<[u16]>> NameIndex<'a, S> {
     /// The directory this index looks into.
     pub const fn directory(&self) -> &Directory<'a> {
         &self.dir
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::indexing_slicing, clippy::unwrap_used)]
+
+    use super::*;
+
+    /// The first repeat, by comparing every pair.
+    fn naive(names: &[&[u8]]) -> Option<u32> {
+        (0..names.len()).find_map(|i| {
+            let earlier = names.get(..i).unwrap_or_default();
+            (!names[i].is_empty() && earlier.contains(&names[i])).then_some(i as u32)
+        })
+    }
+
+    /// Repeats near and far apart (across the 256-name chunks of the
+    /// no-allocator path), unnamed tensors, and none at all; names of each
+    /// count in shuffled order.
+    /// A table too small to hold every name within MAX_PROBE slots of
+    /// its hash's slot is refused, and `index_names` then uses the sorted
+    /// order (lookups still find every name).
+    #[cfg(feature = "alloc")]
+    #[test]
+    fn a_full_hash_table_falls_back() {
+        use crate::{to_vec, TensorSpec, Tensors};
+        let one = [1u8];
+        let names: Vec<String> = (0..40).map(|i| format!("w{}", 39 - i)).collect();
+        let specs: Vec<TensorSpec> = names
+            .iter()
+            .map(|n| TensorSpec::new(crate::Dtype::U8, &[1], &one).named(n))
+            .collect();
+        let block = to_vec(&Tensors(&specs)).unwrap();
+        let dir = Directory::parse(&block).unwrap();
+        assert!(!dir.names_sorted());
+        let mut small = vec![EMPTY; 2 * 4];
+        assert!(!dir.fill_hash(&mut small));
+        let mut enough = vec![EMPTY; 2 * 128];
+        assert!(dir.fill_hash(&mut enough));
+        let index = dir.index_names();
+        for (i, n) in names.iter().enumerate() {
+            assert_eq!(index.get(n).map(|t| t.index()), Some(i));
+        }
+        assert!(index.get("w40").is_none());
+    }
+
+    #[test]
+    fn first_repeat_finds_the_first_repeat() {
+        let mut seed = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for count in [0usize, 1, 2, 3, 255, 256, 257, 600, 1000] {
+            let mut base: Vec<Vec<u8>> = (0..count).map(|i| format!("n{i}").into_bytes()).collect();
+            for i in (1..count).rev() {
+                base.swap(i, (next() % (i as u64 + 1)) as usize);
+            }
+            let mut variants = vec![base.clone()];
+            for _ in 0..6 {
+                if count < 2 {
+                    break;
+                }
+                let mut v = base.clone();
+                let (a, b) = (
+                    (next() % count as u64) as usize,
+                    (next() % count as u64) as usize,
+                );
+                v[b] = v[a].clone();
+                if next() % 3 == 0 {
+                    let c = (next() % count as u64) as usize;
+                    v[c] = Vec::new();
+                }
+                variants.push(v);
+            }
+            for v in &variants {
+                let names: Vec<&[u8]> = v.iter().map(Vec::as_slice).collect();
+                let name = |i: u32| names[i as usize];
+                let want = naive(&names);
+                assert_eq!(first_repeat(count as u32, name, None).0, want, "{count}");
+                let mut scratch = vec![0u32; count];
+                assert_eq!(first_repeat(count as u32, name, Some(&mut scratch)).0, want);
+            }
+        }
+    }
+
+    /// `NameAt::cmp` and `cmp_bytes` give `<[u8]>::cmp` for names with
+    /// zero bytes, shared prefixes and every length around a word, read
+    /// from anywhere in a block, its last bytes included.
+    #[test]
+    fn word_of_pads_with_zeros() {
+        for len in 0..=9 {
+            let bytes: Vec<u8> = (1..=len as u8).map(|b| b * 17).collect();
+            let mut padded = [0u8; 8];
+            for (slot, &b) in padded.iter_mut().zip(&bytes) {
+                *slot = b;
+            }
+            assert_eq!(word_of(&bytes), u64::from_be_bytes(padded), "{len}");
+        }
+    }
+
+    #[test]
+    fn word_compares_are_byte_compares() {
+        let alphabet: &[&[u8]] = &[
+            b"",
+            b"\0",
+            b"a",
+            b"a\0",
+            b"ab",
+            b"abcdefg",
+            b"abcdefgh",
+            b"abcdefgh\0",
+            b"abcdefghi",
+            b"abcdefgz",
+            b"layers.1",
+            b"layers.17.attn.q_proj.weight",
+            b"layers.17.attn.k_proj.weight",
+            b"layers.17.attn.q_proj.weigh",
+            b"\xff\xff",
+            b"t1",
+            b"t10",
+            b"t9999",
+            b"abcdefghabcdefgh",
+            b"abcdefghabcdefgh\0",
+        ];
+        for &name in alphabet {
+            // The name at the very end of the block, and with bytes after it.
+            for after in [
+                &b""[..],
+                b"\xff\xff\xff\xff\xff\xff\xff\xff\xff",
+                b"\0\0\0\0\0\0\0\0",
+            ] {
+                let mut block = b"xyz".to_vec();
+                block.extend_from_slice(name);
+                block.extend_from_slice(after);
+                let at = NameAt {
+                    block: &block,
+                    at: 3,
+                    len: name.len(),
+                };
+                for &needle in alphabet {
+                    assert_eq!(
+                        at.cmp(&Needle::new(needle)),
+                        name.cmp(needle),
+                        "{name:?} {needle:?}"
+                    );
+                    assert_eq!(cmp_bytes(name, needle), name.cmp(needle));
+                }
+            }
+        }
     }
 }

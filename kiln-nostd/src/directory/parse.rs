@@ -1,9 +1,21 @@
-//! `Directory::parse`: the one gate. It runs the check order of `spec/kiln-v2.md`
-//! section 14, steps 1 to 12, each step over every descriptor before the next starts,
-//! so that a block with several faults reports the same first fault in
-//! every reader. Nothing is allocated; the cost is proportional to the
-//! tensor count, the name bytes and the alignment gaps, plus one pass over
-//! bool payloads (the format requires their bytes to be checked).
+//! `Directory::parse`: the one gate. It runs the check order of
+//! `spec/kiln-v2.md` section 14, steps 1 to 12, so that a block with
+//! several faults reports the same first fault in every reader. Nothing is
+//! allocated; the cost is proportional to the tensor count, the name bytes
+//! and the alignment gaps, plus one pass over bool payloads (the format
+//! requires their bytes to be checked).
+//!
+//! Steps 1 to 7 read the header ([`parse`]). Steps 8 to 11 are rules about
+//! each descriptor, listed in check order in [`STEPS`] ([`Step`] says
+//! which step of the text each one is): the first fault the format names
+//! is the first descriptor that breaks step 8a, else the first that
+//! breaks 8b, and so on ([`in_order`]: each step over every descriptor
+//! before the next starts). A valid block has no first fault, so on a
+//! host the steps first run together, in one pass that reads each
+//! descriptor once ([`one_pass`]); only a block that fails it is checked
+//! again in order, to name the fault the format names. A firmware build
+//! (`target_os = "none"`) runs the ordered check alone: it is the smaller
+//! code, and its blocks are small.
 
 use super::descriptor::*;
 use super::names;
@@ -35,10 +47,6 @@ fn bytes_at<const N: usize>(buf: &[u8], at: usize) -> [u8; N] {
         .unwrap_or([0u8; N])
 }
 
-fn u16_at(buf: &[u8], at: usize) -> u16 {
-    u16::from_le_bytes(bytes_at(buf, at))
-}
-
 fn u32_at(buf: &[u8], at: usize) -> u32 {
     u32::from_le_bytes(bytes_at(buf, at))
 }
@@ -54,6 +62,25 @@ pub(crate) fn parse<'a>(
     trusted: bool,
     scratch: Option<&mut [u32]>,
 ) -> Result<Directory<'a>> {
+    let (mut dir, payload_bytes) = check_header(buf, limits)?;
+
+    // Steps 8 to 11.
+    dir.names_sorted = check_descriptors(&dir, payload_bytes, trusted, scratch)?;
+
+    // Step 12: a standalone block is the whole buffer.
+    if placement == Placement::Standalone && buf.len() > dir.block.len() {
+        return Err(fault(
+            Code::Trailing,
+            "bytes after the end of the directory block",
+            dir.block.len() as u64,
+        ));
+    }
+    Ok(dir)
+}
+
+/// Steps 1 to 7: the header, and where the block ends. Returns the
+/// directory (names not yet known to be sorted) and `payload_bytes`.
+fn check_header(buf: &[u8], limits: Limits) -> Result<(Directory<'_>, u64)> {
     // Step 1: magic, and a whole header.
     if buf.len() < MAGIC.len() {
         return Err(fault(
@@ -65,17 +92,16 @@ pub(crate) fn parse<'a>(
     if buf.get(..4) != Some(&MAGIC[..]) {
         return Err(fault(Code::Frame, "directory magic is not KLNT", 0));
     }
-    if (buf.len() as u64) < HEADER_LEN {
+    let Some(header) = buf.first_chunk::<{ HEADER_LEN as usize }>() else {
         return Err(fault(
             Code::Eof,
             "fewer than 64 bytes for the directory header",
             4,
         ));
-    }
+    };
 
     // Step 2: version, flags, reserved header bytes.
-    let version = buf.get(4).copied().unwrap_or(0);
-    let flags = buf.get(5).copied().unwrap_or(0);
+    let [_, _, _, _, version, flags, r6, r7, ..] = *header;
     if version != DIRECTORY_VERSION {
         return Err(fault(Code::Frame, "directory version is not 2", 4));
     }
@@ -85,17 +111,21 @@ pub(crate) fn parse<'a>(
     if flags & FLAG_LITTLE_ENDIAN == 0 {
         return Err(fault(Code::Frame, "little-endian flag is clear", 5));
     }
-    let reserved = buf.get(6..8).into_iter().chain(buf.get(32..64)).flatten();
-    if reserved.clone().any(|&b| b != 0) {
-        let at = if u16_at(buf, 6) != 0 { 6 } else { 32 };
-        return Err(fault(Code::Frame, "nonzero reserved header byte", at));
+    if r6 | r7 != 0 {
+        return Err(fault(Code::Frame, "nonzero reserved header byte", 6));
+    }
+    if header
+        .get(32..)
+        .is_some_and(|tail| tail.iter().any(|&b| b != 0))
+    {
+        return Err(fault(Code::Frame, "nonzero reserved header byte", 32));
     }
 
     // Step 3: caps, before anything is sized by the claims.
-    let tensor_count = u32_at(buf, 8);
-    let name_bytes = u32_at(buf, 12);
-    let payload_bytes = u64_at(buf, 16);
-    let directory_bytes = u64_at(buf, 24);
+    let tensor_count = u32_at(header, 8);
+    let name_bytes = u32_at(header, 12);
+    let payload_bytes = u64_at(header, 16);
+    let directory_bytes = u64_at(header, 24);
     check_cap(
         tensor_count.into(),
         limits.count_cap,
@@ -111,9 +141,7 @@ pub(crate) fn parse<'a>(
 
     // Step 4: directory_bytes agrees with the count and the heap. The sum
     // of a u32 times 128 and a u32 cannot overflow a u64.
-    let expected_directory = u64::from(tensor_count)
-        .saturating_mul(DESCRIPTOR_LEN)
-        .saturating_add(u64::from(name_bytes));
+    let expected_directory = u64::from(tensor_count) * DESCRIPTOR_LEN + u64::from(name_bytes);
     if directory_bytes != expected_directory {
         return Err(fault(
             Code::Type,
@@ -126,15 +154,16 @@ pub(crate) fn parse<'a>(
     check_fits(
         tensor_count.into(),
         DESCRIPTOR_LEN,
-        HEADER_LEN.saturating_add(name_bytes.into()),
+        HEADER_LEN + u64::from(name_bytes),
         buf.len(),
         "directory extends past the end of the buffer",
         8,
     )?;
 
-    // Step 6: the whole block lies inside the buffer.
-    let heap_end = HEADER_LEN.saturating_add(directory_bytes);
-    let payload_base = align_up(heap_end).unwrap_or(u64::MAX);
+    // Step 6: the whole block lies inside the buffer. (directory_bytes is
+    // below 2^40 here, so these sums do not overflow.)
+    let heap_end = HEADER_LEN + directory_bytes;
+    let payload_base = heap_end.next_multiple_of(ALIGN);
     let block_len = payload_base.checked_add(payload_bytes).ok_or(fault(
         Code::Limit,
         "payload_base + payload_bytes overflows 64 bits",
@@ -159,11 +188,11 @@ pub(crate) fn parse<'a>(
         return Err(fault(
             Code::Type,
             "nonzero padding byte before the payloads",
-            heap_end.saturating_add(i as u64),
+            heap_end + i as u64,
         ));
     }
 
-    let mut dir = Directory {
+    let dir = Directory {
         block,
         offset: 0,
         tensor_count,
@@ -172,59 +201,393 @@ pub(crate) fn parse<'a>(
         flags,
         names_sorted: false,
     };
-
-    dir.names_sorted = check_names(&dir, trusted, scratch)?;
-    check_shapes_and_ranges(&dir, payload_bytes)?;
-    check_canonical_placement(&dir, payload_bytes)?;
-    check_payload_bits_and_quant(&dir, trusted)?;
-
-    // Step 12: a standalone block is the whole buffer.
-    if placement == Placement::Standalone && buf.len() > block.len() {
-        return Err(fault(
-            Code::Trailing,
-            "bytes after the end of the directory block",
-            block_len,
-        ));
-    }
-    Ok(dir)
+    Ok((dir, payload_bytes))
 }
 
-/// Step 8: (a) reserved descriptor bytes, (b) flag rules and every name and
-/// layout slice against the canonical heap, (c) UTF-8, (d) unique names.
-/// Returns whether the names are in strictly increasing byte order.
-fn check_names(dir: &Directory<'_>, trusted: bool, scratch: Option<&mut [u32]>) -> Result<bool> {
-    // (a)
-    for (i, r) in dir.records() {
-        if !r.reserved_clear() {
-            return Err(dir.fault_in(i, Code::Frame, "nonzero reserved descriptor byte", 3));
+// ---------------------------------------------------------------------------
+// Steps 8 to 11: the descriptors
+
+/// A rule about one descriptor, with what it checks once the last
+/// descriptor has passed it. In check order; see [`STEPS`].
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+enum Step {
+    /// 8a: reserved descriptor bytes are zero; after the last, 8b's rule
+    /// that an empty directory has no name flag.
+    Reserved,
+    /// 8b: the name flag rule, and each name at its canonical heap offset
+    /// (the names in descriptor order from the heap's start).
+    Names,
+    /// 8b: each layout name at its canonical heap offset (after the names,
+    /// in descriptor order); after the last, the heap has no other bytes.
+    Layouts,
+    /// 8c: names and layout names are UTF-8.
+    Utf8,
+    /// 8d: names are unique: strictly increasing (one comparison each),
+    /// or else, after the last, no repeat found by a sort or a hash.
+    Unique,
+    /// 9: dtype, rank, shape, byte length and payload range.
+    ShapeAndRange,
+    /// 9: payload ranges in increasing order, none overlapping.
+    Overlap,
+    /// 10: each payload at the greedy 64-aligned offset, zero bytes in the
+    /// gaps; after the last, `payload_bytes` is where it ends.
+    Placement,
+    /// 11: bool bytes are 0 or 1, an odd packed count leaves a zero high
+    /// nibble.
+    PayloadBits,
+    /// 11: quantization fields and the tensors they link to.
+    Quant,
+}
+
+/// Steps 8 to 11 in the format's check order.
+const STEPS: [Step; 10] = [
+    Step::Reserved,
+    Step::Names,
+    Step::Layouts,
+    Step::Utf8,
+    Step::Unique,
+    Step::ShapeAndRange,
+    Step::Overlap,
+    Step::Placement,
+    Step::PayloadBits,
+    Step::Quant,
+];
+
+/// Steps 8 to 11; returns whether the names are in strictly increasing
+/// byte order.
+fn check_descriptors(
+    dir: &Directory<'_>,
+    payload_bytes: u64,
+    trusted: bool,
+    scratch: Option<&mut [u32]>,
+) -> Result<bool> {
+    #[cfg(not(target_os = "none"))]
+    let mut scratch = scratch;
+    #[cfg(not(target_os = "none"))]
+    {
+        let mut walk = Walk::new(dir, payload_bytes, trusted);
+        if one_pass(&mut walk, scratch.as_deref_mut()).is_ok() {
+            return Ok(walk.increasing);
+        }
+    }
+    let mut walk = Walk::new(dir, payload_bytes, trusted);
+    in_order(&mut walk, scratch)?;
+    Ok(walk.increasing)
+}
+
+/// Every step over every descriptor, then the next step: the first fault
+/// found is the one the format names.
+fn in_order(walk: &mut Walk<'_, '_>, mut scratch: Option<&mut [u32]>) -> Result<()> {
+    for step in STEPS {
+        if walk.skips(step) {
+            continue;
+        }
+        for (i, r) in walk.dir.records() {
+            walk.each(step, i, r)?;
+        }
+        walk.after(step, scratch.as_deref_mut())?;
+    }
+    Ok(())
+}
+
+/// Every step on one descriptor, then the next descriptor: one read of
+/// each. Only whether it passes means anything; a fault it reports may
+/// not be the first in the format's order.
+///
+/// The payload bytes that steps 10 and 11 read (alignment gaps, bool and
+/// packed payloads) are far apart in a large block, and each read waits
+/// for memory. So the first loop leaves them, and a second loop ORs every
+/// gap byte into one accumulator, checked once at the end: no branch
+/// depends on a byte read, so the processor keeps many reads in flight.
+#[cfg(not(target_os = "none"))]
+fn one_pass(walk: &mut Walk<'_, '_>, mut scratch: Option<&mut [u32]>) -> Result<()> {
+    walk.payload_later = true;
+    for (i, r) in walk.dir.records() {
+        for step in STEPS {
+            walk.each(step, i, r)?;
+        }
+    }
+    walk.payload_later = false;
+    // The offsets are canonical (the first loop checked them), so each gap
+    // runs from the previous payload's end to this payload's offset.
+    let mut end = 0;
+    let mut gap_bytes = 0u8;
+    for (i, r) in walk.dir.records() {
+        let gap = walk.dir.payload_region(end, r.byte_offset());
+        gap_bytes |= gap.iter().fold(0u8, |acc, &b| acc | b);
+        end = r.range_end().unwrap_or(u64::MAX);
+        walk.each(Step::PayloadBits, i, r)?;
+    }
+    if gap_bytes != 0 {
+        return Err(fault(Code::Type, "nonzero byte in an alignment gap", 0));
+    }
+    for step in STEPS {
+        walk.after(step, scratch.as_deref_mut())?;
+    }
+    Ok(())
+}
+
+/// What the steps carry from one descriptor to the next.
+struct Walk<'d, 'a> {
+    dir: &'d Directory<'a>,
+    payload_bytes: u64,
+    trusted: bool,
+    /// 8c runs only when some name byte is not ASCII.
+    check_utf8: bool,
+    /// 8b: where the next name must start in the heap.
+    names_end: u64,
+    /// 8b: where the next layout name must start; `None` until known. In
+    /// order it is where the names end; in one pass, where the first
+    /// layout name starts, checked against the names' end at the end.
+    layouts: Option<u64>,
+    first_layout: Option<u64>,
+    /// 8d: the previous name, and whether the names so far increase.
+    previous: &'a [u8],
+    increasing: bool,
+    /// 9: the end of the last nonzero payload range.
+    ranges_end: u64,
+    /// 10: where the last payload ended.
+    placed_end: u64,
+    /// Steps 10 and 11 leave the payload bytes for a later loop.
+    payload_later: bool,
+}
+
+impl<'d, 'a> Walk<'d, 'a> {
+    fn new(dir: &'d Directory<'a>, payload_bytes: u64, trusted: bool) -> Self {
+        Walk {
+            dir,
+            payload_bytes,
+            trusted,
+            // Every slice lies inside the heap (8b), so an ASCII heap has
+            // only UTF-8 slices.
+            check_utf8: !trusted && !dir.heap().is_ascii(),
+            names_end: 0,
+            layouts: None,
+            first_layout: None,
+            previous: &[],
+            increasing: dir.has_names(),
+            ranges_end: 0,
+            placed_end: 0,
+            payload_later: false,
         }
     }
 
-    // (b) The heap is the names in descriptor order, then the layout names
-    // in descriptor order, with nothing between or after.
-    let named = dir.flags & FLAG_NAMES != 0;
-    if named && dir.tensor_count == 0 {
-        return Err(fault(Code::Type, "name flag set on an empty directory", 5));
+    /// Whether `step` has nothing to check in this block.
+    fn skips(&self, step: Step) -> bool {
+        match step {
+            Step::Utf8 => !self.check_utf8,
+            Step::Unique => !self.dir.has_names(),
+            Step::Quant => self.trusted,
+            _ => false,
+        }
     }
-    let heap_len = u64::from(dir.name_bytes);
-    let mut cursor: u64 = 0;
-    let mut walk = |i: u32, off: u16, len: u16, must_be_present: Option<bool>, field: usize| {
-        let present = len != 0;
-        if let Some(required) = must_be_present {
-            if present != required {
-                let fault = if required {
-                    "name flag set but this tensor has no name"
-                } else {
-                    "name flag clear but this tensor has a name"
+
+    /// `step` on descriptor `i`.
+    #[inline] // one_pass runs all steps on each descriptor: each arm inlined there
+    fn each(&mut self, step: Step, i: u32, r: Record<'a>) -> Result<()> {
+        let dir = self.dir;
+        match step {
+            Step::Reserved => {
+                if !r.reserved_clear() {
+                    return Err(dir.fault_in(
+                        i,
+                        Code::Frame,
+                        "nonzero reserved descriptor byte",
+                        3,
+                    ));
+                }
+            }
+            Step::Names => {
+                let (off, len) = (r.name_off(), r.name_len());
+                if (len != 0) != dir.has_names() {
+                    let fault = if dir.has_names() {
+                        "name flag set but this tensor has no name"
+                    } else {
+                        "name flag clear but this tensor has a name"
+                    };
+                    return Err(dir.fault_in(i, Code::Type, fault, 4));
+                }
+                self.names_end = self.slice(i, off, len, self.names_end, 4)?;
+            }
+            Step::Layouts => {
+                let (off, len) = (r.layout_off(), r.layout_len());
+                let cursor = match self.layouts {
+                    Some(cursor) => cursor,
+                    // One pass: the first layout name starts the walk.
+                    #[cfg(not(target_os = "none"))]
+                    None if len != 0 => *self.first_layout.insert(u64::from(off)),
+                    None => 0,
                 };
-                return Err(dir.fault_in(i, Code::Type, fault, field));
+                let end = self.slice(i, off, len, cursor, 8)?;
+                if len != 0 {
+                    self.layouts = Some(end);
+                }
+            }
+            Step::Utf8 => {
+                if self.check_utf8 {
+                    for (off, len) in [
+                        (r.name_off(), r.name_len()),
+                        (r.layout_off(), r.layout_len()),
+                    ] {
+                        let bytes = dir.heap_slice(off, len);
+                        if let Err(e) = core::str::from_utf8(bytes) {
+                            let at = dir
+                                .heap_start()
+                                .saturating_add(usize::from(off))
+                                .saturating_add(e.valid_up_to());
+                            return Err(
+                                Error::wire(Code::Utf8, "name is not UTF-8", at).in_tensor(i)
+                            );
+                        }
+                    }
+                }
+            }
+            Step::Unique => {
+                if dir.has_names() {
+                    let name = dir.heap_slice(r.name_off(), r.name_len());
+                    if i != 0 && names::cmp_names(self.previous, name).is_ge() {
+                        self.increasing = false;
+                    }
+                    self.previous = name;
+                }
+            }
+            Step::ShapeAndRange => {
+                rules::check_shape_and_range(r, self.payload_bytes)
+                    .map_err(|e| e.shifted(dir.record_start(i)).in_tensor(i))?;
+            }
+            Step::Overlap => {
+                // Nonzero ranges in increasing offset order overlap exactly
+                // when one starts before the previous one ends. Ranges out
+                // of order cannot be canonical, so they are reported here
+                // with the same code.
+                if r.byte_length() != 0 {
+                    if r.byte_offset() < self.ranges_end {
+                        return Err(dir.fault_in(
+                            i,
+                            Code::Type,
+                            "payload range overlaps another or is out of order",
+                            32,
+                        ));
+                    }
+                    self.ranges_end = r.range_end().unwrap_or(u64::MAX);
+                }
+            }
+            Step::Placement => {
+                let end = self.placed_end;
+                let offset = align_up(end).unwrap_or(u64::MAX);
+                if r.byte_offset() != offset {
+                    return Err(dir.fault_in(
+                        i,
+                        Code::Type,
+                        "payload offset is not the canonical placement",
+                        32,
+                    ));
+                }
+                if offset != end && !self.payload_later {
+                    let gap = dir.payload_region(end, offset);
+                    // The OR of the gap is one vector loop; only a nonzero
+                    // gap is searched for the byte to report.
+                    let any = gap.iter().fold(0u8, |acc, &b| acc | b) != 0;
+                    if let Some(k) = gap.iter().position(|&b| any && b != 0) {
+                        let at = dir
+                            .payload_base
+                            .saturating_add(usize::try_from(end).unwrap_or(usize::MAX))
+                            .saturating_add(k);
+                        return Err(Error::wire(
+                            Code::Type,
+                            "nonzero byte in an alignment gap",
+                            at,
+                        )
+                        .in_tensor(i));
+                    }
+                }
+                self.placed_end = r.range_end().unwrap_or(u64::MAX);
+            }
+            Step::PayloadBits => {
+                // Only bool and packed payloads have bits to check.
+                if matches!(r.dtype(), 7 | 16..=18) && !self.payload_later {
+                    let payload = dir.payload_region(r.byte_offset(), r.range_end().unwrap_or(0));
+                    // Inside the block, so the payload's start fits in usize.
+                    let start = usize::try_from(r.byte_offset())
+                        .unwrap_or(usize::MAX)
+                        .saturating_add(dir.payload_base);
+                    rules::check_payload_bits(r, payload)
+                        .map_err(|e| e.shifted(start).in_tensor(i))?;
+                }
+            }
+            Step::Quant => {
+                if !self.trusted {
+                    rules::check_quant(i, r, dir.tensor_count, |j| {
+                        (j < dir.tensor_count).then(|| dir.record(j)).flatten()
+                    })
+                    .map_err(|e| e.shifted(dir.record_start(i)).in_tensor(i))?;
+                }
             }
         }
-        if !present {
+        Ok(())
+    }
+
+    /// What `step` checks once every descriptor has passed it.
+    fn after(&mut self, step: Step, scratch: Option<&mut [u32]>) -> Result<()> {
+        let dir = self.dir;
+        match step {
+            // Step 8b's first rule, about the block rather than a
+            // descriptor.
+            Step::Reserved if dir.has_names() && dir.tensor_count == 0 => {
+                Err(fault(Code::Type, "name flag set on an empty directory", 5))
+            }
+            Step::Names => match self.first_layout {
+                // One pass: the layout names must start where the names
+                // end (the ordered walk reports the one that does not).
+                Some(first) if first != self.names_end => Err(fault(
+                    Code::Type,
+                    "slice is not at its canonical heap offset",
+                    12,
+                )),
+                Some(_) => Ok(()),
+                // In order, the layout walk starts where the names end.
+                None => {
+                    self.layouts = Some(self.names_end);
+                    Ok(())
+                }
+            },
+            Step::Layouts
+                if self.layouts.unwrap_or(self.names_end) != u64::from(dir.name_bytes) =>
+            {
+                Err(fault(Code::Type, "name heap has bytes no name uses", 12))
+            }
+            // Names in strictly increasing order are unique; only others
+            // need the sort.
+            Step::Unique if dir.has_names() && !self.increasing => {
+                let repeat =
+                    names::first_repeat_unordered(dir.tensor_count, |i| dir.name_at(i), scratch);
+                match repeat {
+                    Some(i) => {
+                        Err(dir.fault_in(i, Code::Type, "tensor name repeats an earlier name", 4))
+                    }
+                    None => Ok(()),
+                }
+            }
+            Step::Placement if self.payload_bytes != self.placed_end => Err(fault(
+                Code::Type,
+                "payload_bytes is not the end of the last payload",
+                16,
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// Step 8b for one name or layout name (`field` is its offset field in
+    /// the descriptor): an empty slice has no offset; a present one starts
+    /// at `cursor` and ends inside the heap. Returns where the next one
+    /// starts.
+    fn slice(&self, i: u32, off: u16, len: u16, cursor: u64, field: usize) -> Result<u64> {
+        let dir = self.dir;
+        if len == 0 {
             if off != NO_OFFSET {
                 return Err(dir.fault_in(i, Code::Type, "empty slice with an offset", field));
             }
-            return Ok(());
+            return Ok(cursor);
         }
         if off == NO_OFFSET || u64::from(off) != cursor {
             return Err(dir.fault_in(
@@ -234,154 +597,69 @@ fn check_names(dir: &Directory<'_>, trusted: bool, scratch: Option<&mut [u32]>) 
                 field,
             ));
         }
-        cursor = cursor.saturating_add(u64::from(len));
-        if cursor > heap_len {
+        let end = cursor + u64::from(len);
+        if end > u64::from(dir.name_bytes) {
             return Err(dir.fault_in(i, Code::Type, "slice ends past the name heap", field));
         }
-        Ok(())
-    };
-    for (i, r) in dir.records() {
-        walk(i, r.name_off(), r.name_len(), Some(named), 4)?;
+        Ok(end)
     }
-    for (i, r) in dir.records() {
-        walk(i, r.layout_off(), r.layout_len(), None, 8)?;
-    }
-    if cursor != heap_len {
-        return Err(fault(Code::Type, "name heap has bytes no name uses", 12));
-    }
+}
 
-    // (c) Every slice lies inside the heap (b), so an ASCII heap has only
-    // UTF-8 slices; otherwise each slice is checked, in order.
-    if !trusted && !dir.heap().is_ascii() {
-        for (i, r) in dir.records() {
-            for (off, len) in [
-                (r.name_off(), r.name_len()),
-                (r.layout_off(), r.layout_len()),
-            ] {
-                let bytes = dir.heap_slice(off, len);
-                if let Err(e) = core::str::from_utf8(bytes) {
-                    let at = dir
-                        .heap_start()
-                        .saturating_add(usize::from(off))
-                        .saturating_add(e.valid_up_to());
-                    return Err(Error::wire(Code::Utf8, "name is not UTF-8", at).in_tensor(i));
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::indexing_slicing)]
+
+    use super::*;
+
+    /// Every accepted golden directory, and every one-byte change of each
+    /// (and a second change after the first): the one pass passes exactly
+    /// the blocks the ordered check passes, and `parse`, which tries it
+    /// first, reports exactly the ordered check's fault.
+    #[test]
+    fn one_pass_and_in_order_agree() {
+        let text = include_str!("../../../spec/kiln-v2-cases.json");
+        let cases: serde_json::Value = serde_json::from_str(text).unwrap_or_default();
+        let hex = |s: &str| -> Vec<u8> {
+            (0..s.len() / 2)
+                .filter_map(|i| u8::from_str_radix(s.get(2 * i..2 * i + 2)?, 16).ok())
+                .collect()
+        };
+        let mut blocks = 0;
+        for case in cases.as_array().into_iter().flatten() {
+            if case["type"] != "tensors" || case["framed"] != false || case["expect"] != "accept" {
+                continue;
+            }
+            let bytes = hex(case["hex"].as_str().unwrap_or_default());
+            let mut mutants = vec![bytes.clone()];
+            for at in 0..bytes.len() {
+                for value in [0u8, 0x80, 0xFF, bytes[at].wrapping_add(1)] {
+                    let mut m = bytes.clone();
+                    m[at] = value;
+                    mutants.push(m.clone());
+                    let later = (at * 7 + 13) % bytes.len();
+                    m[later] ^= 0x21;
+                    mutants.push(m);
+                }
+            }
+            for m in &mutants {
+                for trusted in [false, true] {
+                    let Ok((dir, payload_bytes)) = check_header(m, Limits::DEFAULT) else {
+                        continue;
+                    };
+                    blocks += 1;
+                    let mut ordered = Walk::new(&dir, payload_bytes, trusted);
+                    let in_order = in_order(&mut ordered, None).map(|()| ordered.increasing);
+                    let mut fast = Walk::new(&dir, payload_bytes, trusted);
+                    let one = one_pass(&mut fast, None).map(|()| fast.increasing);
+                    assert_eq!(one.is_ok(), in_order.is_ok(), "{m:?}");
+                    if let (Ok(a), Ok(b)) = (one, in_order) {
+                        assert_eq!(a, b);
+                    }
+                    let both = check_descriptors(&dir, payload_bytes, trusted, None);
+                    assert_eq!(both, in_order, "{m:?}");
                 }
             }
         }
+        assert!(blocks > 5_000, "{blocks}");
     }
-
-    // (d) Names in strictly increasing order are unique; only others need
-    // the sort.
-    if !named {
-        return Ok(false);
-    }
-    let mut previous: &[u8] = &[];
-    let increasing = dir.records().all(|(i, r)| {
-        let name = dir.heap_slice(r.name_off(), r.name_len());
-        let ok = i == 0 || names::cmp_bytes(previous, name).is_lt();
-        previous = name;
-        ok
-    });
-    if increasing {
-        return Ok(true);
-    }
-    let (repeat, sorted) = names::first_repeat(dir.tensor_count, |i| dir.name_at(i), scratch);
-    if let Some(i) = repeat {
-        return Err(dir.fault_in(i, Code::Type, "tensor name repeats an earlier name", 4));
-    }
-    Ok(sorted)
-}
-
-/// Step 9: per descriptor, dtype, rank, shape, lengths and range; then, over
-/// all of them, overlap.
-fn check_shapes_and_ranges(dir: &Directory<'_>, payload_bytes: u64) -> Result<()> {
-    for (i, r) in dir.records() {
-        rules::check_shape_and_range(r, payload_bytes)
-            .map_err(|e| e.shifted(dir.record_start(i)).in_tensor(i))?;
-    }
-    // Nonzero ranges in increasing offset order overlap exactly when one
-    // starts before the previous one ends. Ranges out of order cannot be
-    // canonical, so they are reported here with the same code.
-    let mut previous_end: u64 = 0;
-    for (i, r) in dir.records() {
-        if r.byte_length() == 0 {
-            continue;
-        }
-        if r.byte_offset() < previous_end {
-            return Err(dir.fault_in(
-                i,
-                Code::Type,
-                "payload range overlaps another or is out of order",
-                32,
-            ));
-        }
-        previous_end = r.range_end().unwrap_or(u64::MAX);
-    }
-    Ok(())
-}
-
-/// Step 10: greedy 64-aligned offsets, payload_bytes equal to the running
-/// end, and zero bytes in every gap.
-fn check_canonical_placement(dir: &Directory<'_>, payload_bytes: u64) -> Result<()> {
-    let mut end: u64 = 0;
-    for (i, r) in dir.records() {
-        let offset = align_up(end).unwrap_or(u64::MAX);
-        if r.byte_offset() != offset {
-            return Err(dir.fault_in(
-                i,
-                Code::Type,
-                "payload offset is not the canonical placement",
-                32,
-            ));
-        }
-        if offset != end {
-            let gap = dir.payload_region(end, offset);
-            // The OR of the gap is one vector loop; only a nonzero gap is
-            // searched for the byte to report.
-            let any = gap.iter().fold(0u8, |acc, &b| acc | b) != 0;
-            if let Some(k) = gap.iter().position(|&b| any && b != 0) {
-                let at = dir
-                    .payload_base
-                    .saturating_add(usize::try_from(end).unwrap_or(usize::MAX))
-                    .saturating_add(k);
-                return Err(
-                    Error::wire(Code::Type, "nonzero byte in an alignment gap", at).in_tensor(i),
-                );
-            }
-        }
-        end = r.range_end().unwrap_or(u64::MAX);
-    }
-    if payload_bytes != end {
-        return Err(fault(
-            Code::Type,
-            "payload_bytes is not the end of the last payload",
-            16,
-        ));
-    }
-    Ok(())
-}
-
-/// Step 11: bool bytes, odd packed tails, then quantization.
-fn check_payload_bits_and_quant(dir: &Directory<'_>, trusted: bool) -> Result<()> {
-    for (i, r) in dir.records() {
-        // Only bool and packed payloads have bits to check.
-        if matches!(r.dtype(), 7 | 16..=18) {
-            let payload = dir.payload_region(r.byte_offset(), r.range_end().unwrap_or(0));
-            // Inside the block, so the payload's start fits in usize.
-            let start = usize::try_from(r.byte_offset())
-                .unwrap_or(usize::MAX)
-                .saturating_add(dir.payload_base);
-            rules::check_payload_bits(r, payload).map_err(|e| e.shifted(start).in_tensor(i))?;
-        }
-    }
-    if trusted {
-        return Ok(());
-    }
-    for (i, r) in dir.records() {
-        rules::check_quant(i, r, dir.tensor_count, |j| {
-            (j < dir.tensor_count).then(|| dir.record(j))
-        })
-        .map_err(|e| e.shifted(dir.record_start(i)).in_tensor(i))?;
-    }
-    Ok(())
 }

@@ -3,7 +3,7 @@
 //! parser accepts. Offsets in errors are relative to the descriptor's
 //! first byte; callers shift them.
 
-use super::descriptor::{dims_of, Fields, MAX_RANK, NO_AXIS, NO_INDEX};
+use super::descriptor::{Fields, MAX_RANK, NO_AXIS, NO_INDEX};
 use crate::dtype::{Dtype, DtypeCode};
 use crate::error::{Code, Error, Result};
 
@@ -21,27 +21,56 @@ pub fn element_count(dims: &[u64]) -> Option<u64> {
     dims.iter().try_fold(1u64, |acc, &dim| acc.checked_mul(dim))
 }
 
+/// [`element_count`] of a descriptor's dimensions, read one slot at a time
+/// (no copy of the eight slots).
+#[cfg_attr(target_os = "none", inline(never))] // four callers: one copy in firmware flash
+fn count_of(d: impl Fields) -> Option<u64> {
+    let mut product = Some(1u64);
+    let mut zero = false;
+    for k in 0..usize::from(d.rank().min(MAX_RANK)) {
+        let n = d.dim(k);
+        zero |= n == 0;
+        product = product.and_then(|p| p.checked_mul(n));
+    }
+    if zero {
+        Some(0)
+    } else {
+        product
+    }
+}
+
 /// Step 9 for one descriptor: dtype code, rank, shape tail, shape product,
 /// then the opaque or closed length rules, then the payload range.
 /// Returns the element count.
 pub(crate) fn check_shape_and_range(d: impl Fields, payload_bytes: u64) -> Result<u64> {
-    let code = DtypeCode::from_code(d.dtype())
-        .ok_or(type_fault("dtype code is 0, reserved, or above 32767", 0))?;
-    if d.rank() > MAX_RANK {
+    // (Errors are built only on their paths, never up front as `ok_or`
+    // would: this runs once per descriptor.)
+    let Some(code) = DtypeCode::from_code(d.dtype()) else {
+        return Err(type_fault("dtype code is 0, reserved, or above 32767", 0));
+    };
+    let rank = d.rank();
+    if rank > MAX_RANK {
         return Err(type_fault("rank above 8", 2));
     }
-    let rank = usize::from(d.rank());
-    let shape = d.shape();
-    let tail = shape.get(rank..).unwrap_or(&[]);
-    if let Some(slot) = tail.iter().position(|&dim| dim != 0) {
-        let at = 48usize.saturating_add(rank.saturating_add(slot).saturating_mul(8));
-        return Err(type_fault("nonzero shape slot at or past the rank", at));
+    // The slots at and past the rank, ORed (one unrolled loop); only a
+    // nonzero one is looked for.
+    let tail = (0..8).fold(0, |acc, k| {
+        acc | if k >= usize::from(rank) { d.dim(k) } else { 0 }
+    });
+    if tail != 0 {
+        let k = (usize::from(rank)..8).find(|&k| d.dim(k) != 0).unwrap_or(8);
+        return Err(type_fault(
+            "nonzero shape slot at or past the rank",
+            48 + 8 * k,
+        ));
     }
-    let count = element_count(dims_of(&shape, d.rank())).ok_or(Error::wire(
-        Code::Limit,
-        "shape product overflows 64 bits",
-        48,
-    ))?;
+    let Some(count) = count_of(d) else {
+        return Err(Error::wire(
+            Code::Limit,
+            "shape product overflows 64 bits",
+            48,
+        ));
+    };
     let byte_length = d.byte_length();
     match code {
         DtypeCode::Opaque(_) => {
@@ -71,11 +100,13 @@ pub(crate) fn check_shape_and_range(d: impl Fields, payload_bytes: u64) -> Resul
             }
         }
     }
-    let end = d.range_end().ok_or(Error::wire(
-        Code::Limit,
-        "payload range end overflows 64 bits",
-        32,
-    ))?;
+    let Some(end) = d.range_end() else {
+        return Err(Error::wire(
+            Code::Limit,
+            "payload range end overflows 64 bits",
+            32,
+        ));
+    };
     if end > payload_bytes {
         return Err(type_fault(
             "payload range extends past the payload region",
@@ -97,8 +128,7 @@ pub(crate) fn check_payload_bits(d: impl Fields, payload: &[u8]) -> Result<()> {
             }
         }
         Some(Dtype::I4 | Dtype::U4 | Dtype::E2M1) => {
-            let shape = d.shape();
-            let odd = element_count(dims_of(&shape, d.rank())).is_some_and(|n| n % 2 == 1);
+            let odd = count_of(d).is_some_and(|n| n % 2 == 1);
             if odd && payload.last().is_some_and(|&b| b & 0xF0 != 0) {
                 return Err(type_fault(
                     "nonzero high nibble after an odd packed count",
@@ -145,8 +175,7 @@ pub(crate) fn check_quant<F: Fields>(
             if scales.quant_scheme() != 0 {
                 return Err(type_fault("scale tensor is itself quantized", 24));
             }
-            let scale_shape = scales.shape();
-            if element_count(dims_of(&scale_shape, scales.rank())) != Some(scale_count(d)) {
+            if count_of(scales) != Some(scale_count(d)) {
                 return Err(type_fault(
                     "scale tensor element count is not one per group",
                     24,
@@ -162,10 +191,9 @@ pub(crate) fn check_quant<F: Fields>(
                 return Err(type_fault("outer tensor is the scale tensor", 28));
             }
             let outer = link(index, d.outer_index(), count, &get, 28)?;
-            let outer_shape = outer.shape();
             if outer.dtype() != Dtype::F32.code()
                 || outer.quant_scheme() != 0
-                || element_count(dims_of(&outer_shape, outer.rank())) != Some(1)
+                || count_of(outer) != Some(1)
             {
                 return Err(type_fault("outer tensor is not one unquantized f32", 28));
             }
@@ -195,23 +223,20 @@ fn link<F>(
 /// `ceil(shape[axis] / group) * product(other dimensions)`, exact. It never
 /// exceeds the data tensor's own element count, which step 9 bounded.
 fn scale_count(d: impl Fields) -> u64 {
-    let shape = d.shape();
-    let dims = dims_of(&shape, d.rank());
     let axis = usize::from(d.quant_axis());
-    let groups = dims.get(axis).map_or(0, |&n| {
-        let (q, r) = div_rem(n, d.group_size().max(1));
-        q.saturating_add(u64::from(r != 0))
-    });
-    let others = dims
-        .iter()
-        .enumerate()
-        .filter(|&(i, _)| i != axis)
-        .map(|(_, &n)| n);
-    let mut product = groups;
-    for n in others {
+    let rank = usize::from(d.rank().min(MAX_RANK));
+    let mut product = u64::from(axis < rank);
+    let mut zero = false;
+    for k in 0..rank {
+        let mut n = d.dim(k);
+        zero |= n == 0;
+        if k == axis {
+            let (q, r) = div_rem(n, d.group_size().max(1));
+            n = q.saturating_add(u64::from(r != 0));
+        }
         product = product.saturating_mul(n);
     }
-    if dims.contains(&0) {
+    if zero {
         0
     } else {
         product

@@ -163,6 +163,26 @@ impl Schema {
         CompiledType::<'static, SCHEMA_NODES>::from_schema(self).is_zero_size()
     }
 
+    /// Whether every value of this type takes exactly
+    /// [`Schema::min_size`] bytes: a scalar, or a struct of such (whose
+    /// decoder then checks its bytes once instead of once per field).
+    pub(crate) const fn is_fixed_size(&self) -> bool {
+        match self {
+            Schema::Scalar(_) => true,
+            Schema::Struct(fields) => {
+                let mut rest = *fields;
+                while let [field, tail @ ..] = rest {
+                    if !field.ty.is_fixed_size() {
+                        return false;
+                    }
+                    rest = tail;
+                }
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// Whether this is the bytes type `list<u8>`, whose length uses the
     /// byte cap.
     pub const fn is_bytes(&self) -> bool {
