@@ -42,16 +42,19 @@ fn exercise(dir: &Directory<'_>, len: usize) {
 
 fn rebuild(dir: &Directory<'_>) -> Vec<u8> {
     let views: Vec<TensorView<'_>> = dir.iter().collect();
+    // A spec borrows its shape, so the shapes live beside the views.
+    let shapes: Vec<_> = views.iter().map(|t| t.shape()).collect();
     let specs: Vec<TensorSpec<'_>> = views
         .iter()
-        .map(|t| {
+        .zip(&shapes)
+        .map(|(t, shape)| {
             let mut spec = match t.dtype() {
-                DtypeCode::Closed(dtype) => TensorSpec::new(dtype, t.shape(), t.bytes()),
+                DtypeCode::Closed(dtype) => TensorSpec::new(dtype, shape, t.bytes()),
                 DtypeCode::Opaque(code) => TensorSpec::opaque(
                     code,
                     t.layout().expect("an accepted opaque tensor has a layout"),
                     t.block_size(),
-                    t.shape(),
+                    shape,
                     t.bytes(),
                 ),
             };

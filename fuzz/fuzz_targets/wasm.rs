@@ -78,7 +78,10 @@ fuzz_target!(|data: &[u8]| {
     let compiled = kiln_fuzz::Ty::parse(input.type_text)
         .expect("types.txt parses")
         .check(file, options);
-    assert_eq!(verdict(&checked, file.len()), verdict(&compiled, file.len()));
+    assert_eq!(
+        verdict(&checked, file.len()),
+        verdict(&compiled, file.len())
+    );
     match &opened {
         Ok(_) => assert_eq!(verdict(&compiled, file.len()), Verdict::Accept),
         Err(failed) => {
