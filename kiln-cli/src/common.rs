@@ -87,6 +87,29 @@ pub fn compile(text: &str) -> Result<Type<'_>, Failure> {
         .map_err(|e| Failure::usage(format!("bad type text {text:?}: {e}")))
 }
 
+/// Runs a subcommand the way every one of them runs: parse its arguments
+/// (`Ok(None)` asks for `--help`), do the work, and turn the outcome into the
+/// documented exit status (0, 1 for invalid input, 2 for usage or I/O).
+pub fn run_subcommand<A>(
+    args: &[String],
+    parse: impl FnOnce(&[String]) -> Result<Option<A>, String>,
+    help: &str,
+    usage: &str,
+    work: impl FnOnce(&A) -> Result<(), Failure>,
+) -> ExitCode {
+    match parse(args) {
+        Ok(Some(parsed)) => match work(&parsed) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(failure) => failure.exit(),
+        },
+        Ok(None) => {
+            println!("{help}");
+            ExitCode::SUCCESS
+        }
+        Err(message) => Failure::usage(format!("{message}\n{usage}")).exit(),
+    }
+}
+
 /// A command that did not succeed: the line to print and the exit status
 /// (1: the input is invalid; 2: usage or I/O).
 #[derive(Debug)]

@@ -132,17 +132,7 @@ fn decode(args: &DecodeArgs) -> Result<(), Failure> {
 
 /// Runs `kiln decode` with the arguments after `decode`.
 pub fn run(args: &[String]) -> ExitCode {
-    match parse_args(args) {
-        Ok(Some(args)) => match decode(&args) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(failure) => failure.exit(),
-        },
-        Ok(None) => {
-            println!("{HELP}");
-            ExitCode::SUCCESS
-        }
-        Err(message) => Failure::usage(format!("{message}\n{USAGE}")).exit(),
-    }
+    crate::common::run_subcommand(args, parse_args, HELP, USAGE, decode)
 }
 
 #[cfg(test)]

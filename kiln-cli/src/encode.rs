@@ -135,17 +135,7 @@ fn encode(args: &EncodeArgs) -> Result<(), Failure> {
 
 /// Runs `kiln encode` with the arguments after `encode`.
 pub fn run(args: &[String]) -> ExitCode {
-    match parse_args(args) {
-        Ok(Some(args)) => match encode(&args) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(failure) => failure.exit(),
-        },
-        Ok(None) => {
-            println!("{HELP}");
-            ExitCode::SUCCESS
-        }
-        Err(message) => Failure::usage(format!("{message}\n{USAGE}")).exit(),
-    }
+    crate::common::run_subcommand(args, parse_args, HELP, USAGE, encode)
 }
 
 #[cfg(test)]

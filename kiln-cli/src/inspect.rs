@@ -1145,17 +1145,7 @@ fn inspect(args: &InspectArgs) -> Result<(), Failure> {
 
 /// Runs `kiln inspect` with the arguments after `inspect`.
 pub fn run(args: &[String]) -> ExitCode {
-    match parse_args(args) {
-        Ok(Some(args)) => match inspect(&args) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(failure) => failure.exit(),
-        },
-        Ok(None) => {
-            println!("{HELP}");
-            ExitCode::SUCCESS
-        }
-        Err(message) => Failure::usage(format!("{message}\n{USAGE}")).exit(),
-    }
+    crate::common::run_subcommand(args, parse_args, HELP, USAGE, inspect)
 }
 
 #[cfg(test)]
