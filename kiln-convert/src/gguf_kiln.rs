@@ -3,7 +3,7 @@
 use std::collections::HashSet;
 use std::io::Write;
 
-use kiln_nostd::{frame, DtypeCode, Encode, Quant, TensorSpec, Tensors, Writer};
+use kiln_nostd::{frame, DtypeCode, Encode, Quant, TensorSpec, Tensors};
 
 use crate::error::{Error, Result};
 use crate::gguf::cursor::Cursor;
@@ -14,7 +14,7 @@ use crate::gguf::{
 };
 use crate::heap::check_heap;
 use crate::message::{self, MessageType, LIMITS};
-use crate::sink::{encode_error, WriteSink};
+use crate::sink::WriteSink;
 use crate::Summary;
 
 /// Converts a GGUF file to one framed Kiln message of type
@@ -62,26 +62,17 @@ pub fn gguf_to_kiln<W: Write>(input: &[u8], out: W) -> Result<Summary> {
         specs.push(spec.named(t.name));
     }
 
-    let mut w = Writer::with_limits(WriteSink::new(out), LIMITS);
-    let result = (|| {
-        frame::write_header(&mut w, MessageType::Gguf.hash())?;
+    let written = crate::sink::write_message(out, |w| {
+        frame::write_header(w, MessageType::Gguf.hash())?;
         w.u32(file.version)?;
         w.count(entries.len(), LIMITS.count_cap)?;
         for (key, text, bytes) in &entries {
-            key.encode(&mut w)?;
-            text.as_str().encode(&mut w)?;
+            key.encode(w)?;
+            text.as_str().encode(w)?;
             w.byte_run(bytes)?;
         }
-        Tensors(&specs).encode(&mut w)
-    })();
-    let sink = match result {
-        Ok(()) => w.into_sink(),
-        Err(e) => {
-            let mut sink = w.into_sink();
-            return Err(encode_error(&mut sink, e, "writing the Kiln message"));
-        }
-    };
-    let (_, written) = sink.finish()?;
+        Tensors(&specs).encode(w)
+    })?;
     Ok(Summary {
         tensors: specs.len(),
         metadata: entries.len(),

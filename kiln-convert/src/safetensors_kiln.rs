@@ -11,13 +11,13 @@ use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
 
-use kiln_nostd::{frame, Dtype, DtypeCode, Encode, Quant, TensorSpec, Tensors, Writer};
+use kiln_nostd::{frame, Dtype, DtypeCode, Encode, Quant, TensorSpec, Tensors};
 use safetensors::tensor::{Metadata, SafeTensorError, SafeTensors, TensorInfo, View};
 
 use crate::error::{Error, Result};
 use crate::heap::check_heap;
 use crate::message::{self, MessageType, LIMITS};
-use crate::sink::{encode_error, WriteSink};
+use crate::sink::WriteSink;
 use crate::Summary;
 
 /// The Kiln dtype of a safetensors dtype, for the dtypes Kiln has.
@@ -228,24 +228,15 @@ pub fn safetensors_to_kiln<W: Write>(input: &[u8], out: W) -> Result<Summary> {
         specs.push(TensorSpec::new(dtype, shape, bytes).named(name));
     }
 
-    let mut w = Writer::with_limits(WriteSink::new(out), LIMITS);
-    let result = (|| {
-        frame::write_header(&mut w, MessageType::Safetensors.hash())?;
+    let written = crate::sink::write_message(out, |w| {
+        frame::write_header(w, MessageType::Safetensors.hash())?;
         w.count(metadata.len(), LIMITS.count_cap)?;
         for (k, v) in &metadata {
-            k.encode(&mut w)?;
-            v.encode(&mut w)?;
+            k.encode(w)?;
+            v.encode(w)?;
         }
-        Tensors(&specs).encode(&mut w)
-    })();
-    let sink = match result {
-        Ok(()) => w.into_sink(),
-        Err(e) => {
-            let mut sink = w.into_sink();
-            return Err(encode_error(&mut sink, e, "writing the Kiln message"));
-        }
-    };
-    let (_, written) = sink.finish()?;
+        Tensors(&specs).encode(w)
+    })?;
     Ok(Summary {
         tensors: specs.len(),
         metadata: metadata.len(),

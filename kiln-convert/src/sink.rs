@@ -128,3 +128,20 @@ pub(crate) fn encode_error<W: Write>(
         None => Error::from_kiln(e, 0, context),
     }
 }
+
+/// Writes one framed Kiln message to `out` through `body` and flushes it;
+/// returns the bytes written. An encoder error caused by the writer
+/// failing becomes that I/O error.
+pub(crate) fn write_message<W: Write>(
+    out: W,
+    body: impl FnOnce(&mut kiln_nostd::Writer<WriteSink<W>>) -> kiln_nostd::Result<()>,
+) -> Result<u64> {
+    let mut w = kiln_nostd::Writer::with_limits(WriteSink::new(out), crate::LIMITS);
+    let result = body(&mut w);
+    let mut sink = w.into_sink();
+    if let Err(e) = result {
+        return Err(encode_error(&mut sink, e, "writing the Kiln message"));
+    }
+    let (_, written) = sink.finish()?;
+    Ok(written)
+}
