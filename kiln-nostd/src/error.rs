@@ -388,7 +388,7 @@ impl fmt::Display for Error {
         }
         if self.looks_framed() {
             f.write_str(
-                "; the bytes start with the frame magic KLN0: decode them with from_frame",
+                "; the bytes start with the frame magic KLN0: read them as framed (from_frame, Options::FRAMED, kiln --framed)",
             )?;
         }
         Ok(())

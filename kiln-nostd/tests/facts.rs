@@ -300,7 +300,8 @@ fn error_lines_say_what_went_wrong_and_what_to_do() {
             "LIMIT",
             "count above the count cap",
             " (810437707, at most 16777216) at byte 0; \
-             the bytes start with the frame magic KLN0: decode them with from_frame"
+             the bytes start with the frame magic KLN0: read them as framed \
+             (from_frame, Options::FRAMED, kiln --framed)"
         )
     );
 }
