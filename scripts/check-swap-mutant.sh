@@ -48,7 +48,7 @@ MUTANTS=(
 )
 
 run_tests() { # $1: log file. Prints the names of failing tests.
-    cargo test -p kiln-nostd --target "$TARGET" --no-fail-fast >"$1" 2>&1 || true
+    cargo test -p kiln-nostd --target "$TARGET" --features derive,std --no-fail-fast >"$1" 2>&1 || true
     if grep -q "^error\(\[E[0-9]*\]\)\?:" "$1" && ! grep -q "test result" "$1"; then
         echo "BUILD-FAILED"
         return
