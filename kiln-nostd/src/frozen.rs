@@ -96,9 +96,18 @@ pub fn from_bytes<'de, T: Decode<'de>>(buf: &'de [u8]) -> Result<T> {
 /// Decodes a standalone value under `limits`.
 pub fn from_bytes_with<'de, T: Decode<'de>>(buf: &'de [u8], limits: crate::Limits) -> Result<T> {
     let mut r = Reader::new(buf, limits);
-    T::decode(&mut r)
-        .and_then(|value| r.finish().map(|()| value))
-        .map_err(|e| crate::frame::hint_if_framed(e, buf, crate::Options::BARE))
+    // The result is changed where it lies: a large value (a
+    // `heapless::Vec` field) is not moved again on its way out.
+    let mut result = T::decode(&mut r);
+    if result.is_ok() {
+        if let Err(e) = r.finish() {
+            result = Err(e);
+        }
+    }
+    if let Err(e) = &mut result {
+        *e = crate::frame::hint_if_framed(*e, buf, crate::Options::BARE);
+    }
+    result
 }
 
 /// Encodes `value` into the start of `buf` and returns the bytes written.
