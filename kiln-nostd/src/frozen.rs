@@ -82,6 +82,29 @@ pub trait Decode<'de>: Frozen + Sized {
             Ok(())
         })
     }
+
+    /// A value that [`Decode::decode_into`] may overwrite: a cheap one
+    /// (zero, `""`, `None`, an empty `heapless::Vec`), or `None` for a type
+    /// that has none. A derived struct whose fields all have one is built
+    /// first and its fields decoded where they lie.
+    #[doc(hidden)]
+    #[inline]
+    fn placeholder() -> Option<Self> {
+        None
+    }
+
+    /// Reads one value over `place`. The default reads a value and moves
+    /// it there; a large value (`heapless::Vec`) is filled where it lies,
+    /// so it is not copied from temporary to temporary on its way into a
+    /// struct (on a microcontroller those copies of a 132-byte vector
+    /// cost a `memcpy` helper). On an error `place` holds some value of
+    /// the type, not a meaningful one.
+    #[doc(hidden)]
+    #[inline]
+    fn decode_into(r: &mut Reader<'de>, place: &mut Self) -> Result<()> {
+        *place = Self::decode(r)?;
+        Ok(())
+    }
 }
 
 // ---------------------------------------------------------------------------
@@ -99,13 +122,12 @@ pub fn from_bytes_with<'de, T: Decode<'de>>(buf: &'de [u8], limits: crate::Limit
     // The result is changed where it lies: a large value (a
     // `heapless::Vec` field) is not moved again on its way out.
     let mut result = T::decode(&mut r);
-    if result.is_ok() {
-        if let Err(e) = r.finish() {
-            result = Err(e);
-        }
-    }
-    if let Err(e) = &mut result {
-        *e = crate::frame::hint_if_framed(*e, buf, crate::Options::BARE);
+    let fault = match &result {
+        Ok(_) => r.finish().err(),
+        Err(e) => Some(*e),
+    };
+    if let Some(e) = fault {
+        result = Err(crate::frame::hint_if_framed(e, buf, crate::Options::BARE));
     }
     result
 }
@@ -150,6 +172,10 @@ impl Encode for bool {
 
 impl<'de> Decode<'de> for bool {
     #[inline]
+    fn placeholder() -> Option<Self> {
+        Some(false)
+    }
+    #[inline]
     fn decode(r: &mut Reader<'de>) -> Result<Self> {
         let at = r.position();
         match r.u8("bool")? {
@@ -177,6 +203,10 @@ macro_rules! fixed_width {
             #[inline]
             fn decode(r: &mut Reader<'de>) -> Result<Self> {
                 r.array(stringify!($ty)).map(<$ty>::from_le_bytes)
+            }
+            #[inline]
+            fn placeholder() -> Option<Self> {
+                Some(<$ty>::default())
             }
             #[cfg(feature = "alloc")]
             fn decode_many(
@@ -229,6 +259,10 @@ macro_rules! named_wide {
             fn decode(r: &mut Reader<'de>) -> Result<Self> {
                 <$inner>::decode(r).map($ty)
             }
+            #[inline]
+            fn placeholder() -> Option<Self> {
+                Some($ty(0))
+            }
         }
     )*};
 }
@@ -263,6 +297,10 @@ impl Encode for &str {
 impl<'de> Decode<'de> for &'de str {
     fn decode(r: &mut Reader<'de>) -> Result<Self> {
         r.str()
+    }
+    #[inline]
+    fn placeholder() -> Option<Self> {
+        Some("")
     }
 }
 
@@ -406,14 +444,22 @@ impl<T: Encode, const N: usize> Encode for heapless::Vec<T, N> {
 
 impl<'de, T: Decode<'de>, const N: usize> Decode<'de> for heapless::Vec<T, N> {
     fn decode(r: &mut Reader<'de>) -> Result<Self> {
+        let mut out = heapless::Vec::new();
+        Self::decode_into(r, &mut out)?;
+        Ok(out)
+    }
+    #[inline]
+    fn placeholder() -> Option<Self> {
+        Some(heapless::Vec::new())
+    }
+    fn decode_into(r: &mut Reader<'de>, out: &mut Self) -> Result<()> {
+        out.clear();
         r.nested(|r| {
             let count = claim_list::<T>(r, N)?;
-            let mut out = heapless::Vec::new();
             decode_elements(r, count, |item| {
                 out.push(item)
                     .map_err(|_| Error::refused(Refusal::Capacity, "list longer than its storage"))
-            })?;
-            Ok(out)
+            })
         })
     }
 }
@@ -740,6 +786,10 @@ impl<'de, T: Decode<'de>> Decode<'de> for Option<T> {
             false => Ok(None),
         })
     }
+    #[inline]
+    fn placeholder() -> Option<Self> {
+        Some(None)
+    }
 }
 
 /// Reads an `opt<T>`: one container, a tag byte 0 or 1; `body` gets the
@@ -1044,6 +1094,28 @@ pub fn decode_derived<'de, T: Frozen>(
         }
         checked(r)
     })
+}
+
+/// Whether `#[derive(Frozen)]` decodes `T` in place when its fields allow
+/// ([`decode_derived_into`]): not when every field has a fixed width, since
+/// [`decode_derived`] reads those with one bounds check.
+#[doc(hidden)]
+pub const fn decodes_in_place<T: Frozen>() -> bool {
+    !T::SCHEMA.is_fixed_size()
+}
+
+/// What `#[derive(Frozen)]` calls for a struct whose fields all have a
+/// [`Decode::placeholder`] and are not all of fixed width: the struct
+/// `out`, built from the placeholders, gets its fields decoded where they
+/// lie by `fields` (one [`Decode::decode_into`] each), one container deep.
+#[doc(hidden)]
+#[inline] // one call site per derived struct
+pub fn decode_derived_into<'de, T>(
+    r: &mut Reader<'de>,
+    out: &mut T,
+    fields: impl FnOnce(&mut Reader<'de>, &mut T) -> Result<()>,
+) -> Result<()> {
+    r.nested(|r| fields(r, out))
 }
 
 /// The schema of a struct from its fields, for `const SCHEMA`.

@@ -225,8 +225,9 @@ pub use frame::{framed_len, from_frame, from_frame_with, to_frame_slice};
 #[cfg(feature = "alloc")]
 pub use frozen::to_vec;
 pub use frozen::{
-    decode_derived, decode_struct, encode_struct, encoded_len, from_bytes, from_bytes_with,
-    to_slice, Decode, DictView, Empty, Encode, Frozen, Int, ListView, PodList, Uint,
+    decode_derived, decode_derived_into, decode_struct, decodes_in_place, encode_struct,
+    encoded_len, from_bytes, from_bytes_with, to_slice, Decode, DictView, Empty, Encode, Frozen,
+    Int, ListView, PodList, Uint,
 };
 /// The half crate (2.x): `f16` and `bf16` element types.
 pub use half;

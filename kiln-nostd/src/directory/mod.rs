@@ -820,6 +820,21 @@ impl<'de> Decode<'de> for Directory<'de> {
         r.skip(dir.block_len(), "directory block")?;
         Ok(dir)
     }
+
+    /// An empty directory that no reader sees: a derived struct's
+    /// `tensors` field before it is decoded in place.
+    #[inline]
+    fn placeholder() -> Option<Self> {
+        Some(Directory {
+            block: &[],
+            offset: 0,
+            tensor_count: 0,
+            name_bytes: 0,
+            payload_base: 0,
+            flags: 0,
+            names_sorted: false,
+        })
+    }
 }
 
 impl Encode for Directory<'_> {
