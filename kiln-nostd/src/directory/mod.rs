@@ -821,17 +821,19 @@ impl<'de> Decode<'de> for Directory<'de> {
         Ok(dir)
     }
 
-    /// An empty directory that no reader sees: a derived struct's
-    /// `tensors` field before it is decoded in place.
+    /// A directory that no reader sees: a derived struct's `tensors` field
+    /// before it is decoded in place. (Its fields are not all zero, so
+    /// building it is a few stores rather than a call to `memset` on a
+    /// microcontroller.)
     #[inline]
     fn placeholder() -> Option<Self> {
         Some(Directory {
             block: &[],
-            offset: 0,
+            offset: usize::MAX,
             tensor_count: 0,
             name_bytes: 0,
-            payload_base: 0,
-            flags: 0,
+            payload_base: usize::MAX,
+            flags: FLAG_LITTLE_ENDIAN,
             names_sorted: false,
         })
     }
