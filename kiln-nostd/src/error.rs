@@ -214,6 +214,19 @@ const DETAIL_CAP: u8 = 2;
 #[cfg(not(feature = "no-error-text"))]
 const DETAIL_HASHES: u8 = 3;
 
+/// An offset in the stored form (a no-op with `no-error-text`).
+#[allow(clippy::unnecessary_cast)] // usize to usize with no-error-text
+const fn stored(offset: usize) -> Offset {
+    offset as Offset
+}
+
+/// A stored offset as the `u64` the accessors return (a no-op with the
+/// sentences).
+#[allow(clippy::unnecessary_cast)] // u64 to u64 with the sentences
+const fn widened(offset: Offset) -> u64 {
+    offset as u64
+}
+
 /// Field value for "not known".
 const NONE_OFFSET: Offset = Offset::MAX;
 const NONE_U32: u32 = u32::MAX;
@@ -242,7 +255,7 @@ impl Error {
     /// A wire fault `code` found at byte `offset` of the buffer being read.
     #[inline(always)] // see Error::new
     pub const fn wire(code: Code, fault: &'static str, offset: usize) -> Error {
-        Error::new(Kind::Wire(code), fault, offset as Offset)
+        Error::new(Kind::Wire(code), fault, stored(offset))
     }
 
     /// An API refusal.
@@ -285,7 +298,7 @@ impl Error {
     /// The same error at byte `offset` (for a refusal about a place in the
     /// buffer, such as a misaligned payload).
     pub const fn at(mut self, offset: usize) -> Error {
-        self.offset = offset as Offset;
+        self.offset = stored(offset);
         self
     }
 
@@ -293,7 +306,7 @@ impl Error {
     /// a sub-slice that starts `base` bytes into the caller's buffer.
     pub const fn shifted(mut self, base: usize) -> Error {
         if self.offset != NONE_OFFSET {
-            self.offset = self.offset.saturating_add(base as Offset);
+            self.offset = self.offset.saturating_add(stored(base));
         }
         self
     }
@@ -349,7 +362,7 @@ impl Error {
         if self.offset == NONE_OFFSET {
             None
         } else {
-            Some(self.offset as u64)
+            Some(widened(self.offset))
         }
     }
 
