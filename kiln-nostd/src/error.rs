@@ -214,19 +214,6 @@ const DETAIL_CAP: u8 = 2;
 #[cfg(not(feature = "no-error-text"))]
 const DETAIL_HASHES: u8 = 3;
 
-/// An offset in the stored form (a no-op with `no-error-text`).
-#[allow(clippy::unnecessary_cast)] // usize to usize with no-error-text
-const fn stored(offset: usize) -> Offset {
-    offset as Offset
-}
-
-/// A stored offset as the `u64` the accessors return (a no-op with the
-/// sentences).
-#[allow(clippy::unnecessary_cast)] // u64 to u64 with the sentences
-const fn widened(offset: Offset) -> u64 {
-    offset as u64
-}
-
 /// Field value for "not known".
 const NONE_OFFSET: Offset = Offset::MAX;
 const NONE_U32: u32 = u32::MAX;
@@ -234,7 +221,7 @@ const NONE_U32: u32 = u32::MAX;
 impl Error {
     /// Every constructor ends here; the sentence is dropped with the
     /// feature `no-error-text`.
-    #[inline(always)] // the sentence must vanish with the feature, even where the caller is not inlined
+    #[cfg_attr(feature = "no-error-text", inline(always))] // the sentence must vanish with the feature, even where the caller is not inlined
     const fn new(kind: Kind, fault: &'static str, offset: Offset) -> Error {
         #[cfg(feature = "no-error-text")]
         let _ = fault;
@@ -253,13 +240,14 @@ impl Error {
     }
 
     /// A wire fault `code` found at byte `offset` of the buffer being read.
-    #[inline(always)] // see Error::new
+    #[cfg_attr(feature = "no-error-text", inline(always))] // see Error::new
+    #[allow(clippy::unnecessary_cast)] // the offset's type depends on no-error-text
     pub const fn wire(code: Code, fault: &'static str, offset: usize) -> Error {
-        Error::new(Kind::Wire(code), fault, stored(offset))
+        Error::new(Kind::Wire(code), fault, offset as Offset)
     }
 
     /// An API refusal.
-    #[inline(always)] // see Error::new
+    #[cfg_attr(feature = "no-error-text", inline(always))] // see Error::new
     pub const fn refused(refusal: Refusal, fault: &'static str) -> Error {
         Error::new(Kind::Refused(refusal), fault, NONE_OFFSET)
     }
@@ -272,41 +260,37 @@ impl Error {
 
     /// The same error with the numbers that explain it (dropped with the
     /// feature `no-error-text`).
-    #[inline(always)] // with no-error-text the numbers must not even be computed
-    pub const fn with_detail(self, detail: Detail) -> Error {
+    #[cfg_attr(feature = "no-error-text", inline(always))] // with no-error-text the numbers must not even be computed
+    #[cfg_attr(feature = "no-error-text", allow(unused_mut))] // nothing to store
+    pub const fn with_detail(mut self, detail: Detail) -> Error {
         #[cfg(feature = "no-error-text")]
         let _ = detail;
-        #[cfg(feature = "no-error-text")]
-        return self;
         #[cfg(not(feature = "no-error-text"))]
-        self.with_numbers(detail)
-    }
-
-    /// [`Error::with_detail`] with the sentences: the numbers stored flat.
-    #[cfg(not(feature = "no-error-text"))]
-    #[inline(always)] // as with_detail
-    const fn with_numbers(mut self, detail: Detail) -> Error {
-        (self.detail, self.numbers) = match detail {
-            Detail::None => (DETAIL_NONE, [0; 2]),
-            Detail::Bytes { needed, available } => (DETAIL_BYTES, [needed, available]),
-            Detail::Cap { claimed, cap } => (DETAIL_CAP, [claimed, cap]),
-            Detail::Hashes { expected, found } => (DETAIL_HASHES, [expected, found]),
-        };
+        {
+            (self.detail, self.numbers) = match detail {
+                Detail::None => (DETAIL_NONE, [0; 2]),
+                Detail::Bytes { needed, available } => (DETAIL_BYTES, [needed, available]),
+                Detail::Cap { claimed, cap } => (DETAIL_CAP, [claimed, cap]),
+                Detail::Hashes { expected, found } => (DETAIL_HASHES, [expected, found]),
+            };
+        }
         self
     }
 
     /// The same error at byte `offset` (for a refusal about a place in the
     /// buffer, such as a misaligned payload).
+    #[allow(clippy::unnecessary_cast)] // the offset's type depends on no-error-text
     pub const fn at(mut self, offset: usize) -> Error {
-        self.offset = stored(offset);
+        self.offset = offset as Offset;
         self
     }
 
     /// The same error with its offset moved by `base`, for a fault found in
     /// a sub-slice that starts `base` bytes into the caller's buffer.
+    #[allow(clippy::unnecessary_cast)] // the offset's type depends on no-error-text
     pub const fn shifted(mut self, base: usize) -> Error {
         if self.offset != NONE_OFFSET {
-            self.offset = self.offset.saturating_add(stored(base));
+            self.offset = self.offset.saturating_add(base as Offset);
         }
         self
     }
@@ -358,11 +342,12 @@ impl Error {
     }
 
     /// Byte offset in the buffer being read where the fault was found.
+    #[allow(clippy::unnecessary_cast)] // the offset's type depends on no-error-text
     pub const fn offset(&self) -> Option<u64> {
         if self.offset == NONE_OFFSET {
             None
         } else {
-            Some(widened(self.offset))
+            Some(self.offset as u64)
         }
     }
 

@@ -119,17 +119,9 @@ pub fn from_bytes<'de, T: Decode<'de>>(buf: &'de [u8]) -> Result<T> {
 /// Decodes a standalone value under `limits`.
 pub fn from_bytes_with<'de, T: Decode<'de>>(buf: &'de [u8], limits: crate::Limits) -> Result<T> {
     let mut r = Reader::new(buf, limits);
-    // The result is changed where it lies: a large value (a
-    // `heapless::Vec` field) is not moved again on its way out.
-    let mut result = T::decode(&mut r);
-    let fault = match &result {
-        Ok(_) => r.finish().err(),
-        Err(e) => Some(*e),
-    };
-    if let Some(e) = fault {
-        result = Err(crate::frame::hint_if_framed(e, buf, crate::Options::BARE));
-    }
-    result
+    T::decode(&mut r)
+        .and_then(|value| r.finish().map(|()| value))
+        .map_err(|e| crate::frame::hint_if_framed(e, buf, crate::Options::BARE))
 }
 
 /// Encodes `value` into the start of `buf` and returns the bytes written.
