@@ -338,17 +338,75 @@ fn decode_impl(input: &DeriveInput, fields: &[Field]) -> TokenStream {
     // exactly the struct's bytes when they are all fixed-width and
     // present (no per-field bounds checks), the second otherwise.
     let reads: Vec<TokenStream> = reads.collect();
+    let in_place = in_place_decode(fields, &de);
     quote! {
         #[automatically_derived]
         impl #impl_generics ::kiln_nostd::Decode<#de> for #ident #ty_generics #where_clause {
             fn decode(
                 __kiln_r: &mut ::kiln_nostd::Reader<#de>,
             ) -> ::kiln_nostd::Result<Self> {
+                #in_place
                 ::kiln_nostd::decode_derived(
                     __kiln_r,
                     |__kiln_r| ::core::result::Result::Ok(Self { #(#reads)* }),
                     |__kiln_r| ::core::result::Result::Ok(Self { #(#reads)* }),
                 )
+            }
+        }
+    }
+}
+
+/// The in-place path of a derived decode: when the struct is not all
+/// fixed-width fields (those take the one-check path of `decode_derived`)
+/// and every field type has a `Decode::placeholder`, the struct is built
+/// from the placeholders and each field decoded where it lies
+/// (`Decode::decode_into`), so a large field (a `heapless::Vec`) is not
+/// moved through temporaries. The condition is known at compile time, so
+/// one of the two paths is left.
+fn in_place_decode(fields: &[Field], de: &Lifetime) -> TokenStream {
+    if fields.is_empty() {
+        return TokenStream::new();
+    }
+    let slots: Vec<Ident> = (0..fields.len())
+        .map(|i| format_ident!("__kiln_p{}", i))
+        .collect();
+    let placeholders = fields.iter().map(|f| {
+        let ty = f.ty;
+        quote_spanned! {at_span(ty)=>
+            <#ty as ::kiln_nostd::Decode<#de>>::placeholder()
+        }
+    });
+    let builds = fields.iter().zip(&slots).map(|(f, slot)| {
+        let field = f.ident;
+        quote!(#field: #slot,)
+    });
+    let fills = fields.iter().map(|f| {
+        let (field, ty) = (f.ident, f.ty);
+        quote_spanned! {at_span(ty)=>
+            <#ty as ::kiln_nostd::Decode<#de>>::decode_into(__kiln_r, &mut __kiln_out.#field)?;
+        }
+    });
+    quote! {
+        if const { ::kiln_nostd::decodes_in_place::<Self>() } {
+            if let (#(::core::option::Option::Some(#slots),)*) = (#(#placeholders,)*) {
+                // Built inside the result it is returned in: no move of
+                // the whole struct either.
+                let mut __kiln_result: ::kiln_nostd::Result<Self> =
+                    ::core::result::Result::Ok(Self { #(#builds)* });
+                if let ::core::result::Result::Ok(__kiln_value) = &mut __kiln_result {
+                    let __kiln_read = ::kiln_nostd::decode_derived_into(
+                        __kiln_r,
+                        __kiln_value,
+                        |__kiln_r, __kiln_out| {
+                            #(#fills)*
+                            ::core::result::Result::Ok(())
+                        },
+                    );
+                    if let ::core::result::Result::Err(__kiln_e) = __kiln_read {
+                        __kiln_result = ::core::result::Result::Err(__kiln_e);
+                    }
+                }
+                return __kiln_result;
             }
         }
     }

@@ -6,8 +6,8 @@
 //! 64-bit host): the fault is a static sentence, plus where it was found
 //! (byte offset, tensor index) and, where the reader knows them, the
 //! numbers that explain it ([`Detail`]). The feature `no-error-text` drops
-//! the sentences (codes, offsets, tensors and numbers stay): up to about
-//! 3.5 KB less flash on a microcontroller.
+//! the sentences and the numbers (codes, offsets and tensors stay; 12 bytes
+//! on a 32-bit microcontroller): up to about 4 KB less flash there.
 
 use core::fmt;
 
@@ -174,69 +174,82 @@ pub enum Detail {
 /// Set when bytes given to an unframed decode begin with the frame magic.
 const HINT_FRAMED: u8 = 1;
 
-/// The fault sentence an error keeps: none with the feature
-/// `no-error-text`.
+/// Where the fault was found: a `u64` with the sentences, the host's
+/// `usize` without them (32 bits on a microcontroller, so the error stays
+/// three words there).
 #[cfg(not(feature = "no-error-text"))]
-type Text = &'static str;
+type Offset = u64;
 #[cfg(feature = "no-error-text")]
-type Text = ();
-
-/// The sentence to keep.
-#[inline(always)] // the sentence must vanish with the feature, even in a call that is not inlined
-const fn text(fault: &'static str) -> Text {
-    #[cfg(feature = "no-error-text")]
-    let _ = fault;
-    #[cfg(not(feature = "no-error-text"))]
-    fault
-}
+type Offset = usize;
 
 /// An error from any Kiln operation. `Copy`, no allocation.
+///
+/// With the sentences it keeps the fault, the offset, the tensor, the kind
+/// and the numbers of its [`Detail`] (48 bytes on a 64-bit host). With the
+/// feature `no-error-text` it keeps only the kind, the offset and the tensor
+/// (12 bytes on a 32-bit microcontroller): [`Error::fault`] is empty and
+/// [`Error::detail`] is [`Detail::None`], so building one at each of a
+/// decoder's many exits takes a few instructions.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Error {
-    fault: Text,
-    offset: u64,
+    #[cfg(not(feature = "no-error-text"))]
+    fault: &'static str,
+    offset: Offset,
     /// [`Detail`], stored flat so the error stays at 48 bytes.
+    #[cfg(not(feature = "no-error-text"))]
     numbers: [u64; 2],
     tensor: u32,
     kind: Kind,
+    #[cfg(not(feature = "no-error-text"))]
     detail: u8,
     hint: u8,
 }
 
+#[cfg(not(feature = "no-error-text"))]
 const DETAIL_NONE: u8 = 0;
+#[cfg(not(feature = "no-error-text"))]
 const DETAIL_BYTES: u8 = 1;
+#[cfg(not(feature = "no-error-text"))]
 const DETAIL_CAP: u8 = 2;
+#[cfg(not(feature = "no-error-text"))]
 const DETAIL_HASHES: u8 = 3;
 
 /// Field value for "not known".
-const NONE_U64: u64 = u64::MAX;
+const NONE_OFFSET: Offset = Offset::MAX;
 const NONE_U32: u32 = u32::MAX;
 
 impl Error {
-    /// A wire fault `code` found at byte `offset` of the buffer being read.
-    pub const fn wire(code: Code, fault: &'static str, offset: usize) -> Error {
+    /// Every constructor ends here; the sentence is dropped with the
+    /// feature `no-error-text`.
+    #[cfg_attr(feature = "no-error-text", inline(always))] // the sentence must vanish with the feature, even where the caller is not inlined
+    const fn new(kind: Kind, fault: &'static str, offset: Offset) -> Error {
+        #[cfg(feature = "no-error-text")]
+        let _ = fault;
         Error {
-            fault: text(fault),
-            offset: offset as u64,
+            #[cfg(not(feature = "no-error-text"))]
+            fault,
+            offset,
+            #[cfg(not(feature = "no-error-text"))]
             numbers: [0; 2],
             tensor: NONE_U32,
-            kind: Kind::Wire(code),
+            kind,
+            #[cfg(not(feature = "no-error-text"))]
             detail: DETAIL_NONE,
             hint: 0,
         }
     }
 
+    /// A wire fault `code` found at byte `offset` of the buffer being read.
+    #[cfg_attr(feature = "no-error-text", inline(always))] // see Error::new
+    #[allow(clippy::unnecessary_cast)] // the offset's type depends on no-error-text
+    pub const fn wire(code: Code, fault: &'static str, offset: usize) -> Error {
+        Error::new(Kind::Wire(code), fault, offset as Offset)
+    }
+
     /// An API refusal.
+    #[cfg_attr(feature = "no-error-text", inline(always))] // see Error::new
     pub const fn refused(refusal: Refusal, fault: &'static str) -> Error {
-        Error {
-            fault: text(fault),
-            offset: NONE_U64,
-            numbers: [0; 2],
-            tensor: NONE_U32,
-            kind: Kind::Refused(refusal),
-            detail: DETAIL_NONE,
-            hint: 0,
-        }
+        Error::new(Kind::Refused(refusal), fault, NONE_OFFSET)
     }
 
     /// The same error, naming the tensor (descriptor index) it concerns.
@@ -245,29 +258,39 @@ impl Error {
         self
     }
 
-    /// The same error with the numbers that explain it.
+    /// The same error with the numbers that explain it (dropped with the
+    /// feature `no-error-text`).
+    #[cfg_attr(feature = "no-error-text", inline(always))] // with no-error-text the numbers must not even be computed
+    #[cfg_attr(feature = "no-error-text", allow(unused_mut))] // nothing to store
     pub const fn with_detail(mut self, detail: Detail) -> Error {
-        (self.detail, self.numbers) = match detail {
-            Detail::None => (DETAIL_NONE, [0; 2]),
-            Detail::Bytes { needed, available } => (DETAIL_BYTES, [needed, available]),
-            Detail::Cap { claimed, cap } => (DETAIL_CAP, [claimed, cap]),
-            Detail::Hashes { expected, found } => (DETAIL_HASHES, [expected, found]),
-        };
+        #[cfg(feature = "no-error-text")]
+        let _ = detail;
+        #[cfg(not(feature = "no-error-text"))]
+        {
+            (self.detail, self.numbers) = match detail {
+                Detail::None => (DETAIL_NONE, [0; 2]),
+                Detail::Bytes { needed, available } => (DETAIL_BYTES, [needed, available]),
+                Detail::Cap { claimed, cap } => (DETAIL_CAP, [claimed, cap]),
+                Detail::Hashes { expected, found } => (DETAIL_HASHES, [expected, found]),
+            };
+        }
         self
     }
 
     /// The same error at byte `offset` (for a refusal about a place in the
     /// buffer, such as a misaligned payload).
+    #[allow(clippy::unnecessary_cast)] // the offset's type depends on no-error-text
     pub const fn at(mut self, offset: usize) -> Error {
-        self.offset = offset as u64;
+        self.offset = offset as Offset;
         self
     }
 
     /// The same error with its offset moved by `base`, for a fault found in
     /// a sub-slice that starts `base` bytes into the caller's buffer.
+    #[allow(clippy::unnecessary_cast)] // the offset's type depends on no-error-text
     pub const fn shifted(mut self, base: usize) -> Error {
-        if self.offset != NONE_U64 {
-            self.offset = self.offset.saturating_add(base as u64);
+        if self.offset != NONE_OFFSET {
+            self.offset = self.offset.saturating_add(base as Offset);
         }
         self
     }
@@ -319,11 +342,12 @@ impl Error {
     }
 
     /// Byte offset in the buffer being read where the fault was found.
+    #[allow(clippy::unnecessary_cast)] // the offset's type depends on no-error-text
     pub const fn offset(&self) -> Option<u64> {
-        if self.offset == NONE_U64 {
+        if self.offset == NONE_OFFSET {
             None
         } else {
-            Some(self.offset)
+            Some(self.offset as u64)
         }
     }
 
@@ -336,9 +360,14 @@ impl Error {
         }
     }
 
-    /// The numbers that explain the error, where known.
+    /// The numbers that explain the error, where known ([`Detail::None`]
+    /// with the feature `no-error-text`).
     pub const fn detail(&self) -> Detail {
+        #[cfg(feature = "no-error-text")]
+        return Detail::None;
+        #[cfg(not(feature = "no-error-text"))]
         let [a, b] = self.numbers;
+        #[cfg(not(feature = "no-error-text"))]
         match self.detail {
             DETAIL_BYTES => Detail::Bytes {
                 needed: a,
@@ -420,5 +449,13 @@ mod tests {
     #[test]
     fn the_error_stays_small() {
         assert!(core::mem::size_of::<Error>() <= 48);
+        // Without the sentences: the offset, the tensor, the kind and the
+        // hint, three words on a 32-bit microcontroller.
+        if cfg!(feature = "no-error-text") {
+            assert!(
+                core::mem::size_of::<Error>()
+                    <= core::mem::size_of::<usize>() + 4 + core::mem::size_of::<Kind>() + 1 + 1
+            );
+        }
     }
 }

@@ -82,6 +82,29 @@ pub trait Decode<'de>: Frozen + Sized {
             Ok(())
         })
     }
+
+    /// A value that [`Decode::decode_into`] may overwrite: a cheap one
+    /// (zero, `""`, `None`, an empty `heapless::Vec`), or `None` for a type
+    /// that has none. A derived struct whose fields all have one is built
+    /// first and its fields decoded where they lie.
+    #[doc(hidden)]
+    #[inline]
+    fn placeholder() -> Option<Self> {
+        None
+    }
+
+    /// Reads one value over `place`. The default reads a value and moves
+    /// it there; a large value (`heapless::Vec`) is filled where it lies,
+    /// so it is not copied from temporary to temporary on its way into a
+    /// struct (on a microcontroller those copies of a 132-byte vector
+    /// cost a `memcpy` helper). On an error `place` holds some value of
+    /// the type, not a meaningful one.
+    #[doc(hidden)]
+    #[inline]
+    fn decode_into(r: &mut Reader<'de>, place: &mut Self) -> Result<()> {
+        *place = Self::decode(r)?;
+        Ok(())
+    }
 }
 
 // ---------------------------------------------------------------------------
@@ -141,6 +164,10 @@ impl Encode for bool {
 
 impl<'de> Decode<'de> for bool {
     #[inline]
+    fn placeholder() -> Option<Self> {
+        Some(false)
+    }
+    #[inline]
     fn decode(r: &mut Reader<'de>) -> Result<Self> {
         let at = r.position();
         match r.u8("bool")? {
@@ -168,6 +195,10 @@ macro_rules! fixed_width {
             #[inline]
             fn decode(r: &mut Reader<'de>) -> Result<Self> {
                 r.array(stringify!($ty)).map(<$ty>::from_le_bytes)
+            }
+            #[inline]
+            fn placeholder() -> Option<Self> {
+                Some(<$ty>::default())
             }
             #[cfg(feature = "alloc")]
             fn decode_many(
@@ -220,6 +251,10 @@ macro_rules! named_wide {
             fn decode(r: &mut Reader<'de>) -> Result<Self> {
                 <$inner>::decode(r).map($ty)
             }
+            #[inline]
+            fn placeholder() -> Option<Self> {
+                Some($ty(0))
+            }
         }
     )*};
 }
@@ -234,6 +269,7 @@ impl Frozen for str {
 }
 
 impl Encode for str {
+    #[inline] // a few instructions around one copy: a map writes eight of them
     fn encode<S: Sink>(&self, w: &mut Writer<S>) -> Result<()> {
         w.byte_run(self.as_bytes())
     }
@@ -244,6 +280,7 @@ impl Frozen for &str {
 }
 
 impl Encode for &str {
+    #[inline] // a few instructions around one copy: a map writes eight of them
     fn encode<S: Sink>(&self, w: &mut Writer<S>) -> Result<()> {
         (**self).encode(w)
     }
@@ -252,6 +289,10 @@ impl Encode for &str {
 impl<'de> Decode<'de> for &'de str {
     fn decode(r: &mut Reader<'de>) -> Result<Self> {
         r.str()
+    }
+    #[inline]
+    fn placeholder() -> Option<Self> {
+        Some("")
     }
 }
 
@@ -395,14 +436,22 @@ impl<T: Encode, const N: usize> Encode for heapless::Vec<T, N> {
 
 impl<'de, T: Decode<'de>, const N: usize> Decode<'de> for heapless::Vec<T, N> {
     fn decode(r: &mut Reader<'de>) -> Result<Self> {
+        let mut out = heapless::Vec::new();
+        Self::decode_into(r, &mut out)?;
+        Ok(out)
+    }
+    #[inline]
+    fn placeholder() -> Option<Self> {
+        Some(heapless::Vec::new())
+    }
+    fn decode_into(r: &mut Reader<'de>, out: &mut Self) -> Result<()> {
+        out.clear();
         r.nested(|r| {
             let count = claim_list::<T>(r, N)?;
-            let mut out = heapless::Vec::new();
             decode_elements(r, count, |item| {
                 out.push(item)
                     .map_err(|_| Error::refused(Refusal::Capacity, "list longer than its storage"))
-            })?;
-            Ok(out)
+            })
         })
     }
 }
@@ -729,6 +778,10 @@ impl<'de, T: Decode<'de>> Decode<'de> for Option<T> {
             false => Ok(None),
         })
     }
+    #[inline]
+    fn placeholder() -> Option<Self> {
+        Some(None)
+    }
 }
 
 /// Reads an `opt<T>`: one container, a tag byte 0 or 1; `body` gets the
@@ -922,6 +975,23 @@ impl<K: DictKey + Eq, V: Encode, const N: usize> Encode for heapless::LinearMap<
     /// Writes the pairs sorted by the bytes of their keys, whatever order
     /// they were inserted in.
     fn encode<S: Sink>(&self, w: &mut Writer<S>) -> Result<()> {
+        // Keys already in strictly increasing order (inserted sorted, as a
+        // map filled from a sorted source is) are written as they lie: no
+        // copy of the pairs, no sort, and no check for repeats, which
+        // strict order rules out.
+        let in_order = self
+            .keys()
+            .zip(self.keys().skip(1))
+            .all(|(a, b)| a.as_key().as_bytes() < b.as_key().as_bytes());
+        if in_order {
+            return w.nested(|w| {
+                w.count(self.len(), w.limits().count_cap)?;
+                self.iter().try_for_each(|(k, v)| {
+                    k.as_key().encode(w)?;
+                    v.encode(w)
+                })
+            });
+        }
         let mut sorted: heapless::Vec<(&K, &V), N> = self.iter().collect();
         sorted.sort_unstable_by(|a, b| a.0.as_key().as_bytes().cmp(b.0.as_key().as_bytes()));
         let repeated = sorted
@@ -1016,6 +1086,28 @@ pub fn decode_derived<'de, T: Frozen>(
         }
         checked(r)
     })
+}
+
+/// Whether `#[derive(Frozen)]` decodes `T` in place when its fields allow
+/// ([`decode_derived_into`]): not when every field has a fixed width, since
+/// [`decode_derived`] reads those with one bounds check.
+#[doc(hidden)]
+pub const fn decodes_in_place<T: Frozen>() -> bool {
+    !T::SCHEMA.is_fixed_size()
+}
+
+/// What `#[derive(Frozen)]` calls for a struct whose fields all have a
+/// [`Decode::placeholder`] and are not all of fixed width: the struct
+/// `out`, built from the placeholders, gets its fields decoded where they
+/// lie by `fields` (one [`Decode::decode_into`] each), one container deep.
+#[doc(hidden)]
+#[inline] // one call site per derived struct
+pub fn decode_derived_into<'de, T>(
+    r: &mut Reader<'de>,
+    out: &mut T,
+    fields: impl FnOnce(&mut Reader<'de>, &mut T) -> Result<()>,
+) -> Result<()> {
+    r.nested(|r| fields(r, out))
 }
 
 /// The schema of a struct from its fields, for `const SCHEMA`.

@@ -164,10 +164,12 @@
 //!   [`Frozen`], [`Encode`] and [`Decode`] for a struct with named fields
 //!   from its field types.
 //! - `defmt`: `defmt::Format` for errors and plain types.
-//! - `no-error-text`: errors keep their code, offset, tensor and numbers
-//!   but not the sentence ([`Error::fault`] is empty), for firmware short
-//!   of flash: 460 bytes for a small struct decoder, 3.5 KB with a
-//!   `tensors` field (the benchmark table in the README).
+//! - `no-error-text`: errors keep their code, offset and tensor but
+//!   neither the sentence nor the numbers ([`Error::fault`] is empty,
+//!   [`Error::detail`] is [`Detail::None`]; the error is three words on a
+//!   32-bit microcontroller), for firmware short of flash: about 700 bytes
+//!   for a small struct decoder, 4 KB with a `tensors` field (the benchmark
+//!   table in the README).
 
 #![cfg_attr(not(test), no_std)]
 #![forbid(unsafe_code)]
@@ -225,8 +227,9 @@ pub use frame::{framed_len, from_frame, from_frame_with, to_frame_slice};
 #[cfg(feature = "alloc")]
 pub use frozen::to_vec;
 pub use frozen::{
-    decode_derived, decode_struct, encode_struct, encoded_len, from_bytes, from_bytes_with,
-    to_slice, Decode, DictView, Empty, Encode, Frozen, Int, ListView, PodList, Uint,
+    decode_derived, decode_derived_into, decode_struct, decodes_in_place, encode_struct,
+    encoded_len, from_bytes, from_bytes_with, to_slice, Decode, DictView, Empty, Encode, Frozen,
+    Int, ListView, PodList, Uint,
 };
 /// The half crate (2.x): `f16` and `bf16` element types.
 pub use half;

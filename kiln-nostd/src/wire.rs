@@ -475,8 +475,23 @@ pub trait Sink {
         Ok(())
     }
 
+    /// Appends a little-endian `u32` length word, then `bytes` (a `str` or
+    /// `list<u8>`). A sink over memory overrides it to check room for both
+    /// at once.
+    #[inline]
+    fn put_run(&mut self, len: u32, bytes: &[u8]) -> Result<()> {
+        self.put(&len.to_le_bytes())?;
+        self.put(bytes)
+    }
+
     /// Bytes written so far.
     fn written(&self) -> usize;
+}
+
+/// The refusal of a sink over a caller's buffer that has no room left.
+#[cold]
+fn buffer_too_small() -> Error {
+    Error::refused(Refusal::BufferTooSmall, "output buffer too small")
 }
 
 /// A sink over a caller's buffer.
@@ -493,6 +508,14 @@ impl<'a> SliceSink<'a> {
         SliceSink { buf, len: 0 }
     }
 
+    /// The next `len` bytes of the buffer and the length after them, or
+    /// `None` when fewer remain.
+    #[inline]
+    fn room(&mut self, len: usize) -> Option<(&mut [u8], usize)> {
+        let end = self.len.checked_add(len)?;
+        Some((self.buf.get_mut(self.len..end)?, end))
+    }
+
     /// The bytes written.
     #[inline]
     pub fn into_written(self) -> &'a mut [u8] {
@@ -504,18 +527,30 @@ impl<'a> SliceSink<'a> {
 impl Sink for SliceSink<'_> {
     #[inline]
     fn put(&mut self, bytes: &[u8]) -> Result<()> {
-        let Some(slot) = self
-            .len
-            .checked_add(bytes.len())
-            .and_then(|end| self.buf.get_mut(self.len..end))
-        else {
-            return Err(Error::refused(
-                Refusal::BufferTooSmall,
-                "output buffer too small",
-            ));
+        let Some((slot, end)) = self.room(bytes.len()) else {
+            return Err(buffer_too_small());
         };
         slot.copy_from_slice(bytes);
-        self.len = self.len.saturating_add(bytes.len());
+        self.len = end;
+        Ok(())
+    }
+
+    /// One bounds check for the length word and the bytes; a buffer too
+    /// small for both gets neither.
+    #[inline]
+    fn put_run(&mut self, len: u32, bytes: &[u8]) -> Result<()> {
+        let Some((slot, end)) = bytes
+            .len()
+            .checked_add(4)
+            .and_then(|total| self.room(total))
+        else {
+            return Err(buffer_too_small());
+        };
+        if let Some((word, rest)) = slot.split_first_chunk_mut::<4>() {
+            *word = len.to_le_bytes();
+            rest.copy_from_slice(bytes);
+        }
+        self.len = end;
         Ok(())
     }
 
@@ -723,8 +758,14 @@ impl<S: Sink> Writer<S> {
     /// A length-prefixed byte run under the byte cap.
     #[inline]
     pub fn byte_run(&mut self, bytes: &[u8]) -> Result<()> {
-        self.count(bytes.len(), self.limits.byte_cap)?;
-        self.put(bytes)
+        let len = u32::try_from(bytes.len())
+            .ok()
+            .filter(|&len| len <= self.limits.byte_cap)
+            .ok_or(Error::refused(
+                Refusal::NotEncodable,
+                "count or length above the cap",
+            ))?;
+        self.sink.put_run(len, bytes)
     }
 
     /// Runs `body` one container deeper; a value the reader would find

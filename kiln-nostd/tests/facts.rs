@@ -241,12 +241,12 @@ fn schema_display_matches_type_text_hash() {
 }
 
 /// An error line: with the feature no-error-text, the sentence after the
-/// code is left out.
-fn line(code: &str, sentence: &str, rest: &str) -> String {
+/// code and the numbers in parentheses are left out.
+fn line(code: &str, sentence: &str, numbers: &str, rest: &str) -> String {
     if cfg!(feature = "no-error-text") {
         format!("{code}{rest}")
     } else {
-        format!("{code}: {sentence}{rest}")
+        format!("{code}: {sentence}{numbers}{rest}")
     }
 }
 
@@ -260,7 +260,8 @@ fn error_lines_say_what_went_wrong_and_what_to_do() {
         line(
             "EOF",
             "list count beyond the bytes that remain",
-            " (needs 64 bytes, 12 remain) at byte 0"
+            " (needs 64 bytes, 12 remain)",
+            " at byte 0"
         )
     );
     let mut buf = [0u8; 64];
@@ -274,7 +275,8 @@ fn error_lines_say_what_went_wrong_and_what_to_do() {
         line(
             "SCHEMA",
             "frame schema hash is not the destination type's",
-            " (expected 0xbfdca5e54a45ed36, found 0xa6b2e8e53c40f523) at byte 8"
+            " (expected 0xbfdca5e54a45ed36, found 0xa6b2e8e53c40f523)",
+            " at byte 8"
         )
     );
     let mut sixteen = 16u32.to_le_bytes().to_vec();
@@ -286,7 +288,8 @@ fn error_lines_say_what_went_wrong_and_what_to_do() {
         line(
             "refused (Capacity)",
             "list count above the storage capacity",
-            " (16, at most 4) at byte 0"
+            " (16, at most 4)",
+            " at byte 0"
         )
     );
     let framed_list = kiln_nostd::to_frame_slice(&PodList::from_slice(&[1.0f32]), &mut buf)
@@ -299,7 +302,8 @@ fn error_lines_say_what_went_wrong_and_what_to_do() {
         line(
             "LIMIT",
             "count above the count cap",
-            " (810437707, at most 16777216) at byte 0; \
+            " (810437707, at most 16777216)",
+            " at byte 0; \
              the bytes start with the frame magic KLN0: read them as framed \
              (from_frame, Options::FRAMED, kiln --framed)"
         )

@@ -820,6 +820,23 @@ impl<'de> Decode<'de> for Directory<'de> {
         r.skip(dir.block_len(), "directory block")?;
         Ok(dir)
     }
+
+    /// A directory that no reader sees: a derived struct's `tensors` field
+    /// before it is decoded in place. (Its fields are not all zero, so
+    /// building it is a few stores rather than a call to `memset` on a
+    /// microcontroller.)
+    #[inline]
+    fn placeholder() -> Option<Self> {
+        Some(Directory {
+            block: &[],
+            offset: usize::MAX,
+            tensor_count: 0,
+            name_bytes: 0,
+            payload_base: usize::MAX,
+            flags: FLAG_LITTLE_ENDIAN,
+            names_sorted: false,
+        })
+    }
 }
 
 impl Encode for Directory<'_> {
