@@ -339,6 +339,15 @@ fn decode_impl(input: &DeriveInput, fields: &[Field]) -> TokenStream {
     // present (no per-field bounds checks), the second otherwise.
     let reads: Vec<TokenStream> = reads.collect();
     let in_place = in_place_decode(fields, &de);
+    // Decoding into a caller's struct (from_bytes_into): each field read
+    // where it lies, unless every field is fixed-width, where one read of
+    // the whole struct is cheaper.
+    let fills = fields.iter().map(|f| {
+        let (field, ty) = (f.ident, f.ty);
+        quote_spanned! {at_span(ty)=>
+            <#ty as ::kiln_nostd::Decode<#de>>::decode_into(__kiln_r, &mut __kiln_out.#field)?;
+        }
+    });
     quote! {
         #[automatically_derived]
         impl #impl_generics ::kiln_nostd::Decode<#de> for #ident #ty_generics #where_clause {
@@ -351,6 +360,24 @@ fn decode_impl(input: &DeriveInput, fields: &[Field]) -> TokenStream {
                     |__kiln_r| ::core::result::Result::Ok(Self { #(#reads)* }),
                     |__kiln_r| ::core::result::Result::Ok(Self { #(#reads)* }),
                 )
+            }
+
+            fn decode_into(
+                __kiln_r: &mut ::kiln_nostd::Reader<#de>,
+                __kiln_place: &mut Self,
+            ) -> ::kiln_nostd::Result<()> {
+                if const { ::kiln_nostd::decodes_in_place::<Self>() } {
+                    return ::kiln_nostd::decode_derived_into(
+                        __kiln_r,
+                        __kiln_place,
+                        |__kiln_r, __kiln_out| {
+                            #(#fills)*
+                            ::core::result::Result::Ok(())
+                        },
+                    );
+                }
+                *__kiln_place = <Self as ::kiln_nostd::Decode<#de>>::decode(__kiln_r)?;
+                ::core::result::Result::Ok(())
             }
         }
     }

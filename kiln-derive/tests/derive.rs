@@ -634,3 +634,69 @@ fn a_fixed_width_struct_reads_as_field_by_field_reading_does() {
     assert_eq!(fast.unwrap_err().code(), Some(Code::Depth));
     assert_eq!(fast, slow);
 }
+
+#[test]
+fn decoding_into_caller_storage_gives_what_decoding_gives() {
+    // Every prefix of a valid message, every one-byte change of it, and the
+    // message itself: from_bytes_into agrees with from_bytes on the verdict,
+    // the code and (when accepted) the value, and the storage is reused.
+    let value = Nested {
+        reading: Reading {
+            id: 9,
+            name: "nine",
+            tags: heapless::Vec::from_slice(&[9, 10]).unwrap(),
+            flag: Some(1),
+        },
+        named: Named {
+            name: heapless::String::try_from("a").unwrap(),
+            level: 3,
+        },
+        more: heapless::Vec::new(),
+        last: true,
+    };
+    let bytes = encode(&value);
+    let blank = || Nested {
+        reading: Reading {
+            id: 0,
+            name: "",
+            tags: heapless::Vec::new(),
+            flag: None,
+        },
+        named: Named {
+            name: heapless::String::new(),
+            level: 0,
+        },
+        more: heapless::Vec::new(),
+        last: false,
+    };
+    let mut inputs: Vec<Vec<u8>> = (0..bytes.len()).map(|n| bytes[..n].to_vec()).collect();
+    for i in 0..bytes.len() {
+        for b in [0u8, 1, 2, 0x7f, 0xff] {
+            let mut changed = bytes.clone();
+            changed[i] = b;
+            inputs.push(changed);
+        }
+    }
+    inputs.push(bytes.clone());
+    let mut place = blank();
+    let mut accepted = 0;
+    for input in &inputs {
+        let by_value = from_bytes::<Nested>(input);
+        let into = kiln_nostd::from_bytes_into(input, &mut place);
+        match (&by_value, into) {
+            (Ok(v), Ok(())) => {
+                assert_eq!(&place, v);
+                accepted += 1;
+            }
+            (Err(a), Err(b)) => assert_eq!((a.code(), a.refusal()), (b.code(), b.refusal())),
+            (a, b) => panic!("{input:?}: from_bytes {a:?}, from_bytes_into {b:?}"),
+        }
+    }
+    assert!(accepted >= 2, "{accepted}");
+    // And framed.
+    let mut buf = vec![0u8; bytes.len() + 16];
+    let framed = kiln_nostd::to_frame_slice(&value, &mut buf).unwrap();
+    let mut place = blank();
+    kiln_nostd::from_frame_into(framed, &mut place).unwrap();
+    assert_eq!(place, value);
+}

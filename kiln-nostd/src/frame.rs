@@ -103,6 +103,25 @@ pub fn from_frame_with<'de, T: Decode<'de>>(buf: &'de [u8], limits: Limits) -> R
     Ok(value)
 }
 
+/// Decodes a framed value into `place`, storage the caller owns, under the
+/// default caps: [`from_frame`] with nothing moved on the way (see
+/// [`crate::from_bytes_into`]).
+pub fn from_frame_into<'de, T: Decode<'de>>(buf: &'de [u8], place: &mut T) -> Result<()> {
+    from_frame_into_with(buf, Limits::DEFAULT, place)
+}
+
+/// [`from_frame_into`] under `limits`.
+pub fn from_frame_into_with<'de, T: Decode<'de>>(
+    buf: &'de [u8],
+    limits: Limits,
+    place: &mut T,
+) -> Result<()> {
+    open(buf, T::HASH)?;
+    let mut r = Reader::starting_at(buf, FRAME_LEN, limits);
+    T::decode_into(&mut r, place)?;
+    r.finish()
+}
+
 /// Encodes `value` in a frame into the start of `buf`; a buffer that is too
 /// small is refused ([`framed_len`] gives the size).
 pub fn to_frame_slice<'a, T: Encode + ?Sized>(

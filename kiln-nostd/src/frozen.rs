@@ -93,13 +93,14 @@ pub trait Decode<'de>: Frozen + Sized {
         None
     }
 
-    /// Reads one value over `place`. The default reads a value and moves
-    /// it there; a large value (`heapless::Vec`) is filled where it lies,
-    /// so it is not copied from temporary to temporary on its way into a
-    /// struct (on a microcontroller those copies of a 132-byte vector
-    /// cost a `memcpy` helper). On an error `place` holds some value of
-    /// the type, not a meaningful one.
-    #[doc(hidden)]
+    /// Reads one value over `place`, storage the caller already has (see
+    /// [`from_bytes_into`]). The default reads a value and moves it there;
+    /// a large value (`heapless::Vec`, a derived struct) is filled where it
+    /// lies, so it is not copied from temporary to temporary (on a
+    /// microcontroller those copies of a 132-byte vector cost a `memcpy`
+    /// helper). The checks and the verdict are those of
+    /// [`Decode::decode`]. On an error `place` holds some value of the
+    /// type, not a meaningful one.
     #[inline]
     fn decode_into(r: &mut Reader<'de>, place: &mut Self) -> Result<()> {
         *place = Self::decode(r)?;
@@ -121,6 +122,42 @@ pub fn from_bytes_with<'de, T: Decode<'de>>(buf: &'de [u8], limits: crate::Limit
     let mut r = Reader::new(buf, limits);
     T::decode(&mut r)
         .and_then(|value| r.finish().map(|()| value))
+        .map_err(|e| crate::frame::hint_if_framed(e, buf, crate::Options::BARE))
+}
+
+/// Decodes a standalone value into `place`, storage the caller owns, under
+/// the default caps: the firmware's way to read each message into the same
+/// record with nothing moved or copied on the way. A derived struct is
+/// filled field by field where it lies. Same checks and verdict as
+/// [`from_bytes`]; on an error `place` holds some value of its type, not a
+/// meaningful one.
+///
+/// ```
+/// use kiln_nostd::{from_bytes_into, heapless, to_slice, Frozen};
+///
+/// #[derive(Frozen)]
+/// struct Reading { id: u32, values: heapless::Vec<f32, 8> }
+///
+/// let mut buf = [0u8; 64];
+/// let sent = Reading { id: 3, values: heapless::Vec::from_slice(&[1.5, 2.0]).unwrap() };
+/// let bytes = to_slice(&sent, &mut buf).unwrap();
+/// let mut record = Reading { id: 0, values: heapless::Vec::new() }; // reused for every message
+/// from_bytes_into(bytes, &mut record).unwrap();
+/// assert_eq!((record.id, &record.values[..]), (3, &[1.5, 2.0][..]));
+/// ```
+pub fn from_bytes_into<'de, T: Decode<'de>>(buf: &'de [u8], place: &mut T) -> Result<()> {
+    from_bytes_into_with(buf, crate::Limits::DEFAULT, place)
+}
+
+/// [`from_bytes_into`] under `limits`.
+pub fn from_bytes_into_with<'de, T: Decode<'de>>(
+    buf: &'de [u8],
+    limits: crate::Limits,
+    place: &mut T,
+) -> Result<()> {
+    let mut r = Reader::new(buf, limits);
+    T::decode_into(&mut r, place)
+        .and_then(|()| r.finish())
         .map_err(|e| crate::frame::hint_if_framed(e, buf, crate::Options::BARE))
 }
 

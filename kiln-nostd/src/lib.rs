@@ -55,6 +55,7 @@
 //! | [`to_vec`] (`alloc`) | [`to_frame_vec`] (`alloc`) |
 //! | [`encoded_len`] | [`framed_len`] (16 more) |
 //! | [`from_bytes`] / [`from_bytes_with`] | [`from_frame`] / [`from_frame_with`] |
+//! | [`from_bytes_into`] (into caller storage) | [`from_frame_into`] |
 //! | [`check`] with [`Options::BARE`] | [`check`] with [`Options::FRAMED`] |
 //!
 //! ```
@@ -223,13 +224,15 @@ pub use dtype::{Dtype, DtypeCode};
 pub use error::{Code, Detail, Error, Kind, Refusal, Result};
 #[cfg(feature = "alloc")]
 pub use frame::to_frame_vec;
-pub use frame::{framed_len, from_frame, from_frame_with, to_frame_slice};
+pub use frame::{
+    framed_len, from_frame, from_frame_into, from_frame_into_with, from_frame_with, to_frame_slice,
+};
 #[cfg(feature = "alloc")]
 pub use frozen::to_vec;
 pub use frozen::{
     decode_derived, decode_derived_into, decode_struct, decodes_in_place, encode_struct,
-    encoded_len, from_bytes, from_bytes_with, to_slice, Decode, DictView, Empty, Encode, Frozen,
-    Int, ListView, PodList, Uint,
+    encoded_len, from_bytes, from_bytes_into, from_bytes_into_with, from_bytes_with, to_slice,
+    Decode, DictView, Empty, Encode, Frozen, Int, ListView, PodList, Uint,
 };
 /// The half crate (2.x): `f16` and `bf16` element types.
 pub use half;
