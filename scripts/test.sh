@@ -49,6 +49,33 @@ for stage in "${STAGES[@]}"; do
     [[ " ${ALL_STAGES[*]} " == *" $stage "* ]] || { echo "unknown stage: $stage (${ALL_STAGES[*]})" >&2; exit 2; }
 done
 
+# Disk. A CI machine may have only a few GiB free, and a full run builds for
+# six targets plus a sanitizer build for the fuzzers. Debug builds keep line
+# tables only (backtraces still name files and lines; full debug info was
+# most of the size), and nothing is built incrementally (a fresh clone never
+# reuses it). Under CI, each stage's own build output is removed once no
+# later stage needs it (prune_after), and every stage's summary line shows
+# what is left on the disk.
+export CARGO_PROFILE_DEV_DEBUG="${CARGO_PROFILE_DEV_DEBUG:-line-tables-only}"
+export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
+
+disk_report() {
+    local free used
+    free="$(df -h --output=avail . | tail -1 | tr -d ' ')"
+    used="$(du -sch target fuzz/target tests/firmware/target 2>/dev/null | tail -1 | cut -f1)"
+    printf 'build output %s, disk free %s' "$used" "$free"
+}
+
+prune_after() { # stage
+    [ "${CI:-}" = true ] || return 0
+    case "$1" in
+        fuzz) rm -rf fuzz/target ;;
+        bigendian) rm -rf target/s390x-unknown-linux-gnu target/powerpc64-unknown-linux-gnu ;;
+        nopanic) rm -rf target/thumbv7em-none-eabihf ;;
+        www) rm -rf target/wasm32-unknown-unknown ;;
+    esac
+}
+
 SKIP_MARK="$(mktemp -u)"
 trap 'rm -f "$SKIP_MARK"' EXIT
 passed=0
@@ -79,17 +106,18 @@ run_stage() { # name function
     )
     status=$?
     set -e
+    [ "$status" -ne 0 ] || prune_after "$name"
     if [ "$status" -eq 0 ]; then
         if [ -e "$SKIP_MARK" ]; then
             skipped=$((skipped + 1))
-            SUMMARY+=("$(printf '%-13s skipped  %4d s' "$name" $((SECONDS - start)))")
+            SUMMARY+=("$(printf '%-13s skipped  %4d s  %s' "$name" $((SECONDS - start)) "$(disk_report)")")
         else
             passed=$((passed + 1))
-            SUMMARY+=("$(printf '%-13s passed   %4d s' "$name" $((SECONDS - start)))")
+            SUMMARY+=("$(printf '%-13s passed   %4d s  %s' "$name" $((SECONDS - start)) "$(disk_report)")")
         fi
     else
         failed=$((failed + 1))
-        SUMMARY+=("$(printf '%-13s FAILED   %4d s' "$name" $((SECONDS - start)))")
+        SUMMARY+=("$(printf '%-13s FAILED   %4d s  %s' "$name" $((SECONDS - start)) "$(disk_report)")")
         finish
         exit 1
     fi
