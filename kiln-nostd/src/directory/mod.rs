@@ -49,6 +49,47 @@ pub struct Directory<'a> {
     names_sorted: bool,
 }
 
+/// The bytes of an empty block: the header alone (no tensors, no names).
+const EMPTY_BLOCK: [u8; HEADER_LEN as usize] = {
+    let mut block = [0u8; HEADER_LEN as usize];
+    block[0] = MAGIC[0];
+    block[1] = MAGIC[1];
+    block[2] = MAGIC[2];
+    block[3] = MAGIC[3];
+    block[4] = DIRECTORY_VERSION;
+    block[5] = FLAG_LITTLE_ENDIAN;
+    block
+};
+
+impl Directory<'static> {
+    /// The directory with no tensors (the 64-byte header alone): what a
+    /// record's `tensors` field holds before [`from_bytes_into`] reads a
+    /// message into it. [`Default`] gives the same.
+    ///
+    /// ```
+    /// use kiln_nostd::Directory;
+    /// assert_eq!(Directory::EMPTY.len(), 0);
+    /// assert_eq!(Directory::parse(Directory::EMPTY.as_bytes()), Ok(Directory::EMPTY));
+    /// ```
+    ///
+    /// [`from_bytes_into`]: crate::from_bytes_into
+    pub const EMPTY: Directory<'static> = Directory {
+        block: &EMPTY_BLOCK,
+        offset: 0,
+        tensor_count: 0,
+        name_bytes: 0,
+        payload_base: HEADER_LEN as usize,
+        flags: FLAG_LITTLE_ENDIAN,
+        names_sorted: false,
+    };
+}
+
+impl Default for Directory<'_> {
+    fn default() -> Self {
+        Directory::EMPTY
+    }
+}
+
 impl<'a> Directory<'a> {
     /// Checks a standalone block under the default caps. The buffer must be
     /// exactly one block.
@@ -71,9 +112,10 @@ impl<'a> Directory<'a> {
 
     /// [`Directory::parse_with`], with `scratch` (one `u32` per tensor) for
     /// the name uniqueness check: O(n log n) for names in any order with no
-    /// allocator. Without it, a firmware build (no `alloc`) checks more than
-    /// 256 unsorted names chunk by chunk, which costs O(n²/256); sorted
-    /// names take one pass either way. A `scratch` too small is not used.
+    /// allocator. Without it, a build with no `alloc` compares unsorted
+    /// names pairwise on a microcontroller, O(n²), and chunk by chunk on a
+    /// host, O(n²/256); sorted names take one pass either way. A `scratch`
+    /// too small is not used.
     pub fn parse_with_scratch(
         buf: &'a [u8],
         limits: Limits,

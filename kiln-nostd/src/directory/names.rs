@@ -9,15 +9,24 @@
 //!   sort, O(n log n), when hostile names collide;
 //! - in caller scratch ([`Directory::parse_with_scratch`], one `u32` per
 //!   tensor): O(n log n) with no allocator;
-//! - otherwise, without an allocator, in a fixed 256-entry stack buffer
-//!   (512 bytes): names are inserted in order into a sorted chunk of up to
-//!   256 (binary search, then a shift), so a repeat inside the chunk is
-//!   found as it is inserted; every later name is then binary-searched in
-//!   the chunk, and the next chunk starts. O(n log n) up to 256 names,
-//!   O(n² / 256 · log 256) beyond. No method does better with constant
-//!   extra memory over read-only bytes, which is why the scratch path
-//!   exists; the 16-bit heap offsets cap a directory at 65,535 names, so
-//!   even this path is bounded.
+//! - otherwise, without an allocator, on a host: in a fixed 256-entry
+//!   stack buffer (512 bytes): names are inserted in order into a sorted
+//!   chunk of up to 256 (binary search, then a shift), so a repeat inside
+//!   the chunk is found as it is inserted; every later name is then
+//!   binary-searched in the chunk, and the next chunk starts. O(n log n)
+//!   up to 256 names, O(n² / 256 · log 256) beyond. No method does better
+//!   with constant extra memory over read-only bytes, which is why the
+//!   scratch path exists;
+//! - on a microcontroller (`target_os = "none"`) without an allocator or
+//!   scratch: each name against every earlier one, n(n - 1)/2 name
+//!   comparisons (4,950 for 100 unsorted names, about 500,000 for 1,000),
+//!   in about 90 bytes of flash where the chunked sort took about 540.
+//!   Such a firmware's blocks are small, and sorted names (what every
+//!   converter of ours writes) never get here; a firmware that must accept
+//!   large unsorted directories passes scratch.
+//!
+//! The 16-bit heap offsets cap a directory at 65,535 names, so every path
+//! is bounded.
 //!
 //! A directory that names its tensors has at most 65,535 of them (every
 //! name is at least one byte at a distinct 16-bit offset), so a tensor
@@ -40,7 +49,7 @@ use super::{Directory, TensorView};
 use crate::error::{Error, Refusal, Result};
 
 /// Stack scratch for sorting names without an allocator.
-#[cfg(not(feature = "alloc"))]
+#[cfg(all(not(feature = "alloc"), not(target_os = "none")))]
 const STACK_NAMES: usize = 256;
 
 /// The first tensor whose name repeats an earlier one (the smallest `i`
@@ -89,7 +98,23 @@ fn first_repeat_unsorted<'n>(count: u32, name: &impl Fn(u32) -> &'n [u8]) -> Opt
     repeat_in_sorted(&order, name)
 }
 
-#[cfg(not(feature = "alloc"))]
+#[cfg(all(not(feature = "alloc"), target_os = "none"))]
+fn first_repeat_unsorted<'n>(count: u32, name: &impl Fn(u32) -> &'n [u8]) -> Option<u32> {
+    first_repeat_pairwise(count, name)
+}
+
+/// The first repeat by comparing each name with every earlier one:
+/// n(n - 1)/2 comparisons, the least code (firmware without an allocator
+/// or scratch; see the module docs).
+#[cfg(any(test, all(not(feature = "alloc"), target_os = "none")))]
+fn first_repeat_pairwise<'n>(count: u32, name: &impl Fn(u32) -> &'n [u8]) -> Option<u32> {
+    (1..count).find(|&i| {
+        let this = name(i);
+        !this.is_empty() && (0..i).any(|j| name(j) == this)
+    })
+}
+
+#[cfg(all(not(feature = "alloc"), not(target_os = "none")))]
 fn first_repeat_unsorted<'n>(count: u32, name: &impl Fn(u32) -> &'n [u8]) -> Option<u32> {
     // Chunks of STACK_NAMES indices, in order. Each is sorted by inserting
     // its indices one by one, in index order: the first whose name equals
@@ -147,7 +172,7 @@ fn first_repeat_unsorted<'n>(count: u32, name: &impl Fn(u32) -> &'n [u8]) -> Opt
 
 /// Where `this` is, or would go, among the indices of `sorted` (in name
 /// order): one function for both searches of [`first_repeat_unsorted`].
-#[cfg(not(feature = "alloc"))]
+#[cfg(all(not(feature = "alloc"), not(target_os = "none")))]
 fn find_name<'n>(
     sorted: &[u16],
     this: &[u8],
@@ -782,6 +807,7 @@ mod tests {
                 let name = |i: u32| names[i as usize];
                 let want = naive(&names);
                 assert_eq!(first_repeat(count as u32, name, None).0, want, "{count}");
+                assert_eq!(first_repeat_pairwise(count as u32, &name), want, "{count}");
                 let mut scratch = vec![0u32; count];
                 assert_eq!(first_repeat(count as u32, name, Some(&mut scratch)).0, want);
             }

@@ -335,12 +335,12 @@ struct Walk<'d, 'a> {
     /// 8c runs only when some name byte is not ASCII.
     check_utf8: bool,
     /// 8b: where the next name must start in the heap.
-    names_end: u64,
+    names_end: u32,
     /// 8b: where the next layout name must start; `None` until known. In
     /// order it is where the names end; in one pass, where the first
     /// layout name starts, checked against the names' end at the end.
-    layouts: Option<u64>,
-    first_layout: Option<u64>,
+    layouts: Option<u32>,
+    first_layout: Option<u32>,
     /// 8d: the previous name, and whether the names so far increase.
     previous: &'a [u8],
     increasing: bool,
@@ -359,8 +359,10 @@ impl<'d, 'a> Walk<'d, 'a> {
             payload_bytes,
             trusted,
             // Every slice lies inside the heap (8b), so an ASCII heap has
-            // only UTF-8 slices.
-            check_utf8: !trusted && !dir.heap().is_ascii(),
+            // only UTF-8 slices: a host skips step 8c for it. (Firmware
+            // leaves the shortcut out: from_utf8 has its own ASCII loop,
+            // and the flash matters more there.)
+            check_utf8: !trusted && (cfg!(target_os = "none") || !dir.heap().is_ascii()),
             names_end: 0,
             layouts: None,
             first_layout: None,
@@ -415,7 +417,7 @@ impl<'d, 'a> Walk<'d, 'a> {
                     Some(cursor) => cursor,
                     // One pass: the first layout name starts the walk.
                     #[cfg(not(target_os = "none"))]
-                    None if len != 0 => *self.first_layout.insert(u64::from(off)),
+                    None if len != 0 => *self.first_layout.insert(u32::from(off)),
                     None => 0,
                 };
                 let end = self.slice(i, off, len, cursor, 8)?;
@@ -487,7 +489,9 @@ impl<'d, 'a> Walk<'d, 'a> {
                     let gap = dir.payload_region(end, offset);
                     // The OR of the gap is one vector loop; only a nonzero
                     // gap is searched for the byte to report.
-                    let any = gap.iter().fold(0u8, |acc, &b| acc | b) != 0;
+                    // (Firmware searches at once: one loop less in flash.)
+                    let any =
+                        cfg!(target_os = "none") || gap.iter().fold(0u8, |acc, &b| acc | b) != 0;
                     if let Some(k) = gap.iter().position(|&b| any && b != 0) {
                         let at = dir
                             .payload_base
@@ -551,9 +555,7 @@ impl<'d, 'a> Walk<'d, 'a> {
                     Ok(())
                 }
             },
-            Step::Layouts
-                if self.layouts.unwrap_or(self.names_end) != u64::from(dir.name_bytes) =>
-            {
+            Step::Layouts if self.layouts.unwrap_or(self.names_end) != dir.name_bytes => {
                 Err(fault(Code::Type, "name heap has bytes no name uses", 12))
             }
             // Names in strictly increasing order are unique; only others
@@ -581,7 +583,7 @@ impl<'d, 'a> Walk<'d, 'a> {
     /// the descriptor): an empty slice has no offset; a present one starts
     /// at `cursor` and ends inside the heap. Returns where the next one
     /// starts.
-    fn slice(&self, i: u32, off: u16, len: u16, cursor: u64, field: usize) -> Result<u64> {
+    fn slice(&self, i: u32, off: u16, len: u16, cursor: u32, field: usize) -> Result<u32> {
         let dir = self.dir;
         if len == 0 {
             if off != NO_OFFSET {
@@ -589,7 +591,7 @@ impl<'d, 'a> Walk<'d, 'a> {
             }
             return Ok(cursor);
         }
-        if off == NO_OFFSET || u64::from(off) != cursor {
+        if off == NO_OFFSET || u32::from(off) != cursor {
             return Err(dir.fault_in(
                 i,
                 Code::Type,
@@ -597,8 +599,9 @@ impl<'d, 'a> Walk<'d, 'a> {
                 field,
             ));
         }
-        let end = cursor + u64::from(len);
-        if end > u64::from(dir.name_bytes) {
+        // `cursor` is a 16-bit offset here, so the sum fits.
+        let end = cursor + u32::from(len);
+        if end > dir.name_bytes {
             return Err(dir.fault_in(i, Code::Type, "slice ends past the name heap", field));
         }
         Ok(end)

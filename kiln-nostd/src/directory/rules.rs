@@ -23,13 +23,26 @@ pub fn element_count(dims: &[u64]) -> Option<u64> {
 
 /// [`element_count`] of a descriptor's dimensions, read one slot at a time
 /// (no copy of the eight slots).
-#[cfg_attr(target_os = "none", inline(never))] // four callers: one copy in firmware flash
 fn count_of(d: impl Fields) -> Option<u64> {
+    grouped_count(d, usize::MAX, 1)
+}
+
+/// [`count_of`] with dimension `axis` counted in groups of `group`
+/// (`ceil(shape[axis] / group)`): the element count of a quantized
+/// tensor's scales. One function for both, so that firmware carries one
+/// copy of the loop. A zero dimension makes the count 0 whatever the
+/// others are; otherwise a product above 2^64 - 1 is `None`.
+#[cfg_attr(target_os = "none", inline(never))] // several callers: one copy in firmware flash
+fn grouped_count(d: impl Fields, axis: usize, group: u32) -> Option<u64> {
     let mut product = Some(1u64);
     let mut zero = false;
     for k in 0..usize::from(d.rank().min(MAX_RANK)) {
-        let n = d.dim(k);
+        let mut n = d.dim(k);
         zero |= n == 0;
+        if k == axis {
+            let (q, r) = div_rem(n, group.max(1));
+            n = q + u64::from(r != 0);
+        }
         product = product.and_then(|p| p.checked_mul(n));
     }
     if zero {
@@ -52,17 +65,20 @@ pub(crate) fn check_shape_and_range(d: impl Fields, payload_bytes: u64) -> Resul
     if rank > MAX_RANK {
         return Err(type_fault("rank above 8", 2));
     }
-    // The slots at and past the rank, ORed (one unrolled loop); only a
-    // nonzero one is looked for.
-    let tail = (0..8).fold(0, |acc, k| {
-        acc | if k >= usize::from(rank) { d.dim(k) } else { 0 }
-    });
-    if tail != 0 {
-        let k = (usize::from(rank)..8).find(|&k| d.dim(k) != 0).unwrap_or(8);
-        return Err(type_fault(
-            "nonzero shape slot at or past the rank",
-            48 + 8 * k,
-        ));
+    // The slots at and past the rank. A host ORs them first (one
+    // unrolled loop) and looks for the nonzero one only when there is
+    // one; firmware looks at once, in less code.
+    let tail = cfg!(target_os = "none")
+        || (0..8).fold(0, |acc, k| {
+            acc | if k >= usize::from(rank) { d.dim(k) } else { 0 }
+        }) != 0;
+    if tail {
+        if let Some(k) = (usize::from(rank)..8).find(|&k| d.dim(k) != 0) {
+            return Err(type_fault(
+                "nonzero shape slot at or past the rank",
+                48 + 8 * k,
+            ));
+        }
     }
     let Some(count) = count_of(d) else {
         return Err(Error::wire(
@@ -175,7 +191,10 @@ pub(crate) fn check_quant<F: Fields>(
             if scales.quant_scheme() != 0 {
                 return Err(type_fault("scale tensor is itself quantized", 24));
             }
-            if count_of(scales) != Some(scale_count(d)) {
+            // ceil(shape[axis] / group) * product(other dimensions): never
+            // above the data tensor's own count, which step 9 bounded.
+            let groups = grouped_count(d, usize::from(d.quant_axis()), d.group_size());
+            if groups.is_none() || count_of(scales) != groups {
                 return Err(type_fault(
                     "scale tensor element count is not one per group",
                     24,
@@ -218,29 +237,6 @@ fn link<F>(
         ));
     }
     get(target).ok_or(type_fault("quantization link out of range", field))
-}
-
-/// `ceil(shape[axis] / group) * product(other dimensions)`, exact. It never
-/// exceeds the data tensor's own element count, which step 9 bounded.
-fn scale_count(d: impl Fields) -> u64 {
-    let axis = usize::from(d.quant_axis());
-    let rank = usize::from(d.rank().min(MAX_RANK));
-    let mut product = u64::from(axis < rank);
-    let mut zero = false;
-    for k in 0..rank {
-        let mut n = d.dim(k);
-        zero |= n == 0;
-        if k == axis {
-            let (q, r) = div_rem(n, d.group_size().max(1));
-            n = q.saturating_add(u64::from(r != 0));
-        }
-        product = product.saturating_mul(n);
-    }
-    if zero {
-        0
-    } else {
-        product
-    }
 }
 
 /// `(n / d, n % d)` for a nonzero 32-bit divisor. On a 64-bit host this is
