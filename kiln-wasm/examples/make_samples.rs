@@ -5,6 +5,7 @@
 //!     cargo run -q -p kiln-wasm --example make_samples            # www/samples/
 //!     cargo run -q -p kiln-wasm --example make_samples -- --big F # a 256 MiB file
 //!     cargo run -q -p kiln-wasm --example make_samples -- --many F # 10,000 tensors
+//!     cargo run -q -p kiln-wasm --example make_samples -- --thousand F # 1,000 tensors
 //!
 //! Deterministic: the test command runs it and requires no change.
 
@@ -316,10 +317,11 @@ fn big(path: &Path) {
     fs::write(path, to_vec(&Tensors(&specs)).expect("big")).expect("write");
 }
 
-/// 10,000 small tensors of several dtypes (names fit the 64 KiB heap).
-fn many(path: &Path) {
+/// `count` small tensors of several dtypes (10,000 names fit the 64 KiB
+/// heap).
+fn many(path: &Path, count: usize) {
     let kinds = ['q', 'k', 'v', 'o', 'u', 'd', 'g', 'n', 's', 'b'];
-    let names: Vec<String> = (0..10_000)
+    let names: Vec<String> = (0..count)
         .map(|i| format!("{:04}{}", i / 10, kinds[i % 10]))
         .collect();
     let dtypes = [Dtype::F32, Dtype::F16, Dtype::Bf16, Dtype::I8, Dtype::U8];
@@ -362,7 +364,8 @@ fn main() {
     if let [_, flag, path] = args.as_slice() {
         match flag.as_str() {
             "--big" => return big(Path::new(path)),
-            "--many" => return many(Path::new(path)),
+            "--many" => return many(Path::new(path), 10_000),
+            "--thousand" => return many(Path::new(path), 1_000),
             _ => {}
         }
     }
