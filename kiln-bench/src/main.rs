@@ -869,7 +869,7 @@ fn tools(root: &Path, opts: &Opts, table: &mut Table) {
     ]);
     table.row([
         "inspector: open a 1,000-tensor file and build its table (Playwright)".into(),
-        "not measured by this command (the inspector's end-to-end tests, stage www)".into(),
+        "not measured by this command (printed by the inspector's end-to-end tests, stage www; README, \"The browser\")".into(),
         String::new(),
         String::new(),
         String::new(),
