@@ -233,9 +233,14 @@ impl<'a> Directory<'a> {
 
     // -- byte access for the parser and the views ---------------------------
 
+    /// Where descriptor `index` starts. Callers pass at most the tensor
+    /// count, and step 5 found every descriptor inside the buffer, so this
+    /// is a position in the buffer and cannot wrap (plain arithmetic: less
+    /// code than saturating on every error path of a firmware).
     fn record_start(&self, index: u32) -> usize {
-        (HEADER_LEN as usize)
-            .saturating_add((index as usize).saturating_mul(DESCRIPTOR_LEN as usize))
+        (index as usize)
+            .wrapping_mul(DESCRIPTOR_LEN as usize)
+            .wrapping_add(HEADER_LEN as usize)
     }
 
     /// Descriptor `index`, read in place; `None` past the descriptors
@@ -304,18 +309,19 @@ impl<'a> Directory<'a> {
         name_in(records, heap, index as usize)
     }
 
-    /// Payload bytes `[start, end)` measured from the payload base.
+    /// Payload bytes `[start, end)` measured from the payload base. Every
+    /// caller passes offsets that step 9 has bounded (a payload's start or
+    /// end, at most `payload_bytes`, inside the block and so inside the
+    /// buffer): they fit in `usize` and the sums do not wrap. Plain
+    /// arithmetic, then, and one bounds check: this sits in three loops of
+    /// the parse and in every view.
     #[inline]
+    #[allow(clippy::cast_possible_truncation)] // bounded by the buffer's length, above
     fn payload_region(&self, start: u64, end: u64) -> &'a [u8] {
-        let to_abs = |v: u64| {
-            usize::try_from(v)
-                .ok()
-                .and_then(|v| v.checked_add(self.payload_base))
-        };
-        match (to_abs(start), to_abs(end)) {
-            (Some(s), Some(e)) => self.block.get(s..e).unwrap_or(&[]),
-            _ => &[],
-        }
+        let base = self.payload_base;
+        self.block
+            .get(base.wrapping_add(start as usize)..base.wrapping_add(end as usize))
+            .unwrap_or(&[])
     }
 
     #[inline]
@@ -324,7 +330,8 @@ impl<'a> Directory<'a> {
     }
 
     fn fault_in(&self, index: u32, code: Code, fault: &'static str, field: usize) -> Error {
-        Error::wire(code, fault, self.record_start(index).saturating_add(field)).in_tensor(index)
+        // `field` is below 128: still inside the descriptor.
+        Error::wire(code, fault, self.record_start(index).wrapping_add(field)).in_tensor(index)
     }
 }
 

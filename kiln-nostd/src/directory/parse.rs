@@ -433,10 +433,11 @@ impl<'d, 'a> Walk<'d, 'a> {
                     ] {
                         let bytes = dir.heap_slice(off, len);
                         if let Err(e) = core::str::from_utf8(bytes) {
+                            // A position inside the heap: no wrap.
                             let at = dir
                                 .heap_start()
-                                .saturating_add(usize::from(off))
-                                .saturating_add(e.valid_up_to());
+                                .wrapping_add(usize::from(off))
+                                .wrapping_add(e.valid_up_to());
                             return Err(
                                 Error::wire(Code::Utf8, "name is not UTF-8", at).in_tensor(i)
                             );
@@ -493,10 +494,9 @@ impl<'d, 'a> Walk<'d, 'a> {
                     let any =
                         cfg!(target_os = "none") || gap.iter().fold(0u8, |acc, &b| acc | b) != 0;
                     if let Some(k) = gap.iter().position(|&b| any && b != 0) {
-                        let at = dir
-                            .payload_base
-                            .saturating_add(usize::try_from(end).unwrap_or(usize::MAX))
-                            .saturating_add(k);
+                        // A position inside the block (the previous
+                        // payload passed step 9): no truncation, no wrap.
+                        let at = dir.payload_base.wrapping_add(end as usize).wrapping_add(k);
                         return Err(Error::wire(
                             Code::Type,
                             "nonzero byte in an alignment gap",
@@ -511,10 +511,9 @@ impl<'d, 'a> Walk<'d, 'a> {
                 // Only bool and packed payloads have bits to check.
                 if matches!(r.dtype(), 7 | 16..=18) && !self.payload_later {
                     let payload = dir.payload_region(r.byte_offset(), r.range_end().unwrap_or(0));
-                    // Inside the block, so the payload's start fits in usize.
-                    let start = usize::try_from(r.byte_offset())
-                        .unwrap_or(usize::MAX)
-                        .saturating_add(dir.payload_base);
+                    // Inside the block (step 9 passed), so the payload's
+                    // start fits in usize and the sum does not wrap.
+                    let start = (r.byte_offset() as usize).wrapping_add(dir.payload_base);
                     rules::check_payload_bits(r, payload)
                         .map_err(|e| e.shifted(start).in_tensor(i))?;
                 }
