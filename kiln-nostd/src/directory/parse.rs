@@ -582,6 +582,7 @@ impl<'d, 'a> Walk<'d, 'a> {
     /// the descriptor): an empty slice has no offset; a present one starts
     /// at `cursor` and ends inside the heap. Returns where the next one
     /// starts.
+    #[cfg_attr(target_os = "none", inline(always))] // see rules::check_shape_and_range
     fn slice(&self, i: u32, off: u16, len: u16, cursor: u32, field: usize) -> Result<u32> {
         let dir = self.dir;
         if len == 0 {
