@@ -29,7 +29,9 @@ function fmtNum(x) {
   if (!Number.isFinite(x)) return x > 0 ? '+Inf' : '-Inf';
   if (Number.isInteger(x) && Math.abs(x) < 1e15) return String(x);
   const a = Math.abs(x);
-  if (a !== 0 && (a < 1e-4 || a >= 1e7)) return x.toExponential(3);
+  // Under 0.01, six significant digits would need up to 11 characters
+  // and be cut in the value grid: the exponent form stays short.
+  if (a !== 0 && (a < 1e-2 || a >= 1e7)) return x.toExponential(3);
   return String(Number(x.toPrecision(6)));
 }
 function fmtBytes(n) {
