@@ -443,20 +443,79 @@ fn copy_case(id: &str, scale: Scale) -> Case {
     }
 }
 
+/// A serde format measured beside Kiln's Frozen values: the same calls
+/// for postcard and bincode, so that each row below is written once and
+/// each peer's closures are its own monomorphic code (no branch on which
+/// peer inside a timed closure).
+trait SerdePeer: 'static {
+    const NAME: &'static str;
+    /// Whether the goal (at least 2x) is judged against this peer.
+    const HAS_GOAL: bool;
+    fn to_vec<T: serde::Serialize>(value: &T) -> Vec<u8>;
+    /// Encodes into `buf`; the length written.
+    fn to_slice<T: serde::Serialize>(value: &T, buf: &mut [u8]) -> usize;
+    fn decode_owned<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> T;
+    fn decode_borrowed<'de, T: serde::Deserialize<'de>>(bytes: &'de [u8]) -> T;
+}
+
+struct Postcard;
+struct Bincode;
+
+impl SerdePeer for Postcard {
+    const NAME: &'static str = "postcard";
+    const HAS_GOAL: bool = true;
+    fn to_vec<T: serde::Serialize>(value: &T) -> Vec<u8> {
+        postcard::to_allocvec(value).expect("encodes")
+    }
+    fn to_slice<T: serde::Serialize>(value: &T, buf: &mut [u8]) -> usize {
+        postcard::to_slice(value, buf).expect("fits").len()
+    }
+    fn decode_owned<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> T {
+        postcard::from_bytes(bytes).expect("decodes")
+    }
+    fn decode_borrowed<'de, T: serde::Deserialize<'de>>(bytes: &'de [u8]) -> T {
+        postcard::from_bytes(bytes).expect("decodes")
+    }
+}
+
+impl SerdePeer for Bincode {
+    const NAME: &'static str = "bincode";
+    const HAS_GOAL: bool = false;
+    fn to_vec<T: serde::Serialize>(value: &T) -> Vec<u8> {
+        bincode::serde::encode_to_vec(value, bincode::config::standard()).expect("encodes")
+    }
+    fn to_slice<T: serde::Serialize>(value: &T, buf: &mut [u8]) -> usize {
+        bincode::serde::encode_into_slice(value, buf, bincode::config::standard()).expect("fits")
+    }
+    fn decode_owned<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> T {
+        bincode::serde::decode_from_slice(bytes, bincode::config::standard())
+            .expect("decodes")
+            .0
+    }
+    fn decode_borrowed<'de, T: serde::Deserialize<'de>>(bytes: &'de [u8]) -> T {
+        bincode::serde::borrow_decode_from_slice(bytes, bincode::config::standard())
+            .expect("decodes")
+            .0
+    }
+}
+
 fn frozen_case(id: &str, row: &str, peer: &str) -> Option<Case> {
+    match peer {
+        "postcard" => frozen_case_against::<Postcard>(id, row),
+        "bincode" => frozen_case_against::<Bincode>(id, row),
+        _ => None,
+    }
+}
+
+fn frozen_case_against<P: SerdePeer>(id: &str, row: &str) -> Option<Case> {
     use crate::fixtures::{
         telemetry, Scalars, Telemetry, TelemetryKilnRef, TelemetrySerdeRef, SCALARS,
     };
     use kiln_nostd::{from_bytes, to_slice, to_vec, PodList};
 
-    let bincode_cfg = bincode::config::standard();
     let owned = leak(telemetry());
     let kiln_bytes = leak(to_vec(owned).expect("encodes"));
-    let peer_bytes: &'static Vec<u8> = leak(match peer {
-        "postcard" => postcard::to_allocvec(owned).expect("encodes"),
-        "bincode" => bincode::serde::encode_to_vec(owned, bincode_cfg).expect("encodes"),
-        _ => return None,
-    });
+    let peer_bytes = leak(P::to_vec(owned));
     let kiln_ref = leak(TelemetryKilnRef {
         id: owned.id,
         name: &owned.name,
@@ -480,164 +539,74 @@ fn frozen_case(id: &str, row: &str, peer: &str) -> Option<Case> {
         flags: owned.flags,
     });
     let scalars_kiln = leak(to_vec(&SCALARS).expect("encodes"));
-    let scalars_peer: &'static Vec<u8> = leak(match peer {
-        "postcard" => postcard::to_allocvec(&SCALARS).expect("encodes"),
-        _ => bincode::serde::encode_to_vec(SCALARS, bincode_cfg).expect("encodes"),
-    });
-    let is_postcard = peer == "postcard";
+    let scalars_peer = leak(P::to_vec(&SCALARS));
     let mut kiln_buf = vec![0u8; 8192];
     let mut peer_buf = vec![0u8; 8192];
 
-    let (what, kiln, peer_job): (String, Job, Job) = match row {
+    let (what, kiln, peer_job): (&str, Job, Job) = match row {
         "telemetry-owned-encode" => (
-            "telemetry record, owned types (String, Vec<f32> of 1,024, BTreeMap of 4): encode to a new Vec<u8>".into(),
+            "telemetry record, owned types (String, Vec<f32> of 1,024, BTreeMap of 4): encode to a new Vec<u8>",
             Box::new(move || {
                 black_box(to_vec(black_box(owned)).expect("encodes"));
             }),
-            if is_postcard {
-                Box::new(move || {
-                    black_box(postcard::to_allocvec(black_box(owned)).expect("encodes"));
-                })
-            } else {
-                Box::new(move || {
-                    black_box(
-                        bincode::serde::encode_to_vec(black_box(owned), bincode_cfg)
-                            .expect("encodes"),
-                    );
-                })
-            },
+            Box::new(move || {
+                black_box(P::to_vec(black_box(owned)));
+            }),
         ),
         "telemetry-owned-decode" => (
-            "telemetry record, owned types: decode".into(),
+            "telemetry record, owned types: decode",
             Box::new(move || {
                 black_box(from_bytes::<Telemetry>(black_box(kiln_bytes)).expect("decodes"));
             }),
-            if is_postcard {
-                Box::new(move || {
-                    black_box(
-                        postcard::from_bytes::<Telemetry>(black_box(peer_bytes)).expect("decodes"),
-                    );
-                })
-            } else {
-                Box::new(move || {
-                    black_box(
-                        bincode::serde::decode_from_slice::<Telemetry, _>(
-                            black_box(peer_bytes),
-                            bincode_cfg,
-                        )
-                        .expect("decodes"),
-                    );
-                })
-            },
+            Box::new(move || {
+                black_box(P::decode_owned::<Telemetry>(black_box(peer_bytes)));
+            }),
         ),
         "telemetry-borrowed-encode" => (
-            "telemetry record, lightest types (Kiln: &str, PodList, LinearMap; serde: &str, heapless::Vec, LinearMap): encode into a buffer".into(),
+            "telemetry record, lightest types (Kiln: &str, PodList, LinearMap; serde: &str, heapless::Vec, LinearMap): encode into a buffer",
             Box::new(move || {
                 black_box(to_slice(black_box(kiln_ref), &mut kiln_buf).expect("fits").len());
             }),
-            if is_postcard {
-                Box::new(move || {
-                    black_box(
-                        postcard::to_slice(black_box(serde_ref), &mut peer_buf)
-                            .expect("fits")
-                            .len(),
-                    );
-                })
-            } else {
-                Box::new(move || {
-                    black_box(
-                        bincode::serde::encode_into_slice(
-                            black_box(serde_ref),
-                            &mut peer_buf,
-                            bincode_cfg,
-                        )
-                        .expect("fits"),
-                    );
-                })
-            },
+            Box::new(move || {
+                black_box(P::to_slice(black_box(serde_ref), &mut peer_buf));
+            }),
         ),
         "telemetry-borrowed-decode" => (
-            "telemetry record, lightest types: decode".into(),
+            "telemetry record, lightest types: decode",
             Box::new(move || {
                 black_box(
                     from_bytes::<TelemetryKilnRef>(black_box(kiln_bytes)).expect("decodes"),
                 );
             }),
-            if is_postcard {
-                Box::new(move || {
-                    black_box(
-                        postcard::from_bytes::<TelemetrySerdeRef>(black_box(peer_bytes))
-                            .expect("decodes"),
-                    );
-                })
-            } else {
-                Box::new(move || {
-                    black_box(
-                        bincode::serde::borrow_decode_from_slice::<TelemetrySerdeRef, _>(
-                            black_box(peer_bytes),
-                            bincode_cfg,
-                        )
-                        .expect("decodes"),
-                    );
-                })
-            },
+            Box::new(move || {
+                black_box(P::decode_borrowed::<TelemetrySerdeRef>(black_box(peer_bytes)));
+            }),
         ),
         "scalars-encode" => (
-            "12 scalar fields: encode into a buffer (to_slice)".into(),
+            "12 scalar fields: encode into a buffer (to_slice)",
             Box::new(move || {
                 black_box(to_slice(black_box(&SCALARS), &mut kiln_buf).expect("fits").len());
             }),
-            if is_postcard {
-                Box::new(move || {
-                    black_box(
-                        postcard::to_slice(black_box(&SCALARS), &mut peer_buf)
-                            .expect("fits")
-                            .len(),
-                    );
-                })
-            } else {
-                Box::new(move || {
-                    black_box(
-                        bincode::serde::encode_into_slice(
-                            black_box(SCALARS),
-                            &mut peer_buf,
-                            bincode_cfg,
-                        )
-                        .expect("fits"),
-                    );
-                })
-            },
+            Box::new(move || {
+                black_box(P::to_slice(black_box(&SCALARS), &mut peer_buf));
+            }),
         ),
         "scalars-decode" => (
-            "12 scalar fields: decode (from_bytes)".into(),
+            "12 scalar fields: decode (from_bytes)",
             Box::new(move || {
                 black_box(from_bytes::<Scalars>(black_box(scalars_kiln)).expect("decodes"));
             }),
-            if is_postcard {
-                Box::new(move || {
-                    black_box(
-                        postcard::from_bytes::<Scalars>(black_box(scalars_peer)).expect("decodes"),
-                    );
-                })
-            } else {
-                Box::new(move || {
-                    black_box(
-                        bincode::serde::decode_from_slice::<Scalars, _>(
-                            black_box(scalars_peer),
-                            bincode_cfg,
-                        )
-                        .expect("decodes"),
-                    );
-                })
-            },
+            Box::new(move || {
+                black_box(P::decode_owned::<Scalars>(black_box(scalars_peer)));
+            }),
         ),
         _ => return None,
     };
     Some(Case {
         id: id.into(),
-        what,
+        what: what.into(),
         kiln,
-        peer: Some((peer.into(), peer_job)),
-        goal: is_postcard.then_some(Goal::AtLeast(2.0)),
+        peer: Some((P::NAME.into(), peer_job)),
+        goal: P::HAS_GOAL.then_some(Goal::AtLeast(2.0)),
     })
 }

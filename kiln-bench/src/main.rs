@@ -219,6 +219,29 @@ fn fmt_count(n: Option<u64>) -> String {
     }
 }
 
+/// A goal's word in the table: "met", or "missed" in bold.
+fn verdict(met: bool) -> &'static str {
+    if met {
+        "met"
+    } else {
+        "**missed**"
+    }
+}
+
+/// One line of the table, in its column order; cells left out are empty.
+#[derive(Default)]
+struct Row {
+    what: String,
+    kiln: String,
+    kiln_instr: String,
+    peer: String,
+    peer_time: String,
+    peer_instr: String,
+    ratio: String,
+    instr_ratio: String,
+    goal: String,
+}
+
 struct Table {
     rows: Vec<String>,
     failed_goals: Vec<String>,
@@ -229,7 +252,18 @@ impl Table {
         self.rows.push(format!("| **{title}** | | | | | | | | |"));
     }
 
-    fn row(&mut self, cells: [String; 9]) {
+    fn row(&mut self, row: Row) {
+        let cells = [
+            row.what,
+            row.kiln,
+            row.kiln_instr,
+            row.peer,
+            row.peer_time,
+            row.peer_instr,
+            row.ratio,
+            row.instr_ratio,
+            row.goal,
+        ];
         let line = format!("| {} |", cells.join(" | "));
         println!("{line}");
         self.rows.push(line);
@@ -299,7 +333,7 @@ fn report(opts: &Opts) {
                 if !met {
                     table.failed_goals.push(format!("{id}: {r:.2} < {g}"));
                 }
-                format!("≥ {g}: {}", if met { "met" } else { "**missed**" })
+                format!("≥ {g}: {}", verdict(met))
             }
             _ => String::new(),
         };
@@ -308,21 +342,22 @@ fn report(opts: &Opts) {
             .as_ref()
             .map(|(n, _)| n.clone())
             .unwrap_or_default();
-        table.row([
-            case.what.clone(),
-            fmt_time(timing.kiln),
-            fmt_count(kiln_ir),
-            peer_name,
-            timing.peer.map(fmt_time).unwrap_or_else(|| "—".into()),
-            fmt_count(peer_ir),
-            ratio
+        table.row(Row {
+            what: case.what.clone(),
+            kiln: fmt_time(timing.kiln),
+            kiln_instr: fmt_count(kiln_ir),
+            peer: peer_name,
+            peer_time: timing.peer.map(fmt_time).unwrap_or_else(|| "—".into()),
+            peer_instr: fmt_count(peer_ir),
+            ratio: ratio
                 .map(|r| format!("{r:.2}"))
                 .unwrap_or_else(|| "—".into()),
-            ir_ratio
+            instr_ratio: ir_ratio
                 .map(|r| format!("{r:.2}"))
                 .unwrap_or_else(|| "—".into()),
             goal,
-        ]);
+            ..Row::default()
+        });
         drop(case);
         if let (Some(f), Some(p), true) = (floor, parse, id.starts_with("dir-floor")) {
             let times = p / f;
@@ -332,17 +367,12 @@ fn report(opts: &Opts) {
                     .failed_goals
                     .push(format!("parse {times:.2} x floor > 3"));
             }
-            table.row([
-                "parse / floor".into(),
-                format!("{times:.2} x floor"),
-                String::new(),
-                String::new(),
-                String::new(),
-                String::new(),
-                String::new(),
-                String::new(),
-                format!("≤ 3 x floor: {}", if met { "met" } else { "**missed**" }),
-            ]);
+            table.row(Row {
+                what: "parse / floor".into(),
+                kiln: format!("{times:.2} x floor"),
+                goal: format!("≤ 3 x floor: {}", verdict(met)),
+                ..Row::default()
+            });
         }
     }
 
@@ -601,54 +631,43 @@ fn footprint(root: &Path, opts: &Opts, table: &mut Table) {
             "firmware decode flash {into_flash} > postcard {pc_flash}"
         ));
     }
-    table.row([
-        "decode {id:i64, name:str, readings:list<f32> (heapless::Vec<f32, 32>), flags:opt<u32>} into the firmware's own record (from_bytes_into): flash (.text+.rodata+.data) over the empty firmware".into(),
-        format!("{into_flash} B"),
-        String::new(),
-        "postcard into the same struct (serde; from_bytes returns it)".into(),
-        format!("{pc_flash} B"),
-        String::new(),
-        format!("{:.2}", pc_flash as f64 / into_flash.max(1) as f64),
-        String::new(),
-        format!("≤ postcard: {}", if met { "met" } else { "**missed**" }),
-    ]);
-    table.row([
-        "same decode returning the record by value (from_bytes)".into(),
-        format!("{kiln_flash} B"),
-        String::new(),
-        "postcard".into(),
-        format!("{pc_flash} B"),
-        String::new(),
-        format!("{:.2}", pc_flash as f64 / kiln_flash.max(1) as f64),
-        String::new(),
-        String::new(),
-    ]);
-    table.row([
-        "same: static RAM (.data+.bss) over empty; peak stack of the whole run".into(),
-        format!("{} B; stack {}", ram_over(kiln), stack(1)),
-        String::new(),
-        "postcard".into(),
-        format!("{} B; stack {}", ram_over(postcard), stack(2)),
-        String::new(),
-        String::new(),
-        String::new(),
-        format!("(empty firmware: stack {})", stack(0)),
-    ]);
+    table.row(Row {
+        what: "decode {id:i64, name:str, readings:list<f32> (heapless::Vec<f32, 32>), flags:opt<u32>} into the firmware's own record (from_bytes_into): flash (.text+.rodata+.data) over the empty firmware".into(),
+        kiln: format!("{into_flash} B"),
+        peer: "postcard into the same struct (serde; from_bytes returns it)".into(),
+        peer_time: format!("{pc_flash} B"),
+        ratio: format!("{:.2}", pc_flash as f64 / into_flash.max(1) as f64),
+        goal: format!("≤ postcard: {}", verdict(met)),
+        ..Row::default()
+    });
+    table.row(Row {
+        what: "same decode returning the record by value (from_bytes)".into(),
+        kiln: format!("{kiln_flash} B"),
+        peer: "postcard".into(),
+        peer_time: format!("{pc_flash} B"),
+        ratio: format!("{:.2}", pc_flash as f64 / kiln_flash.max(1) as f64),
+        ..Row::default()
+    });
+    table.row(Row {
+        what: "same: static RAM (.data+.bss) over empty; peak stack of the whole run".into(),
+        kiln: format!("{} B; stack {}", ram_over(kiln), stack(1)),
+        peer: "postcard".into(),
+        peer_time: format!("{} B; stack {}", ram_over(postcard), stack(2)),
+        goal: format!("(empty firmware: stack {})", stack(0)),
+        ..Row::default()
+    });
     let text_over = |i: usize, base: usize| texts[i].flash() as i64 - texts[base].flash() as i64;
-    table.row([
-        "same decode with the fault sentences (kiln-nostd's default features)".into(),
-        format!("{} B", text_over(1, 0)),
-        String::new(),
-        "postcard".into(),
-        format!("{} B", text_over(2, 0)),
-        String::new(),
-        format!(
+    table.row(Row {
+        what: "same decode with the fault sentences (kiln-nostd's default features)".into(),
+        kiln: format!("{} B", text_over(1, 0)),
+        peer: "postcard".into(),
+        peer_time: format!("{} B", text_over(2, 0)),
+        ratio: format!(
             "{:.2}",
             text_over(2, 0) as f64 / text_over(1, 0).max(1) as f64
         ),
-        String::new(),
-        String::new(),
-    ]);
+        ..Row::default()
+    });
     // fp-kiln-tensors carries its message in flash: the record, then the
     // golden block kiln-v2-f32. The record's bytes are in the decode bin
     // too; the block's are data, not the directory's code.
@@ -660,43 +679,27 @@ fn footprint(root: &Path, opts: &Opts, table: &mut Table) {
             "directory parse + copy_into flash {dir_flash} > 4096"
         ));
     }
-    table.row([
-        format!("adding one `tensors` field (Directory::parse) and one copy_into: flash over the by-value decode (both from_bytes), less the {block}-byte block the bin carries as its message"),
-        format!("{dir_flash} B"),
-        String::new(),
-        "(no peer has one)".into(),
-        String::new(),
-        String::new(),
-        String::new(),
-        String::new(),
-        format!("≤ 4096 B: {}", if met { "met" } else { "**missed**" }),
-    ]);
-    table.row([
-        "same: static RAM over the by-value decode; peak stack of the whole run".into(),
-        format!(
+    table.row(Row {
+        what: format!("adding one `tensors` field (Directory::parse) and one copy_into: flash over the by-value decode (both from_bytes), less the {block}-byte block the bin carries as its message"),
+        kiln: format!("{dir_flash} B"),
+        peer: "(no peer has one)".into(),
+        goal: format!("≤ 4096 B: {}", verdict(met)),
+        ..Row::default()
+    });
+    table.row(Row {
+        what: "same: static RAM over the by-value decode; peak stack of the whole run".into(),
+        kiln: format!(
             "{} B; stack {}",
             tensors.ram() as i64 - kiln.ram() as i64,
             stack(3)
         ),
-        String::new(),
-        String::new(),
-        String::new(),
-        String::new(),
-        String::new(),
-        String::new(),
-        String::new(),
-    ]);
-    table.row([
-        "same tensors field and copy_into with the fault sentences (default features)".into(),
-        format!("{} B", text_over(3, 1) - block),
-        String::new(),
-        String::new(),
-        String::new(),
-        String::new(),
-        String::new(),
-        String::new(),
-        String::new(),
-    ]);
+        ..Row::default()
+    });
+    table.row(Row {
+        what: "same tensors field and copy_into with the fault sentences (default features)".into(),
+        kiln: format!("{} B", text_over(3, 1) - block),
+        ..Row::default()
+    });
 
     // The browser module, as scripts/www.sh builds it (wasm-bindgen, then
     // wasm-opt -Oz); the full run only, and only with its tools.
@@ -721,10 +724,7 @@ fn footprint(root: &Path, opts: &Opts, table: &mut Table) {
             if !met {
                 table.failed_goals.push(format!(".wasm {size} B > 64 KiB"));
             }
-            (
-                format!("{size} B"),
-                format!("≤ 64 KiB: {}", if met { "met" } else { "**missed**" }),
-            )
+            (format!("{size} B"), format!("≤ 64 KiB: {}", verdict(met)))
         }
         None => (
             "not measured (quick run, or scripts/www.sh --build-only failed or lacks wasm-bindgen)"
@@ -732,17 +732,12 @@ fn footprint(root: &Path, opts: &Opts, table: &mut Table) {
             "≤ 64 KiB".into(),
         ),
     };
-    table.row([
-        "kiln-wasm module (scripts/www.sh --build-only: wasm-bindgen, wasm-opt -Oz)".into(),
-        value,
-        String::new(),
-        String::new(),
-        String::new(),
-        String::new(),
-        String::new(),
-        String::new(),
+    table.row(Row {
+        what: "kiln-wasm module (scripts/www.sh --build-only: wasm-bindgen, wasm-opt -Oz)".into(),
+        kiln: value,
         goal,
-    ]);
+        ..Row::default()
+    });
 }
 
 // ---------------------------------------------------------------------------
@@ -856,26 +851,18 @@ fn tools(root: &Path, opts: &Opts, table: &mut Table) {
             .failed_goals
             .push(format!("kiln convert {ratio:.2} x cp > 2"));
     }
-    table.row([
-        format!("kiln convert of {label}, safetensors to Kiln (median of {runs}, wall clock, alternating)"),
-        fmt_time(convert),
-        String::new(),
-        "cp of the same file".into(),
-        fmt_time(cp),
-        String::new(),
-        format!("{:.2}", cp / convert),
-        String::new(),
-        format!("Kiln ≤ 2 x cp: {} ({ratio:.2} x)", if met { "met" } else { "**missed**" }),
-    ]);
-    table.row([
-        "inspector: open a 1,000-tensor file and build its table (Playwright)".into(),
-        "not measured by this command (printed by the inspector's end-to-end tests, stage www; README, \"The browser\")".into(),
-        String::new(),
-        String::new(),
-        String::new(),
-        String::new(),
-        String::new(),
-        String::new(),
-        String::new(),
-    ]);
+    table.row(Row {
+        what: format!("kiln convert of {label}, safetensors to Kiln (median of {runs}, wall clock, alternating)"),
+        kiln: fmt_time(convert),
+        peer: "cp of the same file".into(),
+        peer_time: fmt_time(cp),
+        ratio: format!("{:.2}", cp / convert),
+        goal: format!("Kiln ≤ 2 x cp: {} ({ratio:.2} x)", verdict(met)),
+        ..Row::default()
+    });
+    table.row(Row {
+        what: "inspector: open a 1,000-tensor file and build its table (Playwright)".into(),
+        kiln: "not measured by this command (printed by the inspector's end-to-end tests, stage www; README, \"The browser\")".into(),
+        ..Row::default()
+    });
 }
