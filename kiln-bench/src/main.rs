@@ -356,7 +356,6 @@ fn report(opts: &Opts) {
                 .map(|r| format!("{r:.2}"))
                 .unwrap_or_else(|| "—".into()),
             goal,
-            ..Row::default()
         });
         drop(case);
         if let (Some(f), Some(p), true) = (floor, parse, id.starts_with("dir-floor")) {
