@@ -5,9 +5,7 @@
 #![no_main]
 
 use kiln_fuzz::{verdict, Verdict};
-use kiln_nostd::{
-    Code, Directory, DtypeCode, Limits, Quant, QuantSpec, TensorSpec, TensorView, Tensors,
-};
+use kiln_nostd::{Code, Directory, Limits, TensorSpec, TensorView, Tensors};
 use libfuzzer_sys::fuzz_target;
 
 fn exercise(dir: &Directory<'_>, len: usize) {
@@ -47,43 +45,7 @@ fn rebuild(dir: &Directory<'_>) -> Vec<u8> {
     let specs: Vec<TensorSpec<'_>> = views
         .iter()
         .zip(&shapes)
-        .map(|(t, shape)| {
-            let mut spec = match t.dtype() {
-                DtypeCode::Closed(dtype) => TensorSpec::new(dtype, shape, t.bytes()),
-                DtypeCode::Opaque(code) => TensorSpec::opaque(
-                    code,
-                    t.layout().expect("an accepted opaque tensor has a layout"),
-                    t.block_size(),
-                    shape,
-                    t.bytes(),
-                ),
-            };
-            spec.name = t.name();
-            spec.quant = match t.quant() {
-                Quant::None => QuantSpec::None,
-                Quant::Scales {
-                    axis,
-                    group_size,
-                    scales,
-                } => QuantSpec::Scales {
-                    axis,
-                    group_size,
-                    scales: scales.index() as u32,
-                },
-                Quant::ScalesOuter {
-                    axis,
-                    group_size,
-                    scales,
-                    outer,
-                } => QuantSpec::ScalesOuter {
-                    axis,
-                    group_size,
-                    scales: scales.index() as u32,
-                    outer: outer.index() as u32,
-                },
-            };
-            spec
-        })
+        .map(|(t, shape)| t.to_spec(shape))
         .collect();
     kiln_nostd::to_vec(&Tensors(&specs)).expect("an accepted block can be written again")
 }

@@ -488,43 +488,13 @@ fn the_walker_agrees_with_every_case_and_its_positions_are_absolute() {
 /// parser accepts must be exactly what the builder writes for its tensors:
 /// this is what makes "accepted implies canonical" a test that can fail.
 fn rebuilt(dir: &Directory<'_>) -> Vec<u8> {
-    use kiln_nostd::{Payload, Quant, QuantSpec, TensorSpec, Tensors};
+    use kiln_nostd::{TensorSpec, Tensors};
     let views: Vec<_> = dir.iter().collect();
     let shapes: Vec<_> = views.iter().map(|v| v.shape()).collect();
     let specs: Vec<TensorSpec<'_>> = views
         .iter()
         .zip(&shapes)
-        .map(|(v, shape)| TensorSpec {
-            dtype: v.dtype(),
-            shape,
-            name: v.name(),
-            layout: v.layout(),
-            block_size: v.block_size(),
-            quant: match v.quant() {
-                Quant::None => QuantSpec::None,
-                Quant::Scales {
-                    axis,
-                    group_size,
-                    scales,
-                } => QuantSpec::Scales {
-                    axis,
-                    group_size,
-                    scales: scales.index() as u32,
-                },
-                Quant::ScalesOuter {
-                    axis,
-                    group_size,
-                    scales,
-                    outer,
-                } => QuantSpec::ScalesOuter {
-                    axis,
-                    group_size,
-                    scales: scales.index() as u32,
-                    outer: outer.index() as u32,
-                },
-            },
-            payload: Payload::wire(v.bytes()),
-        })
+        .map(|(v, shape)| v.to_spec(shape))
         .collect();
     let len = kiln_nostd::encoded_len(&Tensors(&specs)).expect("the builder accepts it");
     let mut out = vec![0u8; len];

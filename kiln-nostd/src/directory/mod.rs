@@ -425,6 +425,36 @@ pub enum Quant<'a> {
     },
 }
 
+impl From<Quant<'_>> for QuantSpec {
+    /// The same links, by index: what the builder takes to write them
+    /// again.
+    fn from(quant: Quant<'_>) -> QuantSpec {
+        match quant {
+            Quant::None => QuantSpec::None,
+            Quant::Scales {
+                axis,
+                group_size,
+                scales,
+            } => QuantSpec::Scales {
+                axis,
+                group_size,
+                scales: scales.index,
+            },
+            Quant::ScalesOuter {
+                axis,
+                group_size,
+                scales,
+                outer,
+            } => QuantSpec::ScalesOuter {
+                axis,
+                group_size,
+                scales: scales.index,
+                outer: outer.index,
+            },
+        }
+    }
+}
+
 /// One tensor of a checked [`Directory`]: the directory and the tensor's
 /// descriptor, borrowed. Every accessor reads its own field of the
 /// descriptor when called (the parser has checked them all), so looking a
@@ -561,6 +591,37 @@ impl<'a> TensorView<'a> {
     /// and what a zero-copy slice needs when the buffer itself is aligned.
     pub fn is_aligned_at_offset(&self) -> bool {
         self.byte_range().start.is_multiple_of(self.element_align())
+    }
+
+    /// What the builder takes to write this tensor again, into a new
+    /// block or the same one rebuilt: its dtype, name, layout, block size,
+    /// quantization links (by index, so the other tensors keep their
+    /// places) and payload bytes. The spec borrows `shape`, which is this
+    /// tensor's [`TensorView::shape`] kept by the caller.
+    ///
+    /// ```
+    /// use kiln_nostd::{Directory, TensorSpec, Tensors};
+    /// let mut block = [0u8; 256];
+    /// let dir = Directory::build(&[TensorSpec::from_host(&[2], &[1.5f32, -2.0])], &mut block).unwrap();
+    /// let t = dir.get(0).unwrap();
+    /// let shape = t.shape();
+    /// let mut out = [0u8; 256];
+    /// let again = kiln_nostd::to_slice(&Tensors(&[t.to_spec(&shape)]), &mut out).unwrap();
+    /// assert_eq!(again, dir.as_bytes());
+    /// ```
+    pub fn to_spec<'s>(&self, shape: &'s [u64]) -> TensorSpec<'s>
+    where
+        'a: 's,
+    {
+        TensorSpec {
+            dtype: self.dtype(),
+            shape,
+            name: self.name(),
+            layout: self.layout(),
+            block_size: self.block_size(),
+            quant: self.quant().into(),
+            payload: Payload::wire(self.bytes()),
+        }
     }
 
     /// The raw little-endian payload, borrowed from the buffer.
