@@ -11,6 +11,8 @@ use std::process::ExitCode;
 
 use kiln_nostd::{CompiledType, Framing, Kind, Limits, Options};
 
+use crate::common::{unknown_option, ArgWalk};
+
 pub const USAGE: &str = "usage: kiln check [--type TYPE] [--framed] [--cap N] FILE";
 
 const HELP: &str = "\
@@ -47,38 +49,23 @@ enum Request {
 }
 
 fn parse_args(args: &[String]) -> Result<Request, String> {
-    let mut args = args.iter();
     let mut parsed = CheckArgs {
         type_text: "tensors".into(),
         framed: false,
         limits: Limits::DEFAULT,
         file: String::new(),
     };
-    let mut file = None;
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
+    let mut walk = ArgWalk::new(args);
+    while let Some(flag) = walk.next_option() {
+        match flag {
             "--help" | "-h" => return Ok(Request::Help),
-            "--type" => {
-                parsed.type_text = args.next().ok_or("--type needs a value")?.clone();
-            }
+            "--type" => parsed.type_text = walk.value(flag)?.into(),
             "--framed" => parsed.framed = true,
-            "--cap" => {
-                let cap: u64 = args
-                    .next()
-                    .ok_or("--cap needs a value")?
-                    .parse()
-                    .map_err(|_| "--cap takes a whole number")?;
-                parsed.limits = Limits::uniform_checked(cap).map_err(|e| e.to_string())?;
-            }
-            flag if flag.starts_with("--") => return Err(format!("unknown option '{flag}'")),
-            path => {
-                if file.replace(path.to_string()).is_some() {
-                    return Err("more than one FILE".into());
-                }
-            }
+            "--cap" => parsed.limits = walk.cap(flag)?,
+            _ => return Err(unknown_option(flag)),
         }
     }
-    parsed.file = file.ok_or("missing FILE")?;
+    parsed.file = walk.one("FILE")?.ok_or("missing FILE")?.into();
     Ok(Request::Check(parsed))
 }
 
@@ -152,13 +139,10 @@ pub fn run(args: &[String]) -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn args(list: &[&str]) -> Vec<String> {
-        list.iter().map(|s| s.to_string()).collect()
-    }
+    use crate::common::strings;
 
     fn check_args(list: &[&str]) -> CheckArgs {
-        match parse_args(&args(list)).unwrap() {
+        match parse_args(&strings(list)).unwrap() {
             Request::Check(parsed) => parsed,
             Request::Help => panic!("help"),
         }
@@ -191,8 +175,8 @@ mod tests {
             &["a", "b"],
             &["--bogus", "f"],
         ] {
-            assert!(parse_args(&args(bad)).is_err(), "{bad:?}");
+            assert!(parse_args(&strings(bad)).is_err(), "{bad:?}");
         }
-        assert_eq!(parse_args(&args(&["--help"])), Ok(Request::Help));
+        assert_eq!(parse_args(&strings(&["--help"])), Ok(Request::Help));
     }
 }

@@ -162,13 +162,76 @@ pub fn output_result(written: std::io::Result<()>) -> Result<(), Failure> {
     }
 }
 
-/// Parses `--cap N`.
-pub fn parse_cap(value: Option<&String>) -> Result<Limits, String> {
-    let cap: u64 = value
-        .ok_or("--cap needs a value")?
-        .parse()
-        .map_err(|_| "--cap takes a whole number")?;
-    Limits::uniform_checked(cap).map_err(|e| e.to_string())
+/// A subcommand's arguments, walked once: each parser is a loop over
+/// [`ArgWalk::next_option`] with its own options in a `match`; the other
+/// arguments (file names; `-` alone is standard input) are kept for
+/// [`ArgWalk::one`] or [`ArgWalk::all`].
+pub struct ArgWalk<'a> {
+    rest: std::slice::Iter<'a, String>,
+    positional: Vec<&'a str>,
+}
+
+impl<'a> ArgWalk<'a> {
+    pub fn new(args: &'a [String]) -> Self {
+        ArgWalk {
+            rest: args.iter(),
+            positional: Vec::new(),
+        }
+    }
+
+    /// The next option, or `None` once every argument is read.
+    pub fn next_option(&mut self) -> Option<&'a str> {
+        for arg in self.rest.by_ref() {
+            if arg.starts_with('-') && arg.len() > 1 {
+                return Some(arg);
+            }
+            self.positional.push(arg);
+        }
+        None
+    }
+
+    /// The value that follows option `flag`.
+    pub fn value(&mut self, flag: &str) -> Result<&'a str, String> {
+        self.rest
+            .next()
+            .map(String::as_str)
+            .ok_or_else(|| format!("{flag} needs a value"))
+    }
+
+    /// The value of `--cap N`: the caps of every count and length.
+    pub fn cap(&mut self, flag: &str) -> Result<Limits, String> {
+        let cap: u64 = self
+            .value(flag)?
+            .parse()
+            .map_err(|_| format!("{flag} takes a whole number"))?;
+        Limits::uniform_checked(cap).map_err(|e| e.to_string())
+    }
+
+    /// The one positional argument, called `what` in errors (FILE,
+    /// SCHEMA); `None` when there is none.
+    pub fn one(self, what: &str) -> Result<Option<&'a str>, String> {
+        match self.positional[..] {
+            [] => Ok(None),
+            [one] => Ok(Some(one)),
+            _ => Err(format!("more than one {what}")),
+        }
+    }
+
+    /// Every positional argument, in order.
+    pub fn all(self) -> Vec<&'a str> {
+        self.positional
+    }
+}
+
+/// The error for an option no subcommand has.
+pub fn unknown_option(flag: &str) -> String {
+    format!("unknown option '{flag}'")
+}
+
+/// Owned arguments for the parsers' unit tests.
+#[cfg(test)]
+pub fn strings(list: &[&str]) -> Vec<String> {
+    list.iter().map(|s| s.to_string()).collect()
 }
 
 /// A byte count for people: `512 B`, `1.5 KiB`, `86.7 MiB`, `3.8 GiB`.

@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use indicatif::{ProgressBar, ProgressStyle};
 use kiln_convert::{convert, ErrorKind, Format, Summary};
 
-use crate::common::{map_input, Input};
+use crate::common::{map_input, unknown_option, ArgWalk, Input};
 
 pub const USAGE: &str = "usage: kiln convert [--quiet] IN OUT";
 
@@ -66,18 +66,16 @@ fn format_of(path: &Path) -> Result<Format, String> {
 }
 
 fn parse_args(args: &[String]) -> Result<Request, String> {
-    let mut files = Vec::new();
     let mut quiet = false;
-    for arg in args {
-        match arg.as_str() {
+    let mut walk = ArgWalk::new(args);
+    while let Some(flag) = walk.next_option() {
+        match flag {
             "--help" | "-h" => return Ok(Request::Help),
             "--quiet" | "-q" => quiet = true,
-            flag if flag.starts_with('-') && flag.len() > 1 => {
-                return Err(format!("unknown option '{flag}'"))
-            }
-            path => files.push(PathBuf::from(path)),
+            _ => return Err(unknown_option(flag)),
         }
     }
+    let files: Vec<PathBuf> = walk.all().into_iter().map(PathBuf::from).collect();
     let [input, output] = <[PathBuf; 2]>::try_from(files)
         .map_err(|files| format!("expected IN and OUT, got {} file names", files.len()))?;
     let (from, to) = (format_of(&input)?, format_of(&output)?);
@@ -309,9 +307,10 @@ pub fn run(args: &[String]) -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::common::strings;
 
     fn parse(list: &[&str]) -> Result<Request, String> {
-        parse_args(&list.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+        parse_args(&strings(list))
     }
 
     #[test]

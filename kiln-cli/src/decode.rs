@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use kiln_convert::{MessageType, LIMITS};
 use kiln_nostd::{frame, Framing, Limits, Options};
 
-use crate::common::{compile, parse_cap, read_input, Failure};
+use crate::common::{compile, read_input, unknown_option, ArgWalk, Failure};
 use crate::jsonform::{write_value, Style};
 use crate::jsontext::JsonOut;
 
@@ -62,25 +62,19 @@ fn parse_args(args: &[String]) -> Result<Option<DecodeArgs>, String> {
         compact: false,
         file: String::new(),
     };
-    let mut file = None;
-    let mut args = args.iter();
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
+    let mut walk = ArgWalk::new(args);
+    while let Some(flag) = walk.next_option() {
+        match flag {
             "--help" | "-h" => return Ok(None),
-            "--type" => parsed.type_text = Some(args.next().ok_or("--type needs a value")?.clone()),
+            "--type" => parsed.type_text = Some(walk.value(flag)?.into()),
             "--framed" => parsed.framed = true,
-            "--cap" => parsed.limits = Some(parse_cap(args.next())?),
+            "--cap" => parsed.limits = Some(walk.cap(flag)?),
             "--preview" => parsed.preview = true,
             "--compact" => parsed.compact = true,
-            flag if flag.starts_with("--") => return Err(format!("unknown option '{flag}'")),
-            path => {
-                if file.replace(path.to_string()).is_some() {
-                    return Err("more than one FILE".into());
-                }
-            }
+            _ => return Err(unknown_option(flag)),
         }
     }
-    parsed.file = file.ok_or("missing FILE")?;
+    parsed.file = walk.one("FILE")?.ok_or("missing FILE")?.into();
     Ok(Some(parsed))
 }
 
@@ -138,9 +132,10 @@ pub fn run(args: &[String]) -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::common::strings;
 
     fn parse(list: &[&str]) -> Result<Option<DecodeArgs>, String> {
-        parse_args(&list.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+        parse_args(&strings(list))
     }
 
     #[test]

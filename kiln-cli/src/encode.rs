@@ -9,7 +9,7 @@ use std::process::ExitCode;
 
 use kiln_nostd::{Framing, Kind, Limits, Options};
 
-use crate::common::{compile, parse_cap, read_input, Failure};
+use crate::common::{compile, read_input, unknown_option, ArgWalk, Failure};
 use crate::jsonform::read_document;
 
 pub const USAGE: &str = "usage: kiln encode [--type TYPE] [--framed] [--cap N] [-o OUT] [FILE]";
@@ -58,29 +58,19 @@ fn parse_args(args: &[String]) -> Result<Option<EncodeArgs>, String> {
         output: None,
         file: "-".into(),
     };
-    let mut file = None;
-    let mut args = args.iter();
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
+    let mut walk = ArgWalk::new(args);
+    while let Some(flag) = walk.next_option() {
+        match flag {
             "--help" | "-h" => return Ok(None),
-            "--type" => parsed.type_text = args.next().ok_or("--type needs a value")?.clone(),
+            "--type" => parsed.type_text = walk.value(flag)?.into(),
             "--framed" => parsed.framed = true,
-            "--cap" => parsed.limits = parse_cap(args.next())?,
-            "-o" | "--output" => {
-                parsed.output = Some(args.next().ok_or("-o needs a file name")?.clone())
-            }
-            flag if flag.starts_with('-') && flag.len() > 1 => {
-                return Err(format!("unknown option '{flag}'"))
-            }
-            path => {
-                if file.replace(path.to_string()).is_some() {
-                    return Err("more than one FILE".into());
-                }
-            }
+            "--cap" => parsed.limits = walk.cap(flag)?,
+            "-o" | "--output" => parsed.output = Some(walk.value(flag)?.into()),
+            _ => return Err(unknown_option(flag)),
         }
     }
-    if let Some(file) = file {
-        parsed.file = file;
+    if let Some(file) = walk.one("FILE")? {
+        parsed.file = file.into();
     }
     Ok(Some(parsed))
 }
@@ -141,9 +131,10 @@ pub fn run(args: &[String]) -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::common::strings;
 
     fn parse(list: &[&str]) -> Result<Option<EncodeArgs>, String> {
-        parse_args(&list.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+        parse_args(&strings(list))
     }
 
     #[test]

@@ -4,7 +4,7 @@
 
 use std::process::ExitCode;
 
-use crate::common::{read_input, Failure};
+use crate::common::{read_input, unknown_option, ArgWalk, Failure};
 use crate::schema_json::{Schema, Ty};
 
 pub const USAGE: &str = "usage: kiln gen [--name NAME] SCHEMA.json";
@@ -80,30 +80,24 @@ fn generate(name: Option<&str>, file: &str) -> Result<String, Failure> {
 /// Runs `kiln gen` with the arguments after `gen`.
 pub fn run(args: &[String]) -> ExitCode {
     let mut name = None;
-    let mut file = None;
-    let mut it = args.iter();
-    while let Some(arg) = it.next() {
-        match arg.as_str() {
+    let mut walk = ArgWalk::new(args);
+    while let Some(flag) = walk.next_option() {
+        match flag {
             "--help" | "-h" => {
                 println!("{HELP}");
                 return ExitCode::SUCCESS;
             }
-            "--name" => match it.next() {
-                Some(n) => name = Some(n.as_str()),
-                None => return Failure::usage(format!("--name needs a value\n{USAGE}")).exit(),
+            "--name" => match walk.value(flag) {
+                Ok(n) => name = Some(n),
+                Err(e) => return Failure::usage(format!("{e}\n{USAGE}")).exit(),
             },
-            flag if flag.starts_with("--") => {
-                return Failure::usage(format!("unknown option '{flag}'\n{USAGE}")).exit()
-            }
-            path => {
-                if file.replace(path).is_some() {
-                    return Failure::usage(format!("more than one SCHEMA\n{USAGE}")).exit();
-                }
-            }
+            _ => return Failure::usage(format!("{}\n{USAGE}", unknown_option(flag))).exit(),
         }
     }
-    let Some(file) = file else {
-        return Failure::usage(format!("missing SCHEMA\n{USAGE}")).exit();
+    let file = match walk.one("SCHEMA") {
+        Ok(Some(file)) => file,
+        Ok(None) => return Failure::usage(format!("missing SCHEMA\n{USAGE}")).exit(),
+        Err(e) => return Failure::usage(format!("{e}\n{USAGE}")).exit(),
     };
     match generate(name, file) {
         Ok(module) => {

@@ -18,7 +18,9 @@ use kiln_nostd::{
     frame, CompiledType, Directory, DtypeCode, Framing, Limits, Options, Quant, Scalar, TensorView,
 };
 
-use crate::common::{compile, human_count, human_size, parse_cap, read_input, Failure};
+use crate::common::{
+    compile, human_count, human_size, read_input, unknown_option, ArgWalk, Failure,
+};
 use crate::decode::known_message;
 use crate::jsonform::{write_value, Style};
 use crate::jsontext::{f32_json, f64_json, quote, JsonOut, MAX_SAFE};
@@ -71,23 +73,17 @@ fn parse_args(args: &[String]) -> Result<Option<InspectArgs>, String> {
         json: false,
         file: String::new(),
     };
-    let mut file = None;
-    let mut args = args.iter();
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
+    let mut walk = ArgWalk::new(args);
+    while let Some(flag) = walk.next_option() {
+        match flag {
             "--help" | "-h" => return Ok(None),
-            "--type" => parsed.type_text = Some(args.next().ok_or("--type needs a value")?.clone()),
-            "--cap" => parsed.limits = parse_cap(args.next())?,
+            "--type" => parsed.type_text = Some(walk.value(flag)?.into()),
+            "--cap" => parsed.limits = walk.cap(flag)?,
             "--json" => parsed.json = true,
-            flag if flag.starts_with("--") => return Err(format!("unknown option '{flag}'")),
-            path => {
-                if file.replace(path.to_string()).is_some() {
-                    return Err("more than one FILE".into());
-                }
-            }
+            _ => return Err(unknown_option(flag)),
         }
     }
-    parsed.file = file.ok_or("missing FILE")?;
+    parsed.file = walk.one("FILE")?.ok_or("missing FILE")?.into();
     Ok(Some(parsed))
 }
 
@@ -1151,6 +1147,7 @@ pub fn run(args: &[String]) -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::common::strings;
 
     #[test]
     fn cuts_mark_the_cut() {
@@ -1163,7 +1160,7 @@ mod tests {
 
     #[test]
     fn options() {
-        let parse = |l: &[&str]| parse_args(&l.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+        let parse = |l: &[&str]| parse_args(&strings(l));
         let args = parse(&["--json", "--type", "u8", "f"]).unwrap().unwrap();
         assert!(args.json);
         assert_eq!(args.type_text.as_deref(), Some("u8"));
