@@ -4,40 +4,13 @@
 //! never a panic. Usage errors exit 2. And `--help` works for every
 //! command and shows an example.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
-const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+mod common;
+use common::{kiln, Out, ROOT};
 
 fn sample(name: &str) -> Vec<u8> {
     std::fs::read(format!("{ROOT}/samples/{name}")).unwrap()
-}
-
-struct Out {
-    status: i32,
-    stdout: Vec<u8>,
-    stderr: String,
-}
-
-fn kiln(args: &[&str], input: &[u8]) -> Out {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kiln"))
-        .args(args)
-        .env_remove("COLUMNS")
-        .env("RUST_BACKTRACE", "1")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // A command may stop reading early; that is not the test's concern.
-    let _ = child.stdin.take().unwrap().write_all(input);
-    let out = child.wait_with_output().unwrap();
-    Out {
-        status: out.status.code().unwrap_or(-1),
-        stdout: out.stdout,
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
 }
 
 /// A scratch directory of one test, removed when dropped.

@@ -4,10 +4,10 @@
 //! struct's `SCHEMA` and `HASH`, and values round-trip through the structs,
 //! including bytes written by `kiln encode` from JSON.
 
-use std::io::Write;
-use std::process::{Command, Stdio};
-
 use kiln_nostd::{from_bytes, to_vec, Frozen, Int};
+
+mod common;
+use common::{kiln, Out};
 
 mod reading {
     include!(concat!(env!("OUT_DIR"), "/gen/reading.rs"));
@@ -16,26 +16,12 @@ mod catalog {
     include!(concat!(env!("OUT_DIR"), "/gen/catalog.rs"));
 }
 
-fn kiln(args: &[&str], input: &[u8]) -> (i32, Vec<u8>, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kiln"))
-        .args(args)
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(input).unwrap();
-    let out = child.wait_with_output().unwrap();
-    (
-        out.status.code().unwrap(),
-        out.stdout,
-        String::from_utf8(out.stderr).unwrap(),
-    )
-}
-
 fn kiln_type(schema: &str) -> (String, u64) {
-    let (status, out, err) = kiln(&["type", schema], b"");
+    let Out {
+        status,
+        stdout: out,
+        stderr: err,
+    } = kiln(&["type", schema], b"");
     assert_eq!(status, 0, "{err}");
     let text = String::from_utf8(out).unwrap();
     let (ty, hash) = text.trim_end().split_once('\n').unwrap();
@@ -49,7 +35,11 @@ fn kiln_type(schema: &str) -> (String, u64) {
 fn the_binary_prints_the_compiled_modules() {
     for name in ["reading", "catalog"] {
         let source = format!("tests/gen/{name}.json");
-        let (status, out, err) = kiln(&["gen", &source], b"");
+        let Out {
+            status,
+            stdout: out,
+            stderr: err,
+        } = kiln(&["gen", &source], b"");
         assert_eq!(status, 0, "{err}");
         let compiled =
             std::fs::read_to_string(format!("{}/gen/{name}.rs", env!("OUT_DIR"))).unwrap();
@@ -109,9 +99,17 @@ fn values_round_trip_through_the_generated_structs() {
 
     // The same bytes through the JSON form and back.
     let ty = reading::Reading::SCHEMA.to_string();
-    let (status, json, err) = kiln(&["decode", "--type", &ty, "-"], &bytes);
+    let Out {
+        status,
+        stdout: json,
+        stderr: err,
+    } = kiln(&["decode", "--type", &ty, "-"], &bytes);
     assert_eq!(status, 0, "{err}");
-    let (status, again, err) = kiln(&["encode", "--type", &ty, "-"], &json);
+    let Out {
+        status,
+        stdout: again,
+        stderr: err,
+    } = kiln(&["encode", "--type", &ty, "-"], &json);
     assert_eq!(status, 0, "{err}");
     assert_eq!(again, bytes);
 }
@@ -128,7 +126,11 @@ fn json_written_by_hand_decodes_into_the_generated_structs() {
         "maybe": null
     }"#;
     let ty = catalog::Catalog::SCHEMA.to_string();
-    let (status, bytes, err) = kiln(&["encode", "--type", &ty, "--framed"], json);
+    let Out {
+        status,
+        stdout: bytes,
+        stderr: err,
+    } = kiln(&["encode", "--type", &ty, "--framed"], json);
     assert_eq!(status, 0, "{err}");
     let value: catalog::Catalog = kiln_nostd::from_frame(&bytes).unwrap();
     assert_eq!(value.version, 3);

@@ -3,35 +3,19 @@
 //! `.kiln` converted from it (`--json`, whose shape is spec/json.md,
 //! section 8).
 
-use std::io::Write;
-use std::process::{Command, Stdio};
-
 use serde_json::Value;
 
-const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
-
-fn kiln(args: &[&str], input: &[u8]) -> (i32, Vec<u8>, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kiln"))
-        .args(args)
-        .env_remove("COLUMNS")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(input).unwrap();
-    let out = child.wait_with_output().unwrap();
-    (
-        out.status.code().unwrap(),
-        out.stdout,
-        String::from_utf8(out.stderr).unwrap(),
-    )
-}
+mod common;
+use common::{kiln, Out, ROOT};
 
 fn inspect_json(args: &[&str], input: &[u8]) -> Value {
     let mut all = vec!["inspect", "--json"];
     all.extend(args);
-    let (status, out, err) = kiln(&all, input);
+    let Out {
+        status,
+        stdout: out,
+        stderr: err,
+    } = kiln(&all, input);
     assert_eq!(status, 0, "{err}");
     serde_json::from_slice(&out).unwrap()
 }
@@ -46,7 +30,11 @@ fn every_directory_with_its_path() {
                             {"name":"x.scale","dtype":"e8m0","shape":[1],"layout":null,"block_size":0,"quant":null,"hex":"7f"}]},
         {"name": "b", "w": []}],
         "extra": [{"name":null,"dtype":"i64","shape":[],"layout":null,"block_size":0,"quant":null,"hex":"ffffffffffffffff"}]}"#;
-    let (status, bytes, err) = kiln(&["encode", "--framed", "--type", LAYERS], json);
+    let Out {
+        status,
+        stdout: bytes,
+        stderr: err,
+    } = kiln(&["encode", "--framed", "--type", LAYERS], json);
     assert_eq!(status, 0, "{err}");
     let report = inspect_json(&["--type", LAYERS, "-"], &bytes);
     let dirs = report["directories"].as_array().unwrap();
@@ -70,7 +58,7 @@ fn every_directory_with_its_path() {
     assert_eq!(metadata[1], ("layers[0].name", &Value::from("a")));
     assert_eq!(report["kiln"]["framed"], true);
     // The text table names the link too.
-    let (_, text, _) = kiln(&["inspect", "--type", LAYERS, "-"], &bytes);
+    let Out { stdout: text, .. } = kiln(&["inspect", "--type", LAYERS, "-"], &bytes);
     let text = String::from_utf8(text).unwrap();
     assert!(
         text.contains("directory at layers[0].w: 2 tensors"),
@@ -92,7 +80,7 @@ fn a_model_file_and_its_kiln_show_the_same_tensors() {
             .join(format!("{name}.kiln"))
             .to_string_lossy()
             .into_owned();
-        assert_eq!(kiln(&["convert", "-q", &source, &converted], b"").0, 0);
+        assert_eq!(kiln(&["convert", "-q", &source, &converted], b"").status, 0);
         let a = inspect_json(&[&source], b"");
         let b = inspect_json(&[&converted], b"");
         assert_eq!(a["format"], format);

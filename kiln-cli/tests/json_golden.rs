@@ -3,36 +3,12 @@
 //! refused by `kiln encode` with a reason. (The byte-for-byte comparison
 //! with the Python reference's JSON is tests/cli/test_json.py.)
 
-use std::io::Write;
-use std::process::{Command, Stdio};
+mod common;
+use common::{hex, kiln, Out};
 
 fn cases() -> Vec<serde_json::Value> {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../spec/kiln-v2-cases.json");
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
-
-fn hex(text: &str) -> Vec<u8> {
-    (0..text.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&text[i..i + 2], 16).unwrap())
-        .collect()
-}
-
-fn kiln(args: &[String], input: &[u8]) -> (i32, Vec<u8>, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kiln"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(input).unwrap();
-    let out = child.wait_with_output().unwrap();
-    (
-        out.status.code().unwrap(),
-        out.stdout,
-        String::from_utf8(out.stderr).unwrap(),
-    )
 }
 
 #[test]
@@ -53,11 +29,19 @@ fn every_accepted_case_decodes_and_encodes_back() {
             decode.extend(layout.map(String::from));
             decode.extend(args.iter().cloned());
             decode.push("-".into());
-            let (status, json, err) = kiln(&decode, &bytes);
+            let Out {
+                status,
+                stdout: json,
+                stderr: err,
+            } = kiln(&decode, &bytes);
             assert_eq!(status, 0, "{name}: {err}");
             let mut encode = vec!["encode".to_string()];
             encode.extend(args.iter().cloned());
-            let (status, back, err) = kiln(&encode, &json);
+            let Out {
+                status,
+                stdout: back,
+                stderr: err,
+            } = kiln(&encode, &json);
             assert_eq!(status, 0, "{name}: {err}");
             assert_eq!(back, bytes, "{name}");
         }
@@ -73,14 +57,22 @@ fn a_preview_is_for_reading_only() {
         .find(|c| c["name"] == "kiln-v2-f32")
         .unwrap();
     let bytes = hex(case["hex"].as_str().unwrap());
-    let (status, json, _) = kiln(&["decode".into(), "--preview".into(), "-".into()], &bytes);
+    let Out {
+        status,
+        stdout: json,
+        ..
+    } = kiln(&["decode", "--preview", "-"], &bytes);
     assert_eq!(status, 0);
     let text = String::from_utf8(json.clone()).unwrap();
     assert!(
         text.contains("\"preview\": [\n      1.0,\n      -2.0\n    ]"),
         "{text}"
     );
-    let (status, _, err) = kiln(&["encode".into()], &json);
+    let Out {
+        status,
+        stderr: err,
+        ..
+    } = kiln(&["encode"], &json);
     assert_eq!(status, 1);
     assert!(err.contains("--preview"), "{err}");
 }

@@ -141,6 +141,10 @@ fn typed<'a, T: Decode<'a> + Encode>(bytes: &'a [u8], options: Options) -> Verdi
 }
 
 /// The typed verdict, or `None` when no Rust type here has that type text.
+/// Where a type has both, this table reads it into owned storage (`Vec`,
+/// `String`) and `tests/golden.rs` reads it through borrowed views, so the
+/// two tables differ on purpose: between them both decoders meet every
+/// input.
 fn typed_verdict(type_text: &str, bytes: &[u8], options: Options) -> Option<Verdict> {
     Some(match type_text {
         "tensors" => typed::<Directory>(bytes, options),
