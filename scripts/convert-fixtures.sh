@@ -21,26 +21,10 @@ CONVERT_PIP_PINS=(
     pyyaml==6.0.3               # imported by gguf
 )
 
+source "$(dirname "${BASH_SOURCE[0]}")/pip-pins.sh"
+
 convert_fixtures() {
-    local missing=() pin name want have
-    for pin in "${CONVERT_PIP_PINS[@]}"; do
-        name="${pin%%==*}"
-        want="${pin#*==}"
-        have="$(python3 -c 'import importlib.metadata as m, sys; print(m.version(sys.argv[1]))' "$name" 2>/dev/null || true)"
-        [ "$have" = "$want" ] || missing+=("$pin")
-    done
-    if [ ${#missing[@]} -eq 0 ]; then
-        echo "convert-fixtures: pinned PyPI packages present (${CONVERT_PIP_PINS[*]})"
-        return 0
-    fi
-    local command=(python3 -m pip install --no-deps --disable-pip-version-check "${missing[@]}")
-    if [ "$(id -u)" -ne 0 ]; then
-        echo "convert-fixtures: missing ${missing[*]}; run as root:" >&2
-        echo "    ${command[*]}" >&2
-        return 1
-    fi
-    echo "convert-fixtures: ${command[*]}"
-    "${command[@]}"
+    install_pip_pins convert-fixtures "${CONVERT_PIP_PINS[@]}"
 }
 
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then

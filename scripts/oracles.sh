@@ -12,22 +12,5 @@ ORACLE_PIP_PINS=(
     numpy==2.4.6
 )
 
-missing=()
-for pin in "${ORACLE_PIP_PINS[@]}"; do
-    name="${pin%%==*}"
-    want="${pin#*==}"
-    have="$(python3 -c 'import importlib.metadata as m, sys; print(m.version(sys.argv[1]))' "$name" 2>/dev/null || true)"
-    [ "$have" = "$want" ] || missing+=("$pin")
-done
-if [ ${#missing[@]} -eq 0 ]; then
-    echo "oracles: pinned PyPI packages present (${ORACLE_PIP_PINS[*]})"
-    exit 0
-fi
-command=(python3 -m pip install --no-deps --disable-pip-version-check "${missing[@]}")
-if [ "$(id -u)" -ne 0 ]; then
-    echo "oracles: missing ${missing[*]}; run as root:" >&2
-    echo "    ${command[*]}" >&2
-    exit 1
-fi
-echo "oracles: ${command[*]}"
-"${command[@]}"
+source "$(dirname "$0")/pip-pins.sh"
+install_pip_pins oracles "${ORACLE_PIP_PINS[@]}"
