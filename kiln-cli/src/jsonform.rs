@@ -328,8 +328,8 @@ fn read_value(ty: TypeRef<'_, '_>, raw: Raw<'_>, path: &Path) -> Result<Value, J
             Node::Bool(b) => Ok(Value::Bool(b)),
             _ => Err(expected(raw, path, "true or false (bool)")),
         },
-        NodeKind::Scalar(Scalar::F32) => read_f32(raw, path).map(Value::F32),
-        NodeKind::Scalar(Scalar::F64) => read_f64(raw, path).map(Value::F64),
+        NodeKind::Scalar(Scalar::F32) => read_float(raw, path).map(Value::F32),
+        NodeKind::Scalar(Scalar::F64) => read_float(raw, path).map(Value::F64),
         NodeKind::Scalar(scalar) => {
             let n = integer(raw, &format!("{path} ({})", scalar.name()))?;
             let (lo, hi): (i128, i128) = match scalar {
@@ -495,59 +495,78 @@ fn float_bits(s: &str, digits: usize) -> Option<u64> {
         .flatten()
 }
 
-fn read_f32(raw: Raw<'_>, path: &Path) -> Result<f32, JsonError> {
-    match raw.node()? {
-        Node::Number(text) => {
-            let x: f32 = text
-                .parse()
-                .map_err(|_| raw.error(format!("{path}: {text} is not a number")))?;
-            if x.is_infinite() {
-                return Err(raw.error(format!("{path}: {text} is beyond the range of f32")));
-            }
-            Ok(x)
-        }
-        Node::String(s) => match s.as_str() {
-            "Infinity" => Ok(f32::INFINITY),
-            "-Infinity" => Ok(f32::NEG_INFINITY),
-            "NaN" => Ok(f32::from_bits(0x7fc0_0000)),
-            _ => float_bits(&s, 8)
-                .map(|b| f32::from_bits(b as u32))
-                .ok_or_else(|| {
-                    raw.error(format!(
-                    "{path}: an f32 is a number, \"Infinity\", \"-Infinity\", \"NaN\" or its bits \
-                     as \"0x\" and 8 hex digits, not {}",
-                    jsontext::quote(&s)
-                ))
-                }),
-        },
-        _ => Err(expected(raw, path, "a number (f32)")),
+/// What the JSON form reads alike for `f32` and `f64` (each parses its
+/// own decimal text, so a number is rounded once, to its own width).
+trait JsonFloat: std::str::FromStr + Copy {
+    const NAME: &'static str;
+    /// Hex digits of the `"0x…"` bits form.
+    const HEX_DIGITS: usize;
+    const INFINITY: Self;
+    const NEG_INFINITY: Self;
+    /// The quiet NaN that `"NaN"` stands for.
+    const NAN: Self;
+    fn is_infinite(self) -> bool;
+    /// From bits that fit the width (`float_bits` read `HEX_DIGITS`).
+    fn from_hex_bits(bits: u64) -> Self;
+}
+
+impl JsonFloat for f32 {
+    const NAME: &'static str = "f32";
+    const HEX_DIGITS: usize = 8;
+    const INFINITY: f32 = f32::INFINITY;
+    const NEG_INFINITY: f32 = f32::NEG_INFINITY;
+    const NAN: f32 = f32::from_bits(0x7fc0_0000);
+    fn is_infinite(self) -> bool {
+        f32::is_infinite(self)
+    }
+    #[allow(clippy::cast_possible_truncation)] // eight hex digits
+    fn from_hex_bits(bits: u64) -> f32 {
+        f32::from_bits(bits as u32)
     }
 }
 
-fn read_f64(raw: Raw<'_>, path: &Path) -> Result<f64, JsonError> {
+impl JsonFloat for f64 {
+    const NAME: &'static str = "f64";
+    const HEX_DIGITS: usize = 16;
+    const INFINITY: f64 = f64::INFINITY;
+    const NEG_INFINITY: f64 = f64::NEG_INFINITY;
+    const NAN: f64 = f64::from_bits(0x7ff8_0000_0000_0000);
+    fn is_infinite(self) -> bool {
+        f64::is_infinite(self)
+    }
+    fn from_hex_bits(bits: u64) -> f64 {
+        f64::from_bits(bits)
+    }
+}
+
+fn read_float<F: JsonFloat>(raw: Raw<'_>, path: &Path) -> Result<F, JsonError> {
+    let name = F::NAME;
     match raw.node()? {
         Node::Number(text) => {
-            let x: f64 = text
+            let x: F = text
                 .parse()
                 .map_err(|_| raw.error(format!("{path}: {text} is not a number")))?;
             if x.is_infinite() {
-                return Err(raw.error(format!("{path}: {text} is beyond the range of f64")));
+                return Err(raw.error(format!("{path}: {text} is beyond the range of {name}")));
             }
             Ok(x)
         }
         Node::String(s) => match s.as_str() {
-            "Infinity" => Ok(f64::INFINITY),
-            "-Infinity" => Ok(f64::NEG_INFINITY),
-            "NaN" => Ok(f64::from_bits(0x7ff8_0000_0000_0000)),
-            _ => float_bits(&s, 16).map(f64::from_bits).ok_or_else(|| {
-                raw.error(format!(
-                    "{path}: an f64 is a number, \"Infinity\", \"-Infinity\", \"NaN\" or its bits \
-                     as \"0x\" and 16 hex digits, not {}",
-                    jsontext::quote(&s)
-                ))
-            }),
+            "Infinity" => Ok(F::INFINITY),
+            "-Infinity" => Ok(F::NEG_INFINITY),
+            "NaN" => Ok(F::NAN),
+            _ => float_bits(&s, F::HEX_DIGITS)
+                .map(F::from_hex_bits)
+                .ok_or_else(|| {
+                    raw.error(format!(
+                        "{path}: an {name} is a number, \"Infinity\", \"-Infinity\", \"NaN\" or \
+                         its bits as \"0x\" and {} hex digits, not {}",
+                        F::HEX_DIGITS,
+                        jsontext::quote(&s)
+                    ))
+                }),
         },
-        _ => Err(expected(raw, path, "a number (f64)")),
+        _ => Err(expected(raw, path, &format!("a number ({name})"))),
     }
 }
 
