@@ -230,6 +230,23 @@ fn directory_fields() {
     assert_eq!(decoded.batch.len(), 2);
     assert_eq!((decoded.name, decoded.tail), ("ok", 0x12345678));
     assert_eq!(encode(&decoded), bytes);
+
+    // Read in place: a record that starts with the empty directory
+    // (Directory::EMPTY, or Default) holds the message's block after.
+    let mut place = BatchTail {
+        batch: Directory::EMPTY,
+        name: "",
+        tail: 0,
+    };
+    assert_eq!(place.batch, Directory::default());
+    assert_eq!(
+        Directory::parse(place.batch.as_bytes()),
+        Ok(Directory::EMPTY)
+    );
+    kiln_nostd::from_bytes_into(&bytes, &mut place).unwrap();
+    assert_eq!(place.batch.len(), 2);
+    assert_eq!((place.name, place.tail), ("ok", 0x12345678));
+    assert_eq!(encode(&place), bytes);
 }
 
 /// Several lifetimes, each borrowed from the decoded buffer.
