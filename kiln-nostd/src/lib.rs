@@ -22,6 +22,7 @@
 //! ## Example: one struct writes and reads a message
 //!
 //! ```
+//! # #[cfg(feature = "derive")] fn main() {
 //! use kiln_nostd::{from_bytes, to_slice, Directory, Frozen, TensorSpec};
 //!
 //! // The schema (and its hash) comes from the field types.
@@ -42,6 +43,8 @@
 //! let w = decoded.batch.by_name("w").unwrap();
 //! let mut scratch = [0f32; 3];
 //! assert_eq!(w.view_or_copy(&mut scratch).unwrap(), &weights); // in place, or one copy
+//! # }
+//! # #[cfg(not(feature = "derive"))] fn main() {}
 //! ```
 //!
 //! ## Framing
@@ -59,6 +62,7 @@
 //! | [`check`] with [`Options::BARE`] | [`check`] with [`Options::FRAMED`] |
 //!
 //! ```
+//! # #[cfg(feature = "derive")] fn main() {
 //! use kiln_nostd::{framed_len, from_frame, to_frame_slice, Frozen, PodList};
 //!
 //! #[derive(Frozen, Debug, PartialEq)]
@@ -73,6 +77,8 @@
 //! // Bytes with a frame given to the bare reader: the error says so.
 //! let err = kiln_nostd::from_bytes::<Telemetry>(frame).unwrap_err();
 //! assert!(err.looks_framed());
+//! # }
+//! # #[cfg(not(feature = "derive"))] fn main() {}
 //! ```
 //!
 //! ## Kiln types and Rust types

@@ -15,6 +15,7 @@
 # them). Under a minute once the packages are installed. (The Rust tests of
 # kiln-convert run in the `test` stage.)
 
+stage convert "kiln convert on real safetensors and GGUF files, both ways; kiln-convert for wasm32"
 stage_convert() {
     bash scripts/convert-fixtures.sh
     cargo build -p kiln-cli
@@ -22,6 +23,6 @@ stage_convert() {
     if rustup target list --installed | grep -qx wasm32-unknown-unknown; then
         cargo build -p kiln-convert --target wasm32-unknown-unknown
     else
-        echo "stage convert: wasm32-unknown-unknown not installed; kiln-convert's wasm build not checked"
+        skip "the wasm32-unknown-unknown target is not installed (scripts/setup.sh adds it): kiln-convert's wasm build not checked"
     fi
 }
