@@ -28,8 +28,13 @@
 #              (scripts/stages/bounds.sh)
 #   thumb      kiln-nostd for thumbv7em-none-eabihf, without and with defmt+derive
 #   bigendian  kiln-nostd tests + doc tests on s390x and powerpc64 (qemu-user)
-#   firmware   Cortex-M3 under qemu-system-arm: demo, defmt-test golden suite,
-#              flash/RAM report
+#   firmware   Cortex-M3 under qemu-system-arm: demo, golden suite (check and
+#              typed decoders on every case), flash/RAM report
+#              (scripts/stages/firmware.sh)
+#   firmware-m0  the golden suite on a Cortex-M0 (qemu microbit)
+#   firmware-riscv  the golden suite on RISC-V (qemu-system-riscv32 virt)
+#   firmware-update  a model received over the micro:bit's UART into flash,
+#              checked, read in place; a corrupted transfer refused
 #   nopanic    release firmware whose link fails if any panic path survives
 #   wasm       kiln-nostd tests in node (wasm-bindgen-test-runner)
 #   wasm-js    kiln-wasm's JS layer in node and headless Chromium
@@ -43,7 +48,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$PWD"
 
-ALL_STAGES=(fmt clippy doc python test package demo differential convert cli fuzz bounds thumb bigendian firmware nopanic wasm wasm-js www bench)
+ALL_STAGES=(fmt clippy doc python test package demo differential convert cli fuzz bounds thumb bigendian firmware firmware-m0 firmware-riscv firmware-update nopanic wasm wasm-js www bench)
 if [ $# -gt 0 ]; then STAGES=("$@"); else STAGES=("${ALL_STAGES[@]}"); fi
 for stage in "${STAGES[@]}"; do
     [[ " ${ALL_STAGES[*]} " == *" $stage "* ]] || { echo "unknown stage: $stage (${ALL_STAGES[*]})" >&2; exit 2; }
@@ -199,25 +204,6 @@ stage_bigendian() {
     cargo test -p kiln-nostd --target powerpc64-unknown-linux-gnu --features derive,std
 }
 
-stage_firmware() {
-    # Built from its own directory so tests/firmware/.cargo/config.toml
-    # (target, linker scripts, qemu runner) applies.
-    cd "$ROOT/tests/firmware"
-    cargo run --bin demo
-    cargo test
-    echo "--- flash/RAM (cargo size, Berkeley: flash = text + data, static RAM = data + bss)"
-    cargo build --release --bin demo
-    cargo size --release --bin demo
-    local golden
-    golden="$(cargo test --no-run --message-format=json 2>/dev/null \
-        | sed -nE 's/.*"executable":"([^"]*golden[^"]*)".*/\1/p' | tail -1)"
-    if [ -n "$golden" ]; then
-        echo "defmt-test golden suite (all cases embedded):"
-        "$(rustc --print sysroot)/lib/rustlib/$(rustc -vV | sed -n 's/^host: //p')/bin/llvm-size" "$golden"
-    fi
-    cd "$ROOT"
-}
-
 stage_nopanic() {
     cd "$ROOT/tests/firmware"
     local nopanic=(--release --no-default-features --features nopanic --bin nopanic)
@@ -251,6 +237,7 @@ source "$ROOT/scripts/stages/www.sh"
 source "$ROOT/scripts/stages/bench.sh"
 source "$ROOT/scripts/stages/fuzz.sh"
 source "$ROOT/scripts/stages/bounds.sh"
+source "$ROOT/scripts/stages/firmware.sh"
 
 # ---------------------------------------------------------------------------
 
