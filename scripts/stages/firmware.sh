@@ -61,3 +61,7 @@ stage_firmware-riscv() {
     cargo clippy --target riscv32imac-unknown-none-elf --all-targets -- -D warnings
     firmware_golden riscv32imac-unknown-none-elf
 }
+
+stage_firmware-update() {
+    bash "$ROOT/tests/firmware/update-run.sh"
+}

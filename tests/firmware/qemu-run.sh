@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # Cargo runner: qemu-run.sh BOARD ELF [QEMU ARGS...] boots ELF on the
-# emulated BOARD (lm3s6965evb: Cortex-M3; microbit: Cortex-M0 nRF51,
-# microbit-16k: the same with the micro:bit's own 16K of RAM; riscv-virt:
-# RV32 on qemu's virt machine). The firmware reports as plain
+# emulated BOARD (lm3s6965evb: Cortex-M3; microbit: Cortex-M0 nRF51;
+# riscv-virt: RV32 on qemu's virt machine). The firmware reports as plain
 # text on semihosting stdout and ends through semihosting's exit, so the
 # status is the firmware's (qemu's), or 124 after KILN_QEMU_TIMEOUT seconds
 # (default 600). The timeout only stops a hung firmware (a fault handler
@@ -18,7 +17,6 @@ case "$board" in
     lm3s6965evb) qemu=(qemu-system-arm -cpu cortex-m3 -machine lm3s6965evb) ;;
     # The nRF51822's 32K-RAM variant (memory/microbit.x says why).
     microbit) qemu=(qemu-system-arm -machine microbit -global nrf51-soc.sram-size=32768) ;;
-    microbit-16k) qemu=(qemu-system-arm -machine microbit) ;;
     riscv-virt) qemu=(qemu-system-riscv32 -machine virt -bios none) ;;
     *)
         echo "qemu-run: unknown board $board" >&2
