@@ -54,7 +54,9 @@ expect "a model with a byte the check sees flipped is refused, nothing marked va
 # marks it valid and finds a weight that is not the one sent (exit 1).
 # With the envelope this transfer is refused before the flag (exit 2).
 expect "a flipped weight byte passes the check (no checksum without the envelope)" \
-    payload 1 "stored .* checked, marked valid"
+    payload 1 "weight (.*) is .*, not the .* sent"
+expect "a transfer larger than the model region is refused before it is written" \
+    oversize 2 "update refused: TooLarge.*flag word 0xffffffff"
 
 echo "--- update receiver without reports (release, $target): flash = text + data, static RAM = data + bss"
 build --no-default-features

@@ -11,6 +11,8 @@ OUT_DIR/corrupt.bin  the same with one byte the check sees flipped (the first
 OUT_DIR/payload.bin  the same with one byte of the weight payload flipped: no
                      rule of the format sees it (every bit pattern is an f32);
                      only a checksum over the transfer (the envelope) would
+OUT_DIR/oversize.bin a header announcing more bytes than the model region holds
+                     (refused before a byte is written)
 
 The model is struct{version:u32,layer:tensors,}: version 3, "bias" f32 [64]
 and "weight" f32 [96, 128] (weight[r][c] = ((r*128 + c) % 97) * 0.25 - 12),
@@ -27,6 +29,8 @@ import kiln_ref  # noqa: E402
 MODEL_TYPE = "struct{version:u32,layer:tensors,}"
 ROWS, COLS = 96, 128
 F32 = kiln_ref.DTYPE_CODES["f32"]
+# One byte more than the firmware's model region (src/bin/update.rs).
+OVERSIZE = 0x2_0000 + 1
 
 
 def model() -> bytes:
@@ -64,6 +68,7 @@ def main() -> None:
     payload[at] ^= 0x01
     kiln_ref.check(MODEL_TYPE, bytes(payload))
     (out / "payload.bin").write_bytes(transfer(bytes(payload)))
+    (out / "oversize.bin").write_bytes(b"KLNU" + struct.pack("<I", OVERSIZE) + message[:64])
     print(f"make_model: {len(message)} byte model, transfers in {out}")
 
 

@@ -136,7 +136,13 @@ fn use_model(stored: &'static [u8]) -> bool {
         let row = &w[r * cols..(r + 1) * cols];
         let mut y = b[r];
         for (c, &value) in row.iter().enumerate() {
-            ok &= value == sent_weight(r, c);
+            if value != sent_weight(r, c) {
+                report!(
+                    "weight ({r}, {c}) is {value}, not the {} sent",
+                    sent_weight(r, c)
+                );
+                ok = false;
+            }
             y += value;
         }
         if r == 0 {
