@@ -31,8 +31,8 @@
 #   firmware   Cortex-M3 under qemu-system-arm: demo, golden suite (check and
 #              typed decoders on every case), flash/RAM report
 #              (scripts/stages/firmware.sh)
-#   firmware-m0  the golden suite on a Cortex-M0 (qemu microbit)
-#   firmware-riscv  the golden suite on RISC-V (qemu-system-riscv32 virt)
+#   firmware-m0  demo, golden suite, no-panic proof on a Cortex-M0 (qemu microbit)
+#   firmware-riscv  the same on RISC-V (qemu-system-riscv32 virt)
 #   firmware-update  a model received over the micro:bit's UART into flash,
 #              checked, read in place; a corrupted transfer refused
 #   nopanic    release firmware whose link fails if any panic path survives

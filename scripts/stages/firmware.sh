@@ -8,9 +8,10 @@
 # firmware        Cortex-M3 (thumbv7m-none-eabi, qemu lm3s6965evb): the demo,
 #                 the golden suite (check on all cases, the typed decoders),
 #                 flash/RAM of both
-# firmware-m0     the same golden suite on a Cortex-M0 (thumbv6m-none-eabi,
-#                 qemu microbit): no unaligned access, no atomic CAS; and
-#                 the no-panic link proof built and run there
+# firmware-m0     the demo and the golden suite on a Cortex-M0
+#                 (thumbv6m-none-eabi, qemu microbit): no unaligned access,
+#                 no atomic CAS; and the no-panic link proof built and run
+#                 there
 # firmware-riscv  the same on RISC-V (riscv32imac-unknown-none-elf,
 #                 qemu-system-riscv32 virt)
 # firmware-update a model sent over the micro:bit's UART into its flash,
@@ -59,6 +60,7 @@ stage_firmware() {
 stage_firmware-m0() {
     cd "$ROOT/tests/firmware"
     cargo clippy --target thumbv6m-none-eabi --all-targets -- -D warnings
+    cargo run --target thumbv6m-none-eabi --bin demo
     firmware_golden thumbv6m-none-eabi
     firmware_nopanic thumbv6m-none-eabi
 }
@@ -66,6 +68,7 @@ stage_firmware-m0() {
 stage_firmware-riscv() {
     cd "$ROOT/tests/firmware"
     cargo clippy --target riscv32imac-unknown-none-elf --all-targets -- -D warnings
+    cargo run --target riscv32imac-unknown-none-elf --bin demo
     firmware_golden riscv32imac-unknown-none-elf
     firmware_nopanic riscv32imac-unknown-none-elf
 }
