@@ -14,9 +14,10 @@ OUT_DIR/payload.bin  the same with one byte of the weight payload flipped: no
 OUT_DIR/oversize.bin a header announcing more bytes than the model region holds
                      (refused before a byte is written)
 
-The model is struct{version:u32,layer:tensors,}: version 3, "bias" f32 [64]
+The model is struct{version:u32,layer:tensors,note:str,}: version 3, "bias" f32 [96]
 and "weight" f32 [96, 128] (weight[r][c] = ((r*128 + c) % 97) * 0.25 - 12),
-about 50 KB, more than the 32 KB of RAM of the firmware's nRF51822.
+and the note "kiln model update"; about 50 KB, more than the 32 KB of RAM of
+the firmware's nRF51822.
 """
 
 import struct
@@ -26,9 +27,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "spec" / "reference"))
 import kiln_ref  # noqa: E402
 
-MODEL_TYPE = "struct{version:u32,layer:tensors,}"
+MODEL_TYPE = "struct{version:u32,layer:tensors,note:str,}"
 ROWS, COLS = 96, 128
 F32 = kiln_ref.DTYPE_CODES["f32"]
+# After the tensors; its length makes the message end inside a flash word.
+NOTE = "kiln model update"
 # One byte more than the firmware's model region (src/bin/update.rs).
 OVERSIZE = 0x2_0000 + 1
 
@@ -41,7 +44,8 @@ def model() -> bytes:
         kiln_ref.Tensor(dtype=F32, shape=(ROWS, COLS), payload=kiln_ref.pack_f32(weight),
                         name="weight"),
     ))
-    message = kiln_ref.encode(MODEL_TYPE, {"version": 3, "layer": layer})
+    message = kiln_ref.encode(MODEL_TYPE, {"version": 3, "layer": layer, "note": NOTE})
+    assert len(message) % 4 != 0, "the message should end inside a flash word"
     kiln_ref.check(MODEL_TYPE, message)
     return message
 
@@ -62,9 +66,9 @@ def main() -> None:
     (out / "corrupt.bin").write_bytes(transfer(bytes(corrupt)))
 
     payload = bytearray(message)
-    # The weight payload is the last ROWS * COLS * 4 bytes; flip a bit in
-    # the middle of it.
-    at = len(payload) - ROWS * COLS * 2
+    # The weight payload ends the tensors block, before the note; flip a
+    # bit in the middle of it.
+    at = len(payload) - 4 - len(NOTE) - ROWS * COLS * 2
     payload[at] ^= 0x01
     kiln_ref.check(MODEL_TYPE, bytes(payload))
     (out / "payload.bin").write_bytes(transfer(bytes(payload)))

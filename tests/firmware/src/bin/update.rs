@@ -22,7 +22,7 @@ use kiln_firmware::{entry, exit_failure, exit_success, report, stack};
 use kiln_nostd::{from_bytes_into, CompiledType, Directory, Frozen, Options};
 
 /// The model's type, as the sender writes it.
-const MODEL_TYPE: &str = "struct{version:u32,layer:tensors,}";
+const MODEL_TYPE: &str = "struct{version:u32,layer:tensors,note:str,}";
 /// Nodes of MODEL_TYPE's compiled table: `check` would reserve its default
 /// 128-node table on the stack (about 11 KB).
 const MODEL_NODES: usize = 4;
@@ -34,14 +34,20 @@ const FLAG_PAGE: usize = 0x1_FC00;
 const MODEL_BASE: usize = 0x2_0000;
 const MODEL_SIZE: usize = 0x4_0000 - MODEL_BASE;
 
-/// Bytes taken from the UART at a time: the receiver's only buffer.
-const CHUNK: usize = 256;
+/// Bytes taken from the UART at a time: the receiver's only buffer. Not a
+/// multiple of the flash word, so that words span chunks.
+const CHUNK: usize = 250;
+
+/// The note the sender writes after the tensors (its length makes the
+/// message end inside a flash word).
+const SENT_NOTE: &str = "kiln model update";
 
 /// The model, read in place: everything borrows the stored bytes.
 #[derive(Frozen)]
 struct Model<'a> {
     version: u32,
     layer: Directory<'a>,
+    note: &'a str,
 }
 
 /// The weight matrix's shape, as the sender writes it.
@@ -110,6 +116,7 @@ fn use_model(stored: &'static [u8]) -> bool {
     let mut model = Model {
         version: 0,
         layer: Directory::EMPTY,
+        note: "",
     };
     if let Err(e) = from_bytes_into(stored, &mut model) {
         report!("stored model unreadable: {e}");
@@ -151,11 +158,12 @@ fn use_model(stored: &'static [u8]) -> bool {
         sum += y;
     }
     report!(
-        "model version {}: weight {rows}x{cols} f32 viewed in flash at {:#x}, y = Wx + b: y[0] = {y0}, sum = {sum}",
+        "model version {} ({:?}): weight {rows}x{cols} f32 viewed in flash at {:#x}, y = Wx + b: y[0] = {y0}, sum = {sum}",
         model.version,
+        model.note,
         w.as_ptr() as usize
     );
-    ok && model.version == 3
+    ok && model.version == 3 && model.note == SENT_NOTE
 }
 
 /// Prints the stack's high-water mark, with `measure` (a build without
