@@ -11,8 +11,8 @@ cd "$(dirname "$0")/.."
 
 # qemu-user: qemu-s390x, qemu-ppc64 (big-endian tests); qemu-system-arm:
 # the Cortex-M3 and Cortex-M0 firmware; qemu-system-misc: the RISC-V
-# firmware (qemu-system-riscv32); the cross gccs link the big-endian test binaries;
-# nodejs runs wasm-bindgen-test-runner; python3 the reference codec tests;
+# firmware (qemu-system-riscv32); the cross gccs link the big-endian test
+# binaries; nodejs runs wasm-bindgen-test-runner; python3 the reference codec tests;
 # chromium, chromium-driver and a font: the browser tests (stages wasm-js
 # and www), with npm for tests/e2e's packages.
 # valgrind counts instructions and heap for the work bounds (stage bounds).

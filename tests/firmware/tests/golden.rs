@@ -52,9 +52,11 @@ struct Outer<'a> {
 const REWRITE: usize = 4096 + 64;
 
 /// What a typed decode found: the case's verdict, or a fault of the typed
-/// path itself (an accepted value that does not write back the same).
+/// path itself (a refusal where the case has a verdict, an accepted value
+/// that does not write back the same).
 enum Typed {
     Verdict(Option<Code>),
+    Refused,
     NotCanonical,
 }
 
@@ -67,7 +69,11 @@ fn typed<'a, T: Decode<'a> + Encode>(case: &'a Case, scratch: &mut [u8]) -> Type
     };
     let value = match value {
         Ok(value) => value,
-        Err(e) => return Typed::Verdict(Some(e.code().unwrap_or(Code::Schema))),
+        Err(e) => {
+            return e
+                .code()
+                .map_or(Typed::Refused, |code| Typed::Verdict(Some(code)))
+        }
     };
     let written = if case.framed {
         to_frame_slice(&value, scratch)
@@ -182,6 +188,10 @@ fn typed_decoders_agree() -> bool {
                     case.name,
                     case.expect
                 );
+                failed += 1;
+            }
+            Typed::Refused => {
+                report!("{}: typed: refused instead of a verdict", case.name);
                 failed += 1;
             }
             Typed::NotCanonical => {
