@@ -200,9 +200,13 @@ mod aligned;
 mod check;
 pub mod directory;
 pub mod dtype;
+#[cfg(feature = "envelope")]
+pub mod envelope;
 mod error;
 pub mod frame;
 pub mod frozen;
+#[cfg(any(feature = "embedded-io", feature = "embedded-io-async"))]
+pub mod io_write;
 mod limits;
 pub mod order;
 pub mod schema;
