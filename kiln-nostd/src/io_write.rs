@@ -214,6 +214,7 @@ pub fn to_frame_writer<T: Encode + ?Sized, W: embedded_io::Write>(
 /// those that fall in `skip..skip + chunk.len()`, and stops the run once
 /// the chunk is full. Public only because the encode closure of
 /// [`encode_async`] names it.
+#[cfg(feature = "embedded-io-async")]
 #[derive(Debug)]
 pub struct ChunkSink<'c> {
     chunk: &'c mut [u8],
@@ -222,6 +223,7 @@ pub struct ChunkSink<'c> {
     full: bool,
 }
 
+#[cfg(feature = "embedded-io-async")]
 impl<'c> ChunkSink<'c> {
     fn new(chunk: &'c mut [u8], skip: usize) -> Self {
         ChunkSink {
@@ -238,6 +240,7 @@ impl<'c> ChunkSink<'c> {
     }
 }
 
+#[cfg(feature = "embedded-io-async")]
 impl Sink for ChunkSink<'_> {
     fn put(&mut self, bytes: &[u8]) -> Result<()> {
         let start = self.pos;
