@@ -299,7 +299,9 @@ fn in_order(walk: &mut Walk<'_, '_>, mut scratch: Option<&mut [u32]>) -> Result<
 /// for memory. So the first loop leaves them, and a second loop ORs every
 /// gap byte into one accumulator, checked once at the end: no branch
 /// depends on a byte read, so the processor keeps many reads in flight.
-#[cfg(not(feature = "small-code"))]
+// Compiled for the unit tests with `small-code` too, which compare it
+// with the ordered check.
+#[cfg(any(test, not(feature = "small-code")))]
 fn one_pass(walk: &mut Walk<'_, '_>, mut scratch: Option<&mut [u32]>) -> Result<()> {
     walk.payload_later = true;
     for (i, r) in walk.dir.records() {
@@ -416,7 +418,7 @@ impl<'d, 'a> Walk<'d, 'a> {
                 let cursor = match self.layouts {
                     Some(cursor) => cursor,
                     // One pass: the first layout name starts the walk.
-                    #[cfg(not(feature = "small-code"))]
+                    #[cfg(any(test, not(feature = "small-code")))]
                     None if len != 0 => *self.first_layout.insert(u32::from(off)),
                     None => 0,
                 };
