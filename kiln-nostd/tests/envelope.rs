@@ -148,7 +148,7 @@ fn seal_and_the_stream_encoder_write_the_reference_frame_and_open_reads_it_back(
 #[test]
 fn every_single_bit_flip_of_an_enveloped_message_is_refused() {
     let goldens = accepted_messages();
-    // A dozen golden messages of sizes from 0 to 833 bytes (several COBS
+    // Fourteen golden messages of sizes from 0 to 833 bytes (several COBS
     // blocks); the 4 KB one would take seconds in a debug build.
     let mut picked: Vec<&(String, Vec<u8>)> =
         goldens.iter().filter(|(_, b)| b.len() < 1000).collect();
