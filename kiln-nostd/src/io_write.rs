@@ -27,7 +27,9 @@
 //!     Tensors(&specs).encode(w)
 //! })
 //! .unwrap();
-//! assert_eq!(w.written(), 8 + 4 + 5 + 64 + 128 + 8 + 64);
+//! // id and name, then the block: header and descriptor (192 bytes), the
+//! // name heap, the payload at 256 from the block's start, its 12 bytes.
+//! assert_eq!(w.written(), 8 + 4 + 5 + 256 + 12);
 //! # }
 //! ```
 //!

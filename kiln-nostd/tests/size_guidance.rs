@@ -47,10 +47,7 @@ fn rows() -> Vec<(String, usize)> {
         "1024 f32 (4 KiB) as one unnamed tensor".to_string(),
         tensors(&[TensorSpec::from_host(&[32, 32], &big)]),
     ));
-    rows.push((
-        "an empty `tensors` field".to_string(),
-        tensors(&[]),
-    ));
+    rows.push(("an empty `tensors` field".to_string(), tensors(&[])));
     rows
 }
 
@@ -76,7 +73,11 @@ fn the_firmware_guide_states_the_sizes_the_encoder_writes() {
     ]))
     .unwrap();
     assert_eq!(encoded_len(&Tensors(&[])).unwrap(), 64, "the header");
-    assert_eq!(two - one, 128 + 64, "a descriptor and one 64-byte payload slot");
+    assert_eq!(
+        two - one,
+        128 + 64,
+        "a descriptor and one 64-byte payload slot"
+    );
     assert_eq!(
         encoded_len(&PodList::from_slice(&m4)).unwrap(),
         4 + 16 * 4,
