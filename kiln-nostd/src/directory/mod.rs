@@ -2,6 +2,26 @@
 //! the format's check order; afterwards [`TensorView`]s borrow names,
 //! shapes and payloads from it without allocating. [`TensorSpec`] and
 //! [`Tensors`] write the canonical block.
+//!
+//! The check has two equivalent forms, chosen by the `small-code` feature
+//! and never by the target, so that a host test runs either. Both give the
+//! same verdict, code and offset for every block; `small-code` gives up
+//! speed for flash:
+//!
+//! | concern | default | `small-code` |
+//! |---|---|---|
+//! | descriptor steps (`parse`) | one pass over all steps, the ordered check only for a block that fails it | the ordered check alone |
+//! | UTF-8 of the name heap (`parse`) | skipped for an ASCII heap | always run |
+//! | alignment gaps (`parse`), shape tails (`rules`) | ORed first, searched only when nonzero | searched at once |
+//! | unsorted names without alloc or scratch (`names`) | sorted 256-index chunks, O(n²/256) | pairwise, O(n²) |
+//! | name comparison (`names`) | eight bytes at a time, inline | `<[u8]>::cmp` |
+//! | rule functions, name lookups (`rules`, `name_at`) | compiler's choice | inlined into their one caller, or kept out of line where there are several |
+//!
+//! The run-time choices read one constant, `SMALL_CODE`; the rest are
+//! `cfg` attributes on the items of the table.
+
+/// Whether the `small-code` form of the directory check is built.
+const SMALL_CODE: bool = cfg!(feature = "small-code");
 
 mod build;
 mod descriptor;

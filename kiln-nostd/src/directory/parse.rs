@@ -364,7 +364,7 @@ impl<'d, 'a> Walk<'d, 'a> {
             // only UTF-8 slices: step 8c is skipped for it. (`small-code`
             // leaves the shortcut out: from_utf8 has its own ASCII loop,
             // and the flash matters more there.)
-            check_utf8: !trusted && (cfg!(feature = "small-code") || !dir.heap().is_ascii()),
+            check_utf8: !trusted && (super::SMALL_CODE || !dir.heap().is_ascii()),
             names_end: 0,
             layouts: None,
             first_layout: None,
@@ -493,8 +493,7 @@ impl<'d, 'a> Walk<'d, 'a> {
                     // The OR of the gap is one vector loop; only a nonzero
                     // gap is searched for the byte to report.
                     // (`small-code` searches at once: one loop less.)
-                    let any = cfg!(feature = "small-code")
-                        || gap.iter().fold(0u8, |acc, &b| acc | b) != 0;
+                    let any = super::SMALL_CODE || gap.iter().fold(0u8, |acc, &b| acc | b) != 0;
                     if let Some(k) = gap.iter().position(|&b| any && b != 0) {
                         // A position inside the block (the previous
                         // payload passed step 9): no truncation, no wrap.

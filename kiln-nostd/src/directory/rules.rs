@@ -72,7 +72,7 @@ pub(crate) fn check_shape_and_range(d: impl Fields, payload_bytes: u64) -> Resul
     // The slots at and past the rank. By default they are ORed first
     // (one unrolled loop) and searched for the nonzero one only when
     // there is one; `small-code` searches at once, in less code.
-    let tail = cfg!(feature = "small-code")
+    let tail = super::SMALL_CODE
         || (0..8).fold(0, |acc, k| {
             acc | if k >= usize::from(rank) { d.dim(k) } else { 0 }
         }) != 0;
