@@ -29,7 +29,7 @@
 #   cli              kiln decode/encode against the Python reference's JSON form; the tiny model samples
 #   fuzz             a bounded run of every fuzz target (libFuzzer, ASan), then every input that ever failed
 #   bounds           work and heap bounds of the inputs that once took unbounded time (callgrind, DHAT)
-#   thumb            kiln-nostd for thumbv7em-none-eabihf, without and with defmt+derive
+#   thumb            kiln-nostd for thumbv7em-none-eabihf: without features, with defmt+derive, with the envelope, embedded-io and small-code
 #   bigendian        kiln-nostd tests and doc tests on s390x and powerpc64 (qemu-user)
 #   firmware         Cortex-M3 under qemu-system-arm: demo, golden suite (check and typed decoders), flash/RAM
 #   firmware-m0      demo, golden suite and no-panic proof on a Cortex-M0 (qemu microbit)
@@ -157,6 +157,7 @@ stage clippy "clippy -D warnings, default and all features; tests/firmware on th
 stage_clippy() {
     cargo clippy --workspace --all-targets -- -D warnings
     cargo clippy --workspace --all-targets --all-features -- -D warnings
+    cargo clippy -p kiln-nostd --all-targets --features small-code,derive -- -D warnings
     (cd tests/firmware && cargo clippy --all-targets -- -D warnings)
 }
 
@@ -182,6 +183,12 @@ stage_test() {
     cargo test --workspace --all-features
     # Without alloc: the no-allocator paths (name sort, storage) on the host.
     cargo test -p kiln-nostd --features derive
+    # --all-features has small-code; these two run each alternative of the
+    # directory check without it too (small-code without alloc: names
+    # compared pairwise), and the streaming encoders and the envelope with
+    # the default directory check and CRC table.
+    cargo test -p kiln-nostd --features small-code,derive
+    cargo test -p kiln-nostd --features derive,alloc,envelope,embedded-io,embedded-io-async
     # The two newcomer programs of the README.
     cargo run -q -p kiln-nostd --features derive --example telemetry
     cargo run -q -p kiln-nostd --features std --example weights "$(mktemp -d)/weights.kiln"
@@ -217,10 +224,11 @@ source "$ROOT/scripts/stages/cli.sh"
 source "$ROOT/scripts/stages/fuzz.sh"
 source "$ROOT/scripts/stages/bounds.sh"
 
-stage thumb "kiln-nostd for thumbv7em-none-eabihf, without and with defmt+derive"
+stage thumb "kiln-nostd for thumbv7em-none-eabihf: without features, with defmt+derive, with the envelope, embedded-io and small-code"
 stage_thumb() {
     cargo build -p kiln-nostd --target thumbv7em-none-eabihf
     cargo build -p kiln-nostd --target thumbv7em-none-eabihf --features defmt,derive
+    cargo build -p kiln-nostd --target thumbv7em-none-eabihf --features envelope,embedded-io,embedded-io-async,small-code
 }
 
 stage bigendian "kiln-nostd tests and doc tests on s390x and powerpc64 (qemu-user)"
