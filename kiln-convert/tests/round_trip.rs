@@ -10,10 +10,15 @@ use kiln_convert::{
 };
 use kiln_nostd::{Dtype, DtypeCode};
 
+/// Converts to Kiln, and views every payload of the result in place from
+/// a memory map of it.
 fn to_kiln(from: Format, input: &[u8]) -> Vec<u8> {
+    static FILES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let mut out = Vec::new();
     let summary = convert(from, Format::Kiln, input, &mut out).unwrap();
     assert_eq!(summary.written, out.len() as u64);
+    let n = FILES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    view_every_payload(&MappedFile::new(&format!("round-trip-{n}.kiln"), &out).map);
     out
 }
 
