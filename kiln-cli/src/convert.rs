@@ -17,7 +17,8 @@ use kiln_convert::{convert, ErrorKind, Format, Summary};
 
 use crate::common::{map_input, unknown_option, ArgWalk, Input};
 
-pub const USAGE: &str = "usage: kiln convert [--quiet] IN OUT | kiln convert [--quiet] IN.kiln OUT/ --shards";
+pub const USAGE: &str =
+    "usage: kiln convert [--quiet] IN OUT | kiln convert [--quiet] IN.kiln OUT/ --shards";
 
 const HELP: &str = "\
 Converts a model file between safetensors, GGUF and Kiln.
@@ -397,7 +398,10 @@ fn run_to_folder(args: &ConvertArgs) -> Result<Summary, Failure> {
     let create = |name: &str| -> std::io::Result<std::io::BufWriter<std::fs::File>> {
         let target = args.output.join(name);
         let temp = temporary_path(&target);
-        let file = OpenOptions::new().write(true).create_new(true).open(&temp)?;
+        let file = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&temp)?;
         written.push((temp, target));
         Ok(std::io::BufWriter::new(file))
     };

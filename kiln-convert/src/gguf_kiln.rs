@@ -87,7 +87,11 @@ fn check_split_set(files: &[FileIn<'_>]) -> Result<()> {
     for (i, f) in (0i64..).zip(files) {
         let (name, g) = (f.file, &f.gguf);
         let count = int_key(g, SPLIT_COUNT_KEY);
-        let label = if name.is_empty() { "the GGUF file" } else { name };
+        let label = if name.is_empty() {
+            "the GGUF file"
+        } else {
+            name
+        };
         match count {
             Some(c) if c != n && n == 1 => {
                 return Err(Error::unsupported(format!(
@@ -276,8 +280,7 @@ fn kiln_gguf_parts<'a>(input: &[u8], file: &GgufFile<'a>) -> Result<GgufOut<'a>>
         }
         // Where the value's bytes start in the message, for errors.
         let value_at = (pair.value.as_ptr() as usize).wrapping_sub(input.as_ptr() as usize);
-        let value: GgufValue =
-            value::kiln_to_gguf(key, pair.value_type, pair.value, value_at, 0)?;
+        let value: GgufValue = value::kiln_to_gguf(key, pair.value_type, pair.value, value_at, 0)?;
         if key == ALIGNMENT_KEY {
             alignment = alignment_value(value.ty, &value.bytes)
                 .map_err(|what| Error::kiln(Some(value_at as u64), what))?;

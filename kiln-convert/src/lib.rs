@@ -73,8 +73,8 @@ pub use crate::gguf_kiln::{
 };
 pub use crate::heap::MAX_NAME_OFFSET;
 pub use crate::message::{
-    check_file_name, AlignedTensors, GgufFile, GgufMessage, GgufPair, MessageType,
-    SafetensorsFile, SafetensorsMessage, GGUF_MESSAGE, LIMITS, PAYLOAD_ALIGN, SAFETENSORS_MESSAGE,
+    check_file_name, AlignedTensors, GgufFile, GgufMessage, GgufPair, MessageType, SafetensorsFile,
+    SafetensorsMessage, GGUF_MESSAGE, LIMITS, PAYLOAD_ALIGN, SAFETENSORS_MESSAGE,
 };
 pub use crate::model::{Message, Model};
 pub use crate::safetensors_kiln::{

@@ -261,6 +261,9 @@ mod tests {
             assert_eq!(frame::hash_of_text(ty.type_text()).ok(), Some(ty.hash()));
         }
         assert_ne!(MessageType::Safetensors.hash(), MessageType::Gguf.hash());
+        // The hashes spec/conversion.md lists.
+        assert_eq!(MessageType::Safetensors.hash(), 0x6a00317fc752dc09);
+        assert_eq!(MessageType::Gguf.hash(), 0xc8f2c6fe756068f8);
     }
 
     #[test]
@@ -281,7 +284,9 @@ mod tests {
         for ok in ["model-00001-of-00003.safetensors", "a.gguf", "x y.json"] {
             assert!(check_file_name(ok).is_ok(), "{ok}");
         }
-        for bad in ["", ".", "..", "../x", "a/b", "a\\b", ".hidden", "c:x", "a\0"] {
+        for bad in [
+            "", ".", "..", "../x", "a/b", "a\\b", ".hidden", "c:x", "a\0",
+        ] {
             assert!(check_file_name(bad).is_err(), "{bad:?}");
         }
     }

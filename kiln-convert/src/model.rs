@@ -153,24 +153,26 @@ fn index<'a>(files: &[(&'a str, &[AlignedTensors<'a>])]) -> Result<(NameTable<'a
             file_of.push(i);
         }
     }
-    NameTable::new(dirs.clone()).map(|t| (t, file_of.clone())).map_err(|repeat| {
-        let dir = dirs.get(repeat.directory).copied().unwrap_or_default();
-        let view = dir.get(repeat.index);
-        let name = view.and_then(|v| v.name()).unwrap_or("?");
-        let in_file = file_of
-            .get(repeat.directory)
-            .and_then(|&f| files.get(f as usize))
-            .map(|(f, _)| *f)
-            .filter(|f| !f.is_empty())
-            .map(|f| format!(" (file {f:?})"))
-            .unwrap_or_default();
-        Error::kiln(
-            Some(dir.offset() as u64),
-            format!(
-                "conversion message: tensor name {name:?} appears twice (again in directory \
+    NameTable::new(dirs.clone())
+        .map(|t| (t, file_of.clone()))
+        .map_err(|repeat| {
+            let dir = dirs.get(repeat.directory).copied().unwrap_or_default();
+            let view = dir.get(repeat.index);
+            let name = view.and_then(|v| v.name()).unwrap_or("?");
+            let in_file = file_of
+                .get(repeat.directory)
+                .and_then(|&f| files.get(f as usize))
+                .map(|(f, _)| *f)
+                .filter(|f| !f.is_empty())
+                .map(|f| format!(" (file {f:?})"))
+                .unwrap_or_default();
+            Error::kiln(
+                Some(dir.offset() as u64),
+                format!(
+                    "conversion message: tensor name {name:?} appears twice (again in directory \
                  {}{in_file}); names are unique across a converted file",
-                repeat.directory
-            ),
-        )
-    })
+                    repeat.directory
+                ),
+            )
+        })
 }

@@ -262,7 +262,10 @@ fn write_safetensors_message<W: Write>(
         } else {
             format!("shard {:?}", shard.file)
         };
-        ranges.push(split(shard.names.iter().map(|n| (n.as_str(), None)), &what)?);
+        ranges.push(split(
+            shard.names.iter().map(|n| (n.as_str(), None)),
+            &what,
+        )?);
         let list: Vec<TensorSpec<'_>> = shard
             .names
             .iter()
@@ -349,7 +352,9 @@ fn weight_map(index: &[u8]) -> Result<HashMap<String, String>> {
     map.iter()
         .map(|(name, file)| match file.as_str() {
             Some(f) => Ok((name.clone(), f.to_string())),
-            None => Err(refused(&format!("the weight_map entry of {name:?} is not a file name"))),
+            None => Err(refused(&format!(
+                "the weight_map entry of {name:?} is not a file name"
+            ))),
         })
         .collect()
 }

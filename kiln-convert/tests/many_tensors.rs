@@ -63,7 +63,9 @@ fn check_model(source: &[u8], from: Format, names: &[String], label: &str) {
         let t = model.tensor(name).unwrap_or_else(|| panic!("{name}"));
         assert_eq!(t.name(), Some(name.as_str()));
     }
-    assert!(model.tensor("model.layers.0.mlp.experts.999999.up_proj.weight").is_none());
+    assert!(model
+        .tensor("model.layers.0.mlp.experts.999999.up_proj.weight")
+        .is_none());
     let viewed = view_every_payload(&mapped.map);
     assert!(viewed > names.len() / 2, "{label}: {viewed} viewed");
     assert_eq!(back(from, &mapped.map), source, "{label} comes back");
@@ -75,7 +77,12 @@ fn a_48_layer_128_expert_moe_converts_there_and_back() {
     assert_eq!(names.len(), 18_867);
     let name_bytes: usize = names.iter().map(String::len).sum();
     assert!(name_bytes > 13 * 65_535, "{name_bytes} bytes of names");
-    check_model(&safetensors_with(&names), Format::Safetensors, &names, "moe.kiln");
+    check_model(
+        &safetensors_with(&names),
+        Format::Safetensors,
+        &names,
+        "moe.kiln",
+    );
 }
 
 #[test]
@@ -102,5 +109,10 @@ fn a_gguf_in_model_order_with_18_867_tensors_converts_there_and_back() {
 #[test]
 fn one_hundred_thousand_tensors_convert_there_and_back() {
     let names = many_names(100_000);
-    check_model(&safetensors_with(&names), Format::Safetensors, &names, "100k.kiln");
+    check_model(
+        &safetensors_with(&names),
+        Format::Safetensors,
+        &names,
+        "100k.kiln",
+    );
 }

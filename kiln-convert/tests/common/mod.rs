@@ -253,10 +253,8 @@ pub struct MappedFile {
 
 impl MappedFile {
     pub fn new(name: &str, bytes: &[u8]) -> MappedFile {
-        let path = std::env::temp_dir().join(format!(
-            "kiln-convert-test-{}-{name}",
-            std::process::id()
-        ));
+        let path =
+            std::env::temp_dir().join(format!("kiln-convert-test-{}-{name}", std::process::id()));
         std::fs::write(&path, bytes).unwrap();
         let file = std::fs::File::open(&path).unwrap();
         // SAFETY: the file is this test's own, written above and not

@@ -866,9 +866,8 @@ impl<'a> NameTable<'a> {
 
     fn fill_sorted(&mut self) -> core::result::Result<(), RepeatedName> {
         let mut order: alloc::vec::Vec<u64> = self.entries().collect();
-        order.sort_unstable_by(|&a, &b| {
-            cmp_bytes(self.name_of(a), self.name_of(b)).then(a.cmp(&b))
-        });
+        order
+            .sort_unstable_by(|&a, &b| cmp_bytes(self.name_of(a), self.name_of(b)).then(a.cmp(&b)));
         let first = order
             .windows(2)
             .filter_map(|pair| match pair {
