@@ -833,32 +833,44 @@ impl<'a> NameTable<'a> {
     }
 
     /// `None` when some name would sit more than [`MAX_PROBE`] slots past
-    /// its hash's slot.
+    /// its hash's slot. Walks each directory's descriptors and heap
+    /// directly (the hot loop of a model's open); a name is read back from
+    /// its entry only when a fingerprint matches.
     fn fill_hashed(&mut self) -> Option<core::result::Result<(), RepeatedName>> {
         let mask = self.slots.len().wrapping_sub(1);
         let mut slots = core::mem::take(&mut self.slots);
         let mut outcome = Some(Ok(()));
-        'entries: for entry in self.entries() {
-            let name = self.name_of(entry);
-            let hash = hash_name(name);
-            let tagged = entry | u64::from(fingerprint(hash));
-            let mut slot = home(hash, mask);
-            for _ in 0..MAX_PROBE {
-                let Some(held) = slots.get_mut(slot) else {
-                    break;
-                };
-                if *held == TABLE_EMPTY {
-                    *held = tagged;
-                    continue 'entries;
-                }
-                if *held as u16 == tagged as u16 && self.name_of(*held) == name {
-                    outcome = Some(Err(Self::repeat(entry)));
-                    break 'entries;
-                }
-                slot = slot.wrapping_add(1) & mask;
+        'dirs: for (d, dir) in (0u64..).zip(&self.dirs) {
+            if !dir.has_names() {
+                continue;
             }
-            outcome = None;
-            break;
+            let (records, heap) = dir
+                .block
+                .split_at_checked(dir.heap_start())
+                .unwrap_or((&[], &[]));
+            'names: for i in 0..dir.tensor_count {
+                let name = super::name_in(records, heap, i as usize);
+                let hash = hash_name(name);
+                let entry = d << 32 | u64::from(i) << 16;
+                let tagged = entry | u64::from(fingerprint(hash));
+                let mut slot = home(hash, mask);
+                for _ in 0..MAX_PROBE {
+                    let Some(held) = slots.get_mut(slot) else {
+                        break;
+                    };
+                    if *held == TABLE_EMPTY {
+                        *held = tagged;
+                        continue 'names;
+                    }
+                    if *held as u16 == tagged as u16 && self.name_of(*held) == name {
+                        outcome = Some(Err(Self::repeat(entry)));
+                        break 'dirs;
+                    }
+                    slot = slot.wrapping_add(1) & mask;
+                }
+                outcome = None;
+                break 'dirs;
+            }
         }
         self.slots = slots;
         outcome
