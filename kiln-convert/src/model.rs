@@ -153,26 +153,28 @@ fn index<'a>(files: &[(&'a str, &[AlignedTensors<'a>])]) -> Result<(NameTable<'a
             file_of.push(i);
         }
     }
-    NameTable::new(dirs.clone())
-        .map(|t| (t, file_of.clone()))
-        .map_err(|repeat| {
-            let dir = dirs.get(repeat.directory).copied().unwrap_or_default();
-            let view = dir.get(repeat.index);
-            let name = view.and_then(|v| v.name()).unwrap_or("?");
-            let in_file = file_of
-                .get(repeat.directory)
-                .and_then(|&f| files.get(f as usize))
-                .map(|(f, _)| *f)
-                .filter(|f| !f.is_empty())
-                .map(|f| format!(" (file {f:?})"))
-                .unwrap_or_default();
-            Error::kiln(
+    let flat: Vec<Directory<'a>> = dirs;
+    match NameTable::new(flat) {
+        Ok(table) => Ok((table, file_of)),
+        Err(repeat) => {
+            let mut all = files
+                .iter()
+                .flat_map(|(f, aligned)| aligned.iter().map(move |d| (*f, d.tensors)));
+            let (file, dir) = all.nth(repeat.directory).unwrap_or_default();
+            let name = dir.get(repeat.index).and_then(|v| v.name()).unwrap_or("?");
+            let in_file = if file.is_empty() {
+                String::new()
+            } else {
+                format!(" (file {file:?})")
+            };
+            Err(Error::kiln(
                 Some(dir.offset() as u64),
                 format!(
                     "conversion message: tensor name {name:?} appears twice (again in directory \
-                 {}{in_file}); names are unique across a converted file",
+                     {}{in_file}); names are unique across a converted file",
                     repeat.directory
                 ),
-            )
-        })
+            ))
+        }
+    }
 }

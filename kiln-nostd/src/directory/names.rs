@@ -190,9 +190,11 @@ fn first_repeat_hashed<'n>(count: u32, name: &impl Fn(u32) -> &'n [u8]) -> Optio
         .next_power_of_two()
         .max(8);
     let mask = slots.wrapping_sub(1);
-    // Each entry: the index in the low half, the hash's top half above it,
-    // so that a probe reads a name only when the hashes agree.
-    let mut table = alloc::vec![u64::MAX; slots];
+    // Each entry: the index plus one in the low half (0 is an empty slot,
+    // so the table is allocated zeroed rather than filled), the hash's top
+    // half above it, so that a probe reads a name only when the hashes
+    // agree.
+    let mut table = alloc::vec![0u64; slots];
     for i in 0..count {
         let this = name(i);
         if this.is_empty() {
@@ -204,12 +206,14 @@ fn first_repeat_hashed<'n>(count: u32, name: &impl Fn(u32) -> &'n [u8]) -> Optio
         let mut placed = false;
         for _ in 0..MAX_PROBE {
             let entry = table.get_mut(slot)?;
-            if *entry == u64::MAX {
-                *entry = tag | u64::from(i);
+            if *entry == 0 {
+                *entry = tag | u64::from(i).wrapping_add(1);
                 placed = true;
                 break;
             }
-            if *entry & !u64::from(u32::MAX) == tag && name(*entry as u32) == this {
+            if *entry & !u64::from(u32::MAX) == tag
+                && name((*entry as u32).wrapping_sub(1)) == this
+            {
                 return Some(Some(i));
             }
             slot = slot.wrapping_add(1) & mask;
@@ -752,16 +756,18 @@ impl<'a, S: AsRef<[u16]>> NameIndex<'a, S> {
 #[derive(Clone, Debug)]
 pub struct NameTable<'a> {
     dirs: alloc::vec::Vec<Directory<'a>>,
-    /// Hashed: `dir << 32 | index << 16 | fingerprint` per slot, or
+    /// Hashed: `(dir + 1) << 32 | index << 16 | fingerprint` per slot, or
     /// [`TABLE_EMPTY`]. Sorted: the same entries in name order.
     slots: alloc::vec::Vec<u64>,
     hashed: bool,
     named: usize,
 }
 
-/// An empty slot of a [`NameTable`] (no directory has index `u32::MAX`).
+/// An empty slot of a [`NameTable`]: every entry holds its directory plus
+/// one, so zero is free, and the table is allocated zeroed rather than
+/// filled.
 #[cfg(feature = "alloc")]
-const TABLE_EMPTY: u64 = u64::MAX;
+const TABLE_EMPTY: u64 = 0;
 
 /// A name that two tensors of a [`NameTable`]'s directories share: the
 /// later one, as (directory, tensor index).
@@ -814,12 +820,12 @@ impl<'a> NameTable<'a> {
     fn entries(&self) -> impl Iterator<Item = u64> + '_ {
         (0u64..).zip(&self.dirs).flat_map(|(d, dir)| {
             let count = if dir.has_names() { dir.tensor_count } else { 0 };
-            (0..count).map(move |i| d << 32 | u64::from(i) << 16)
+            (0..count).map(move |i| (d + 1) << 32 | u64::from(i) << 16)
         })
     }
 
     fn name_of(&self, entry: u64) -> &'a [u8] {
-        match self.dirs.get((entry >> 32) as usize) {
+        match self.dirs.get(((entry >> 32) as usize).wrapping_sub(1)) {
             Some(dir) => dir.name_at((entry >> 16) as u32 & 0xFFFF),
             None => &[],
         }
@@ -827,7 +833,7 @@ impl<'a> NameTable<'a> {
 
     fn repeat(entry: u64) -> RepeatedName {
         RepeatedName {
-            directory: (entry >> 32) as usize,
+            directory: ((entry >> 32) as usize).wrapping_sub(1),
             index: ((entry >> 16) & 0xFFFF) as usize,
         }
     }
@@ -851,7 +857,7 @@ impl<'a> NameTable<'a> {
             'names: for i in 0..dir.tensor_count {
                 let name = super::name_in(records, heap, i as usize);
                 let hash = hash_name(name);
-                let entry = d << 32 | u64::from(i) << 16;
+                let entry = (d + 1) << 32 | u64::from(i) << 16;
                 let tagged = entry | u64::from(fingerprint(hash));
                 let mut slot = home(hash, mask);
                 for _ in 0..MAX_PROBE {
@@ -932,7 +938,7 @@ impl<'a> NameTable<'a> {
                 .ok()?;
             *self.slots.get(at)?
         };
-        let dir = (entry >> 32) as usize;
+        let dir = ((entry >> 32) as usize).wrapping_sub(1);
         let view = self.dirs.get(dir)?.get(((entry >> 16) & 0xFFFF) as usize)?;
         Some((dir, view))
     }
