@@ -234,6 +234,20 @@ pub fn gguf_split_names(first: &str) -> Option<Vec<String>> {
     })
 }
 
+/// Checks a GGUF split set without converting it (every file valid GGUF,
+/// the split keys agreeing with the set, no name in two files) and gives
+/// each file parsed, in order: what a tool that shows the whole model
+/// (`kiln inspect` of a split set's first file) lists.
+pub fn check_gguf_set<'a>(files: &[(&'a str, &'a [u8])]) -> Result<Vec<Gguf<'a>>> {
+    let mut ins = Vec::with_capacity(files.len());
+    for (name, bytes) in files {
+        message::check_file_name(name)?;
+        ins.push(read_file(name, bytes).map_err(|e| e.in_file(name))?);
+    }
+    check_split_set(&ins)?;
+    Ok(ins.into_iter().map(|f| f.gguf).collect())
+}
+
 /// Converts a GGUF split set to one framed Kiln message: `files` is every
 /// file of the set in order, as (file name, bytes). The split keys must
 /// agree with the set (`split.count` the number of files, `split.no` each

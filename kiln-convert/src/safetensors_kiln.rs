@@ -418,6 +418,33 @@ fn check_weight_map<'a>(
     Ok(())
 }
 
+/// Checks a sharded safetensors checkpoint without converting it: every
+/// shard is a valid safetensors file and the index's `weight_map` agrees
+/// with their contents. Returns each shard's tensor names (sorted), in the
+/// order of `shards`: what a tool that shows the whole model (`kiln
+/// inspect` of an index) lists.
+pub fn check_safetensors_set(
+    index: &[u8],
+    shards: &[(&str, &[u8])],
+) -> Result<Vec<(String, Vec<String>)>> {
+    let map = weight_map(index)?;
+    let mut listed = Vec::with_capacity(shards.len());
+    for (file, bytes) in shards {
+        message::check_file_name(file)?;
+        let (_, meta) = read_safetensors(bytes).map_err(|e| e.in_file(file))?;
+        let mut names: Vec<String> = meta.tensors().into_keys().collect();
+        names.sort_unstable();
+        listed.push((file.to_string(), names));
+    }
+    check_weight_map(
+        &map,
+        listed
+            .iter()
+            .map(|(f, names)| (f.as_str(), names.iter().map(String::as_str).collect())),
+    )?;
+    Ok(listed)
+}
+
 /// Converts a sharded safetensors checkpoint to one framed Kiln message:
 /// `index` is the bytes of the index file named `index_file` (kept as
 /// they are, so the index is written back byte for byte), `shards` every

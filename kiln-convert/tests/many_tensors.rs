@@ -116,3 +116,80 @@ fn one_hundred_thousand_tensors_convert_there_and_back() {
         "100k.kiln",
     );
 }
+
+/// Three shards and an index in memory: to one Kiln file and back, the
+/// checks a tool can run on the set alone, and a weight_map that puts a
+/// tensor in the wrong shard refused with the tensor and both files.
+#[test]
+fn a_sharded_checkpoint_in_memory() {
+    use kiln_convert::{
+        check_safetensors_set, kiln_to_safetensors_set, safetensors_index_files,
+        safetensors_set_to_kiln,
+    };
+    let names = moe_names();
+    let files: Vec<String> = (1..=3)
+        .map(|i| format!("model-{i:05}-of-00003.safetensors"))
+        .collect();
+    let chunks: Vec<&[String]> = names.chunks(names.len().div_ceil(3)).collect();
+    let shards: Vec<Vec<u8>> = chunks.iter().map(|c| safetensors_with(c)).collect();
+    let mut map = serde_json::Map::new();
+    for (file, chunk) in files.iter().zip(&chunks) {
+        for n in chunk.iter() {
+            map.insert(n.clone(), file.clone().into());
+        }
+    }
+    let index =
+        serde_json::to_vec_pretty(&serde_json::json!({"metadata": {}, "weight_map": map})).unwrap();
+    assert_eq!(safetensors_index_files(&index).unwrap(), files);
+    let set: Vec<(&str, &[u8])> = files
+        .iter()
+        .zip(&shards)
+        .map(|(f, b)| (f.as_str(), b.as_slice()))
+        .collect();
+    let listed = check_safetensors_set(&index, &set).unwrap();
+    assert_eq!(listed.iter().map(|(_, n)| n.len()).sum::<usize>(), 18_867);
+
+    let mut kiln = Vec::new();
+    safetensors_set_to_kiln("model.safetensors.index.json", &index, &set, &mut kiln).unwrap();
+    let model = Model::open(&kiln).unwrap();
+    assert_eq!(model.files(), files.as_slice());
+    let (file, _) = model.locate(&chunks[1][5]).unwrap();
+    assert_eq!(file, files[1]);
+    view_every_payload(&MappedFile::new("sharded.kiln", &kiln).map);
+    assert!(kiln_convert::kiln_to_safetensors(&kiln, Vec::new()).is_err());
+
+    let mut out: std::collections::BTreeMap<String, Vec<u8>> = Default::default();
+    let written = std::cell::RefCell::new(&mut out);
+    struct Into<'a, 'b>(
+        &'a std::cell::RefCell<&'b mut std::collections::BTreeMap<String, Vec<u8>>>,
+        String,
+    );
+    impl std::io::Write for Into<'_, '_> {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0
+                .borrow_mut()
+                .entry(self.1.clone())
+                .or_default()
+                .extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    kiln_to_safetensors_set(&kiln, |name| Ok(Into(&written, name.to_string()))).unwrap();
+    assert_eq!(out.len(), 4);
+    assert_eq!(out["model.safetensors.index.json"], index);
+    for (file, bytes) in files.iter().zip(&shards) {
+        assert_eq!(&out[file], bytes, "{file}");
+    }
+
+    let moved = chunks[0][0].clone();
+    map.insert(moved.clone(), files[2].clone().into());
+    let bad = serde_json::to_vec(&serde_json::json!({"weight_map": map})).unwrap();
+    let e = check_safetensors_set(&bad, &set).unwrap_err().to_string();
+    assert!(e.contains(&format!("{moved:?}")), "{e}");
+    assert!(e.contains(&files[0]) && e.contains(&files[2]), "{e}");
+    let e = safetensors_set_to_kiln("i.json", &bad, &set, Vec::new()).unwrap_err();
+    assert!(e.to_string().contains(&files[2]), "{e}");
+}

@@ -211,8 +211,7 @@ fn first_repeat_hashed<'n>(count: u32, name: &impl Fn(u32) -> &'n [u8]) -> Optio
                 placed = true;
                 break;
             }
-            if *entry & !u64::from(u32::MAX) == tag
-                && name((*entry as u32).wrapping_sub(1)) == this
+            if *entry & !u64::from(u32::MAX) == tag && name((*entry as u32).wrapping_sub(1)) == this
             {
                 return Some(Some(i));
             }
