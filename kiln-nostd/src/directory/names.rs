@@ -737,7 +737,7 @@ impl<'a, S: AsRef<[u16]>> NameIndex<'a, S> {
 ///
 /// A hash table of (directory, tensor, fingerprint) slots, two per named
 /// tensor: one pass to build, O(1) per lookup. Names that collide more
-/// than [`MAX_PROBE`] slots (hostile names can) get a table sorted by name
+/// than 32 slots from their hash (hostile names can) get a table sorted by name
 /// instead (O(n log n) to build, O(log n) per lookup), so the work stays
 /// bounded for any names.
 ///
@@ -1000,6 +1000,65 @@ mod tests {
             assert_eq!(index.get(n).map(|t| t.index()), Some(i));
         }
         assert!(index.get("w40").is_none());
+    }
+
+    /// A name table over several directories finds every name in both of
+    /// its forms (hashed, and the sorted fallback hostile names get), and
+    /// refuses a name two directories share, naming the later one.
+    #[cfg(feature = "alloc")]
+    #[test]
+    fn a_name_table_spans_directories() {
+        use crate::{to_vec, TensorSpec, Tensors};
+        let one = [1u8];
+        let block = |names: &[String]| {
+            let specs: Vec<TensorSpec> = names
+                .iter()
+                .map(|n| TensorSpec::new(crate::Dtype::U8, &[1], &one).named(n))
+                .collect();
+            to_vec(&Tensors(&specs)).unwrap()
+        };
+        let a: Vec<String> = (0..300).map(|i| format!("layers.{i}.w")).collect();
+        let b: Vec<String> = (0..300).rev().map(|i| format!("layers.{i}.b")).collect();
+        let (ba, bb) = (block(&a), block(&b));
+        let dirs = vec![Directory::parse(&ba).unwrap(), Directory::parse(&bb).unwrap()];
+        let hashed = NameTable::new(dirs.clone()).unwrap();
+        assert!(hashed.hashed);
+        let mut sorted = NameTable {
+            dirs: dirs.clone(),
+            slots: Vec::new(),
+            hashed: false,
+            named: 600,
+        };
+        sorted.fill_sorted().unwrap();
+        for table in [&hashed, &sorted] {
+            assert_eq!(table.len(), 600);
+            for (d, names) in [(0, &a), (1, &b)] {
+                for (i, n) in names.iter().enumerate() {
+                    let (dir, view) = table.located(n).unwrap();
+                    assert_eq!((dir, view.index()), (d, i), "{n}");
+                }
+            }
+            assert!(table.get("layers.300.w").is_none());
+            assert!(table.get("").is_none());
+        }
+        let mut c = a[..5].to_vec();
+        c.push(b[7].clone());
+        let bc = block(&c);
+        let with_repeat = vec![dirs[0], dirs[1], Directory::parse(&bc).unwrap()];
+        let want = RepeatedName {
+            directory: 2,
+            index: 0,
+        };
+        assert_eq!(NameTable::new(with_repeat.clone()).unwrap_err(), want);
+        let mut sorted = NameTable {
+            dirs: with_repeat,
+            slots: Vec::new(),
+            hashed: false,
+            named: 606,
+        };
+        // The sorted form reports the smallest repeated entry: directory 2's
+        // first tensor repeats directory 0's.
+        assert_eq!(sorted.fill_sorted().unwrap_err(), want);
     }
 
     #[test]
