@@ -14,13 +14,22 @@
 //!
 //! | from | to | function | message type |
 //! |---|---|---|---|
-//! | safetensors | Kiln | [`safetensors_to_kiln`] | [`SAFETENSORS_MESSAGE`] |
-//! | Kiln | safetensors | [`kiln_to_safetensors`] | |
-//! | GGUF | Kiln | [`gguf_to_kiln`] | [`GGUF_MESSAGE`] |
-//! | Kiln | GGUF | [`kiln_to_gguf`] | |
+//! | safetensors | Kiln | [`safetensors_to_kiln`] | [`SafetensorsMessage`] |
+//! | a safetensors index and its shards | Kiln | [`safetensors_set_to_kiln`] | [`SafetensorsMessage`] |
+//! | Kiln | safetensors | [`kiln_to_safetensors`], [`kiln_to_safetensors_set`] | |
+//! | GGUF | Kiln | [`gguf_to_kiln`] | [`GgufMessage`] |
+//! | a GGUF split set | Kiln | [`gguf_set_to_kiln`] | [`GgufMessage`] |
+//! | Kiln | GGUF | [`kiln_to_gguf`], [`kiln_to_gguf_set`] | |
+//!
+//! Every payload of a converted file lies at a multiple of 64 bytes from
+//! the file's start ([`PAYLOAD_ALIGN`]), so a memory map of it reads every
+//! tensor in place; a model's names go into as many directories as they
+//! need. [`Model::open`] checks a converted file once and
+//! [`Model::tensor`] finds any tensor by name in one hash lookup.
 //!
 //! `spec/conversion.md` in the repository describes both message types,
-//! the dtype mappings and the opaque dtype codes of the ggml block types.
+//! the alignment rule, the dtype mappings and the opaque dtype codes of
+//! the ggml block types.
 //!
 //! ## Example
 //!
