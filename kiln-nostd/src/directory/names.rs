@@ -452,55 +452,79 @@ impl NameAt<'_> {
 
 /// Slots a name may sit past its hash's slot before the hash index gives
 /// up and falls back to the sorted order.
+#[cfg(feature = "alloc")]
 pub const MAX_PROBE: usize = 32;
 
 /// The empty slot of a hash table (a named directory's tensor indices are
 /// below 65,535).
+#[cfg(feature = "alloc")]
 const EMPTY: u16 = u16::MAX;
 
-/// A hash of a name: eight bytes at a time, multiply and rotate; the last
-/// partial word read as the name's last eight bytes (overlapping the one
-/// before), a name under eight bytes from two overlapping halves, so no
-/// byte is copied one at a time. Not keyed: colliding names only cost
-/// probes, which [`MAX_PROBE`] bounds.
+/// A hash of a name: sixteen bytes at a time, each pair of words folded
+/// by one 64 x 64 -> 128-bit multiply (high half xor low half) into the
+/// running value; the last partial chunk read as the name's last sixteen
+/// bytes (overlapping the one before), a shorter name from overlapping
+/// words and halves, so no byte is copied one at a time. A model's names
+/// (`model.layers.17.mlp.experts.42.up_proj.weight`) take three folds.
+/// Not keyed: colliding names only cost probes, which [`MAX_PROBE`]
+/// bounds. Only the hash tables of the `alloc` feature use it.
+#[cfg(feature = "alloc")]
 #[inline]
 fn hash_name(name: &[u8]) -> u64 {
-    const K: u64 = 0x9E37_79B9_7F4A_7C15;
-    let mix = |h: u64, word: u64| (h.rotate_left(23) ^ word).wrapping_mul(K);
+    const K0: u64 = 0xA076_1D64_78BD_642F;
+    const K1: u64 = 0xE703_7ED1_A0B4_28DB;
+    const K2: u64 = 0x8EBC_6AF0_9C88_C6E3;
+    let fold = |a: u64, b: u64| {
+        let p = u128::from(a).wrapping_mul(u128::from(b));
+        (p as u64) ^ ((p >> 64) as u64)
+    };
+    let word = |bytes: Option<&[u8; 8]>| bytes.map_or(0, |w| u64::from_le_bytes(*w));
     let len = name.len();
-    let mut h = (len as u64).wrapping_mul(K);
-    let mut chunks = name.chunks_exact(8);
-    for chunk in &mut chunks {
-        if let Some(word) = chunk.first_chunk::<8>() {
-            h = mix(h, u64::from_le_bytes(*word));
+    let mut h = (len as u64) ^ K0;
+    if len >= 16 {
+        let mut chunks = name.chunks_exact(16);
+        for chunk in &mut chunks {
+            let (a, b) = (word(chunk.first_chunk()), word(chunk.last_chunk()));
+            h = fold(a ^ K1, b ^ h);
         }
-    }
-    let last = if !chunks.remainder().is_empty() && len >= 8 {
-        name.last_chunk::<8>().map_or(0, |w| u64::from_le_bytes(*w))
-    } else if let (Some(head), Some(tail)) = (name.first_chunk::<4>(), name.last_chunk::<4>()) {
-        u64::from(u32::from_le_bytes(*head)) << 32 | u64::from(u32::from_le_bytes(*tail))
-    } else {
-        match name {
-            [] => 0,
-            [a, .., b] | [a @ b] => {
-                u64::from(*a) << 16
-                    | u64::from(name.get(len / 2).copied().unwrap_or(0)) << 8
-                    | u64::from(*b)
+        if !chunks.remainder().is_empty() {
+            if let Some(tail) = name.last_chunk::<16>() {
+                let (a, b) = (word(tail.first_chunk()), word(tail.last_chunk()));
+                h = fold(a ^ K1, b ^ h);
             }
         }
-    };
-    h = mix(h, last);
-    h ^ (h >> 32)
+    } else {
+        let (a, b) = if len >= 8 {
+            (word(name.first_chunk()), word(name.last_chunk()))
+        } else if let (Some(head), Some(tail)) = (name.first_chunk::<4>(), name.last_chunk::<4>()) {
+            (
+                u64::from(u32::from_le_bytes(*head)),
+                u64::from(u32::from_le_bytes(*tail)),
+            )
+        } else {
+            match name {
+                [] => (0, 0),
+                [first, .., last] | [first @ last] => (
+                    u64::from(*first) << 16 | u64::from(name.get(len / 2).copied().unwrap_or(0)),
+                    u64::from(*last),
+                ),
+            }
+        };
+        h = fold(a ^ K1, b ^ h);
+    }
+    fold(h ^ K2, (len as u64) ^ K1)
 }
 
 /// The fingerprint of a name's hash kept next to its index in a hash
 /// table: a probe compares it before reading the name.
+#[cfg(feature = "alloc")]
 #[inline] // every probe of NameIndex::get
 fn fingerprint(hash: u64) -> u16 {
     (hash >> 48) as u16
 }
 
 /// The first slot of `hash` in a table of `mask + 1` slots.
+#[cfg(feature = "alloc")]
 #[inline]
 fn home(hash: u64, mask: usize) -> usize {
     (hash as usize) & mask
@@ -689,6 +713,9 @@ pub struct NameIndex<'a, S> {
     /// Tensor indices: a hash table when `hashed`, else in name order, or
     /// empty when the directory's own order is already by name.
     order: S,
+    /// Whether `order` is a hash table (only `index_names`, with `alloc`,
+    /// builds one).
+    #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
     hashed: bool,
 }
 
@@ -698,6 +725,8 @@ impl<'a, S: AsRef<[u16]>> NameIndex<'a, S> {
     pub fn get(&self, name: &str) -> Option<TensorView<'a>> {
         let order = self.order.as_ref();
         let needle = name.as_bytes();
+        // Only `index_names` (alloc) builds a hash table.
+        #[cfg(feature = "alloc")]
         if self.hashed {
             let mask = (order.len() / 2).wrapping_sub(1);
             let hash = hash_name(needle);
@@ -1020,7 +1049,10 @@ mod tests {
         let a: Vec<String> = (0..300).map(|i| format!("layers.{i}.w")).collect();
         let b: Vec<String> = (0..300).rev().map(|i| format!("layers.{i}.b")).collect();
         let (ba, bb) = (block(&a), block(&b));
-        let dirs = vec![Directory::parse(&ba).unwrap(), Directory::parse(&bb).unwrap()];
+        let dirs = vec![
+            Directory::parse(&ba).unwrap(),
+            Directory::parse(&bb).unwrap(),
+        ];
         let hashed = NameTable::new(dirs.clone()).unwrap();
         assert!(hashed.hashed);
         let mut sorted = NameTable {
