@@ -206,6 +206,7 @@ pub mod frozen;
 mod limits;
 pub mod order;
 pub mod schema;
+pub mod stream;
 #[cfg(feature = "alloc")]
 pub mod value;
 pub mod walk;
