@@ -192,6 +192,9 @@ enum Want {
     Bits(u32),
     /// Payload bytes no rule reads.
     Skip(u32),
+    /// A pause of no bytes after a head passed its rules, so that a caller
+    /// can take it ([`Checker::take_head`]) before its payloads begin.
+    Head,
 }
 
 /// Which word.
@@ -296,8 +299,6 @@ pub struct Checker<'c, 't, 's, const N: usize> {
     carry: usize,
     block: Option<Block>,
     blocks: u32,
-    /// A head just checked, not yet asked for ([`Checker::take_head`]).
-    head_ready: bool,
     first: [u8; 4],
     report: Report,
 }
@@ -331,7 +332,6 @@ impl<'c, 't, 's, const N: usize> Checker<'c, 't, 's, N> {
             carry: 0,
             block: None,
             blocks: 0,
-            head_ready: false,
             first: [0; 4],
             report: Report {
                 read: 0,
@@ -369,6 +369,10 @@ impl<'c, 't, 's, const N: usize> Checker<'c, 't, 's, N> {
 
     fn ensure_started(&mut self) {
         if self.started {
+            if let (State::Running, Want::Head) = (self.state, self.cur.want) {
+                let outcome = self.payload_step();
+                self.settle(outcome);
+            }
             return;
         }
         self.started = true;
@@ -442,6 +446,7 @@ impl<'c, 't, 's, const N: usize> Checker<'c, 't, 's, N> {
                     self.pos = self.pos.saturating_add(rest.len() as u64);
                     taken = bytes.len();
                 }
+                State::Running if self.cur.want == Want::Head => self.ensure_started(),
                 State::Running => {
                     let left = self.cur.len.saturating_sub(self.cur.filled);
                     let step = usize::try_from(left).map_or(rest.len(), |l| l.min(rest.len()));
@@ -574,7 +579,7 @@ impl<'c, 't, 's, const N: usize> Checker<'c, 't, 's, N> {
     /// heap, padding), for a caller that stores the block to parse it in
     /// place later. Given once per block, before its payloads.
     pub fn take_head(&mut self) -> Option<(u32, &[u8])> {
-        if !core::mem::take(&mut self.head_ready) {
+        if !matches!((self.state, self.cur.want), (State::Running, Want::Head)) {
             return None;
         }
         let block = self.block?;
@@ -652,7 +657,10 @@ impl<'c, 't, 's, const N: usize> Checker<'c, 't, 's, N> {
     /// bytes at once), then records a fault as the verdict.
     fn settle(&mut self, outcome: Result<()>) {
         let outcome = outcome.and_then(|()| {
-            while matches!(self.state, State::Running) && self.cur.filled >= self.cur.len {
+            while matches!(self.state, State::Running)
+                && self.cur.filled >= self.cur.len
+                && self.cur.want != Want::Head
+            {
                 if self.cur.short {
                     let end = self.fill_at();
                     return Err(self.short_fault(self.scratch.get(self.top..end).unwrap_or(&[])));
@@ -1100,8 +1108,7 @@ impl<'c, 't, 's, const N: usize> Checker<'c, 't, 's, N> {
                 block.fault = verdict.fault.map(|e| e.shifted_u64(block.at));
                 block.reach = verdict.reach;
                 self.block = Some(block);
-                self.head_ready = true;
-                self.payload_step()
+                self.want(0, Want::Head)
             }
             Want::Gap(i) => {
                 let bytes = self.scratch.get(from..end).unwrap_or(&[]);
@@ -1120,7 +1127,7 @@ impl<'c, 't, 's, const N: usize> Checker<'c, 't, 's, N> {
                 }
                 self.payload_step()
             }
-            Want::Skip(_) => self.payload_step(),
+            Want::Skip(_) | Want::Head => self.payload_step(),
         }
     }
 
