@@ -252,7 +252,7 @@ struct Cur {
 /// The incremental checker of one message against a [`CompiledType`]: push
 /// style and sans-IO, so the same state machine serves a blocking reader,
 /// an async one, a file read by ranges and a browser that awaits each
-/// range. [`Checker::next`] says what it needs; the caller gives bytes
+/// range. [`Checker::need`] says what it needs; the caller gives bytes
 /// ([`Checker::feed`], or [`Checker::unfilled`] and [`Checker::filled`]),
 /// skips payload bytes ([`Checker::skip`]) and says where the input ends
 /// ([`Checker::end`]). The verdict, the error code and the offset are those
@@ -268,12 +268,12 @@ struct Cur {
 /// let mut checker = Checker::new(&ty, Options::BARE, &mut scratch);
 /// // One byte at a time, as a UART gives them.
 /// for byte in message {
-///     assert!(matches!(checker.next().unwrap(), Need::Bytes { .. }));
+///     assert!(matches!(checker.need().unwrap(), Need::Bytes { .. }));
 ///     checker.feed(&[byte]).unwrap();
 /// }
-/// assert_eq!(checker.next().unwrap(), Need::End); // a byte more is TRAILING
+/// assert_eq!(checker.need().unwrap(), Need::End); // a byte more is TRAILING
 /// checker.end().unwrap();
-/// assert_eq!(checker.next().unwrap(), Need::Done);
+/// assert_eq!(checker.need().unwrap(), Need::Done);
 /// ```
 pub struct Checker<'c, 't, 's, const N: usize> {
     ty: &'c CompiledType<'t, N>,
@@ -386,7 +386,7 @@ impl<'c, 't, 's, const N: usize> Checker<'c, 't, 's, N> {
 
     /// What the checker needs next, or the fault it found (the same fault
     /// on every later call).
-    pub fn next(&mut self) -> Result<Need> {
+    pub fn need(&mut self) -> Result<Need> {
         self.ensure_started();
         match self.state {
             State::Failed(e) => Err(e),
@@ -931,7 +931,7 @@ impl<'c, 't, 's, const N: usize> Checker<'c, 't, 's, N> {
         let node = self.ty.node_at(index);
         let inner = index.saturating_add(1);
         match node.kind() {
-            NodeKind::Scalar(s) => self.want(u64::from(s.width()), Want::Scalar(s))?,
+            NodeKind::Scalar(s) => self.want(s.width(), Want::Scalar(s))?,
             NodeKind::Str => self.want(4, Want::Word(Word::Str))?,
             NodeKind::Tensors => {
                 self.block = Some(Block {
@@ -1173,10 +1173,9 @@ impl<'c, 't, 's, const N: usize> Checker<'c, 't, 's, N> {
                 // value. A zero-size element: walked once (it may still be
                 // too deep), whatever the count.
                 let (left, numbers) = match node.kind() {
-                    NodeKind::Scalar(s) if s != Scalar::Bool => (
-                        0,
-                        Some(u64::from(value).saturating_mul(u64::from(s.width()))),
-                    ),
+                    NodeKind::Scalar(s) if s != Scalar::Bool => {
+                        (0, Some(u64::from(value).saturating_mul(s.width())))
+                    }
                     _ if node.is_zero_size() => (value.min(1), None),
                     _ => (value, None),
                 };
