@@ -676,3 +676,10 @@ mod record {
         assert_eq!(refused.refusal(), Some(Refusal::WrongValue));
     }
 }
+
+#[test]
+fn the_checker_state_is_small() {
+    let size = core::mem::size_of::<Checker<'_, '_, '_, 16>>();
+    println!("Checker state: {size} bytes");
+    assert!(size < 4096, "{size}");
+}
