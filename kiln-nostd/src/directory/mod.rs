@@ -26,7 +26,7 @@ const SMALL_CODE: bool = cfg!(feature = "small-code");
 mod build;
 mod descriptor;
 mod names;
-mod parse;
+pub(crate) mod parse;
 mod rules;
 
 pub use build::{Payload, QuantSpec, TensorSpec, Tensors};
