@@ -174,9 +174,9 @@
 //! - `no-error-text`: errors keep their code, offset and tensor but
 //!   neither the sentence nor the numbers ([`Error::fault`] is empty,
 //!   [`Error::detail`] is [`Detail::None`]; the error is three words on a
-//!   32-bit microcontroller), for firmware short of flash: about 700 bytes
-//!   for a small struct decoder, 4 KB with a `tensors` field (the benchmark
-//!   table in the README).
+//!   32-bit microcontroller), for firmware short of flash (the benchmark
+//!   table's footprint rows give the saving, with and without a `tensors`
+//!   field).
 
 #![cfg_attr(not(test), no_std)]
 #![forbid(unsafe_code)]

@@ -6,7 +6,8 @@
 # seconds (default 600). The timeout only stops a hung firmware (a fault
 # handler that spins, say); it is no measure of speed, so it is far above
 # the few seconds a run takes, and a loaded machine cannot fail a run by
-# being slow (it was 60 s, within reach of the golden suite under load).
+# being slow (a one-minute limit is within reach of the golden suite
+# under load).
 set -uo pipefail
 elf="$1"
 timeout "${KILN_QEMU_TIMEOUT:-600}" qemu-system-arm -cpu cortex-m3 -machine lm3s6965evb -nographic \
