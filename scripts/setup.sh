@@ -59,14 +59,11 @@ CARGO_INSTALLS=(
     "wasm-bindgen-cli $WASM_BINDGEN_VERSION wasm-bindgen-test-runner --no-default-features"
     "defmt-print 1.2.0 defmt-print --locked"
 )
-# The profile the installed tools are built with (cargo's environment
-# overrides of the release profile; docs/setup.md has the measurements).
-INSTALL_PROFILE=(
-    CARGO_PROFILE_RELEASE_OPT_LEVEL=1
-    CARGO_PROFILE_RELEASE_LTO=false
-    CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16
-    CARGO_PROFILE_RELEASE_DEBUG=false
-)
+# The tools are built unoptimized (--debug) and without debug info: a
+# third of the release build's CPU time, for a few seconds more per test
+# binary the runner prepares (docs/setup.md has the measurements; the
+# release profile at opt-level 1 saved nothing).
+INSTALL_PROFILE=(CARGO_PROFILE_DEV_DEBUG=false CARGO_PROFILE_DEV_INCREMENTAL=false)
 
 # --- what is missing --------------------------------------------------------
 
@@ -102,7 +99,7 @@ cargo_steps=()
 for entry in "${CARGO_INSTALLS[@]}"; do
     read -r crate version binary flags <<<"$entry"
     if ! grep -qx "$crate v$version:" <<<"$installed_crates" || ! command -v "$binary" >/dev/null; then
-        cargo_steps+=("$crate"$'\t'"env ${INSTALL_PROFILE[*]} cargo install $crate --version $version --force${flags:+ $flags}")
+        cargo_steps+=("$crate"$'\t'"env ${INSTALL_PROFILE[*]} cargo install $crate --version $version --debug --force${flags:+ $flags}")
     fi
 done
 

@@ -18,8 +18,8 @@
 # The targets are built by plain cargo with the flags cargo-fuzz 0.13.2
 # passes for `cargo fuzz build` (FUZZ_RUSTFLAGS below, read from its
 # src/project.rs), so nothing is installed for them: cargo-fuzz is a thin
-# wrapper, and building it took longer than the fuzz build itself. Run as
-# a script, this file is that wrapper:
+# wrapper whose own install is minutes of compiling. Run as a script, this
+# file is that wrapper:
 #
 #   bash scripts/stages/fuzz.sh list
 #   bash scripts/stages/fuzz.sh build
