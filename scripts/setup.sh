@@ -17,19 +17,21 @@ cd "$(dirname "$0")/.."
 # --- what is needed ---------------------------------------------------------
 
 # qemu-user: qemu-s390x, qemu-ppc64 (big-endian tests); qemu-system-arm:
-# the Cortex-M3 firmware; the cross gccs link the big-endian test binaries;
-# nodejs runs wasm-bindgen-test-runner; python3 the reference codec tests;
+# the Cortex-M3 and Cortex-M0 firmware; qemu-system-misc: the RISC-V
+# firmware (qemu-system-riscv32); the cross gccs link the big-endian test
+# binaries; nodejs runs wasm-bindgen-test-runner; python3 the reference codec tests;
 # chromium, chromium-driver and a font: the browser tests (stages wasm-js
 # and www), with npm for tests/e2e's packages.
 # valgrind counts instructions and heap for the work bounds (stage bounds).
 APT_PACKAGES=(
-    qemu-user qemu-system-arm valgrind
+    qemu-user qemu-system-arm qemu-system-misc valgrind
     gcc-s390x-linux-gnu libc6-dev-s390x-cross
     gcc-powerpc64-linux-gnu libc6-dev-ppc64-cross
     chromium chromium-driver fonts-dejavu-core
 )
 RUST_TARGETS=(
-    thumbv7m-none-eabi thumbv7em-none-eabihf wasm32-unknown-unknown
+    thumbv7m-none-eabi thumbv6m-none-eabi riscv32imac-unknown-none-elf
+    thumbv7em-none-eabihf wasm32-unknown-unknown
     s390x-unknown-linux-gnu powerpc64-unknown-linux-gnu
 )
 RUST_COMPONENTS=(rustfmt clippy llvm-tools)
@@ -57,7 +59,6 @@ fi
 # cargo-fuzz (scripts/stages/fuzz.sh passes its flags to cargo itself).
 CARGO_INSTALLS=(
     "wasm-bindgen-cli $WASM_BINDGEN_VERSION wasm-bindgen-test-runner --no-default-features"
-    "defmt-print 1.2.0 defmt-print --locked"
 )
 # The tools are built unoptimized (--debug) and without debug info: a
 # third of the release build's CPU time, for a few seconds more per test
@@ -119,7 +120,7 @@ fi
 
 TIMES="${KILN_SETUP_TIMES:-/dev/null}"
 if [ ${#system_steps[@]} -eq 0 ] && [ ${#cargo_steps[@]} -eq 0 ]; then
-    echo "setup: everything is installed (wasm-bindgen-cli $WASM_BINDGEN_VERSION, defmt-print, targets, llvm-tools, qemu, valgrind, chromium, tests/e2e npm packages)"
+    echo "setup: everything is installed (wasm-bindgen-cli $WASM_BINDGEN_VERSION, targets, llvm-tools, qemu, valgrind, chromium, tests/e2e npm packages)"
     echo "total 0 nothing to install" >>"$TIMES"
     exit 0
 fi

@@ -17,26 +17,29 @@
 #
 # Stages, in order (made by scripts/stage-table.sh):
 # (stage list begin)
-#   fmt           cargo fmt --check (workspace and tests/firmware)
-#   clippy        clippy -D warnings, default and all features; tests/firmware on thumbv7m
-#   doc           rustdoc -D warnings; the stage lists agree with the declarations (stage-table.sh)
-#   python        the Python reference codec: case file up to date, unit tests
-#   test          cargo test: every crate with default features, then all features, no alloc, examples
-#   package       cargo package of every library crate
-#   demo          the README's main job: kiln check over samples/ (scripts/demo.sh)
-#   differential  Python reference vs the Rust readers on 200,000 mutants; conversions vs ml_dtypes
-#   convert       kiln convert on real safetensors and GGUF files, both ways; kiln-convert for wasm32
-#   cli           kiln decode/encode against the Python reference's JSON form; the tiny model samples
-#   fuzz          a bounded run of every fuzz target (libFuzzer, ASan), then every input that ever failed
-#   bounds        work and heap bounds of the inputs that once took unbounded time (callgrind, DHAT)
-#   thumb         kiln-nostd for thumbv7em-none-eabihf, without and with defmt+derive
-#   bigendian     kiln-nostd tests and doc tests on s390x and powerpc64 (qemu-user)
-#   firmware      Cortex-M3 under qemu-system-arm: demo, defmt-test golden suite, flash/RAM report
-#   nopanic       release firmware whose link fails if any panic path survives
-#   wasm          kiln-nostd tests in node (wasm-bindgen-test-runner)
-#   wasm-js       kiln-wasm's JS layer in node and headless Chromium
-#   www           the browser module (64 KiB budget), its package from JS, the inspector in Chromium
-#   bench         smoke run of the benchmark table (scripts/bench.sh --quick), no assertion on time
+#   fmt              cargo fmt --check (workspace and tests/firmware)
+#   clippy           clippy -D warnings, default and all features; tests/firmware on thumbv7m
+#   doc              rustdoc -D warnings; the stage lists agree with the declarations (stage-table.sh)
+#   python           the Python reference codec: case file up to date, unit tests
+#   test             cargo test: every crate with default features, then all features, no alloc, examples
+#   package          cargo package of every library crate
+#   demo             the README's main job: kiln check over samples/ (scripts/demo.sh)
+#   differential     Python reference vs the Rust readers on 200,000 mutants; conversions vs ml_dtypes
+#   convert          kiln convert on real safetensors and GGUF files, both ways; kiln-convert for wasm32
+#   cli              kiln decode/encode against the Python reference's JSON form; the tiny model samples
+#   fuzz             a bounded run of every fuzz target (libFuzzer, ASan), then every input that ever failed
+#   bounds           work and heap bounds of the inputs that once took unbounded time (callgrind, DHAT)
+#   thumb            kiln-nostd for thumbv7em-none-eabihf: without features, with defmt+derive, with the envelope, embedded-io and small-code
+#   bigendian        kiln-nostd tests and doc tests on s390x and powerpc64 (qemu-user)
+#   firmware         Cortex-M3 under qemu-system-arm: demo, golden suite (check and typed decoders), flash/RAM
+#   firmware-m0      demo, golden suite and no-panic proof on a Cortex-M0 (qemu microbit)
+#   firmware-riscv   demo, golden suite and no-panic proof on RISC-V (qemu-system-riscv32 virt)
+#   firmware-update  a model received over the micro:bit's UART into flash, checked, read in place; bad transfers refused
+#   nopanic          release firmware whose link fails if any panic path survives
+#   wasm             kiln-nostd tests in node (wasm-bindgen-test-runner)
+#   wasm-js          kiln-wasm's JS layer in node and headless Chromium
+#   www              the browser module (64 KiB budget), its package from JS, the inspector in Chromium
+#   bench            smoke run of the benchmark table (scripts/bench.sh --quick), no assertion on time
 # (stage list end)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -154,6 +157,7 @@ stage clippy "clippy -D warnings, default and all features; tests/firmware on th
 stage_clippy() {
     cargo clippy --workspace --all-targets -- -D warnings
     cargo clippy --workspace --all-targets --all-features -- -D warnings
+    cargo clippy -p kiln-nostd --all-targets --features small-code,derive -- -D warnings
     (cd tests/firmware && cargo clippy --all-targets -- -D warnings)
 }
 
@@ -179,6 +183,12 @@ stage_test() {
     cargo test --workspace --all-features
     # Without alloc: the no-allocator paths (name sort, storage) on the host.
     cargo test -p kiln-nostd --features derive
+    # --all-features has small-code; these two run each alternative of the
+    # directory check without it too (small-code without alloc: names
+    # compared pairwise), and the streaming encoders and the envelope with
+    # the default directory check and CRC table.
+    cargo test -p kiln-nostd --features small-code,derive
+    cargo test -p kiln-nostd --features derive,alloc,envelope,embedded-io,embedded-io-async
     # The two newcomer programs of the README.
     cargo run -q -p kiln-nostd --features derive --example telemetry
     cargo run -q -p kiln-nostd --features std --example weights "$(mktemp -d)/weights.kiln"
@@ -214,10 +224,11 @@ source "$ROOT/scripts/stages/cli.sh"
 source "$ROOT/scripts/stages/fuzz.sh"
 source "$ROOT/scripts/stages/bounds.sh"
 
-stage thumb "kiln-nostd for thumbv7em-none-eabihf, without and with defmt+derive"
+stage thumb "kiln-nostd for thumbv7em-none-eabihf: without features, with defmt+derive, with the envelope, embedded-io and small-code"
 stage_thumb() {
     cargo build -p kiln-nostd --target thumbv7em-none-eabihf
     cargo build -p kiln-nostd --target thumbv7em-none-eabihf --features defmt,derive
+    cargo build -p kiln-nostd --target thumbv7em-none-eabihf --features envelope,embedded-io,embedded-io-async,small-code
 }
 
 stage bigendian "kiln-nostd tests and doc tests on s390x and powerpc64 (qemu-user)"
@@ -244,24 +255,7 @@ cargo_size() {
     bash "$ROOT/scripts/llvm-tool.sh" llvm-size $exes
 }
 
-stage firmware "Cortex-M3 under qemu-system-arm: demo, defmt-test golden suite, flash/RAM report"
-stage_firmware() {
-    # Built from its own directory so tests/firmware/.cargo/config.toml
-    # (target, linker scripts, qemu runner) applies.
-    cd "$ROOT/tests/firmware"
-    cargo run --bin demo
-    cargo test
-    echo "--- flash/RAM (llvm-size, Berkeley: flash = text + data, static RAM = data + bss)"
-    cargo_size --release --bin demo
-    local golden
-    golden="$(cargo test --no-run --message-format=json 2>/dev/null \
-        | sed -nE 's/.*"executable":"([^"]*golden[^"]*)".*/\1/p' | tail -1)"
-    if [ -n "$golden" ]; then
-        echo "defmt-test golden suite (all cases embedded):"
-        bash "$ROOT/scripts/llvm-tool.sh" llvm-size "$golden"
-    fi
-    cd "$ROOT"
-}
+source "$ROOT/scripts/stages/firmware.sh"
 
 stage nopanic "release firmware whose link fails if any panic path survives"
 stage_nopanic() {

@@ -578,6 +578,13 @@ fn leaf_json(leaf: &Leaf<'_>) -> String {
     }
 }
 
+/// A field of a conversion message that places the model (a set's file
+/// names and index, a directory's alignment zeros) rather than holds its
+/// metadata.
+fn is_conversion_field(path: &str) -> bool {
+    path == "index_file" || path == "index" || path.ends_with("].file") || path.ends_with("].align")
+}
+
 fn kiln_report(
     file: &str,
     input: &[u8],
@@ -608,7 +615,10 @@ fn kiln_report(
             let mut alignment = kiln_convert::gguf::DEFAULT_ALIGNMENT;
             for (path, leaf) in &c.leaves {
                 match leaf {
-                    Leaf::Scalar(ScalarValue::U32(v)) if path == "version" => {
+                    // The conversion message's own placing fields (file
+                    // names of a set, alignment zeros) are not metadata.
+                    _ if is_conversion_field(path) => {}
+                    Leaf::Scalar(ScalarValue::U32(v)) if path.ends_with("].version") => {
                         gguf = Some((*v, alignment))
                     }
                     Leaf::Bytes(b)
@@ -627,7 +637,7 @@ fn kiln_report(
                         })
                     }
                     Leaf::Str(s) if path.ends_with("].key") => key = s.to_string(),
-                    Leaf::Str(s) if path.ends_with("].type") => kind = s.to_string(),
+                    Leaf::Str(s) if path.ends_with("].value_type") => kind = s.to_string(),
                     Leaf::Bytes(b) if path.ends_with("].value") => meta.push(Meta {
                         key: std::mem::take(&mut key),
                         json: value_json(&kind, b),
@@ -642,11 +652,11 @@ fn kiln_report(
             }
         }
         Some(MessageType::Safetensors) => {
-            for (path, leaf) in &c.leaves {
+            for (path, leaf) in c.leaves.iter().filter(|(p, _)| !is_conversion_field(p)) {
                 let key = match leaf {
                     Leaf::Str(_) => path
-                        .strip_prefix("metadata[")
-                        .and_then(|k| k.strip_suffix(']'))
+                        .split_once("].metadata[")
+                        .and_then(|(_, k)| k.strip_suffix(']'))
                         .and_then(|k| serde_json::from_str::<String>(k).ok()),
                     _ => None,
                 };

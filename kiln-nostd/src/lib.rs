@@ -160,6 +160,8 @@
 //! | [`value`] (`alloc`) | dynamic values |
 //! | [`order`] | byte order: zero-copy views, swapping copies and writers |
 //! | [`widen`] | elements to `f32` for display |
+//! | `io_write` (`embedded-io`, `embedded-io-async`) | streaming encode to embedded-io writers |
+//! | `envelope` (`envelope`) | a link envelope outside the format: COBS framing and a CRC-32C |
 //!
 //! ## Features
 //!
@@ -177,6 +179,16 @@
 //!   32-bit microcontroller), for firmware short of flash (the benchmark
 //!   table's footprint rows give the saving, with and without a `tensors`
 //!   field).
+//! - `small-code`: the smaller of two equivalent directory checks (no
+//!   one-pass shortcut, unsorted names compared pairwise without an
+//!   allocator or scratch, the envelope's CRC without a table): the same
+//!   verdicts and codes in less flash, for firmware.
+//! - `embedded-io`, `embedded-io-async`: `io_write::to_writer` and
+//!   `io_write::to_async_writer` encode to a UART or USB writer with no
+//!   buffer for the message.
+//! - `envelope`: the `envelope` module, COBS framing and a CRC-32C per
+//!   message for byte links (not part of the format, which has no
+//!   checksum).
 
 #![cfg_attr(not(test), no_std)]
 #![forbid(unsafe_code)]
@@ -206,9 +218,13 @@ mod aligned;
 mod check;
 pub mod directory;
 pub mod dtype;
+#[cfg(feature = "envelope")]
+pub mod envelope;
 mod error;
 pub mod frame;
 pub mod frozen;
+#[cfg(any(feature = "embedded-io", feature = "embedded-io-async"))]
+pub mod io_write;
 mod limits;
 pub mod order;
 pub mod schema;
@@ -226,6 +242,8 @@ pub use check::check;
 pub use directory::{
     Directory, NameIndex, Payload, Quant, QuantSpec, Shape, TensorSpec, TensorView, Tensors,
 };
+#[cfg(feature = "alloc")]
+pub use directory::{NameTable, RepeatedName};
 pub use dtype::{Dtype, DtypeCode};
 pub use error::{Code, Detail, Error, Kind, Refusal, Result};
 #[cfg(feature = "alloc")]
