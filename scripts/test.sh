@@ -312,7 +312,7 @@ trap 'rm -f "$SKIP_MARK" "$SETUP_TIMES"' EXIT
 setup_status=0
 KILN_SETUP_TIMES="$SETUP_TIMES" bash scripts/setup.sh || setup_status=$?
 while read -r step seconds note; do
-    SUMMARY+=("$(printf '%-13s %-8s %4d s  %s' setup "$step" "$seconds" "$note")")
+    SUMMARY+=("$(printf '%-13s %-17s %4d s  %s' setup "$step" "$seconds" "$note")")
 done <"$SETUP_TIMES"
 if [ "$setup_status" -ne 0 ]; then
     SUMMARY+=("setup         FAILED")

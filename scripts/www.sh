@@ -19,9 +19,22 @@ ROOT="$PWD"
 MAX_WASM_BYTES=65536
 
 build() {
-    cargo rustc -q -p kiln-wasm --lib --crate-type cdylib --target wasm32-unknown-unknown \
-        --profile wasm-release --features module
-    local raw=target/wasm32-unknown-unknown/wasm-release/kiln_wasm.wasm
+    local want have
+    want="$(sed -nE 's/^wasm-bindgen *= *"=([0-9.]+)".*/\1/p' Cargo.toml | head -1)"
+    have="$(wasm-bindgen --version 2>/dev/null | sed -n 's/^wasm-bindgen //p')"
+    if [ "$have" != "$want" ]; then
+        echo "www: wasm-bindgen ${have:-is not installed}; the module needs exactly $want (the workspace's pin)." >&2
+        echo "     bash scripts/setup.sh installs it (as root), or by hand:" >&2
+        echo "     cargo install wasm-bindgen-cli --version $want --no-default-features --force" >&2
+        return 1
+    fi
+    # The module's path from cargo itself, so CARGO_TARGET_DIR (or a
+    # target-dir in a cargo config) is honoured.
+    local raw
+    raw="$(cargo rustc -q -p kiln-wasm --lib --crate-type cdylib --target wasm32-unknown-unknown \
+        --profile wasm-release --features module --message-format=json-render-diagnostics |
+        sed -nE 's/.*"filenames":\["([^"]*kiln_wasm\.wasm)".*/\1/p' | tail -1)"
+    [ -n "$raw" ] || { echo "www: cargo built no kiln_wasm.wasm" >&2; return 1; }
     rm -rf www/pkg
     wasm-bindgen --target web --out-dir www/pkg --out-name kiln_wasm "$raw"
     local wasm_opt="$ROOT/tests/e2e/node_modules/.bin/wasm-opt"

@@ -1,4 +1,4 @@
-//! Kiln's benchmark suite (issue 11): the fixtures and the cases that the
+//! Kiln's benchmark suite: the fixtures and the cases that the
 //! table driver (`kiln-bench`, run by `scripts/bench.sh`) and the criterion
 //! suite (`cargo bench -p kiln-bench`) share.
 

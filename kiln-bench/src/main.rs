@@ -1,4 +1,4 @@
-//! `kiln-bench`: the table of issue 11.
+//! `kiln-bench`: the benchmark table (Kiln against its peers).
 //!
 //! ```text
 //! kiln-bench report [--quick] [--no-callgrind] [--no-footprint] [--no-tools] [--only TEXT]
@@ -500,20 +500,36 @@ const SMALL: &str = "footprint,no-error-text";
 /// The footprint bins with kiln-nostd's default features.
 const WITH_TEXT: &str = "footprint";
 
-fn firmware_sizes(fw: &Path, bin: &str, features: &str) -> Sizes {
+/// The llvm-tools component's `llvm-size` in the toolchain's sysroot (what
+/// cargo-binutils' `cargo size` runs, without installing cargo-binutils).
+fn llvm_size() -> PathBuf {
+    let rustc = |arg: &str| run_ok(Command::new("rustc").arg(arg), &format!("rustc {arg}"));
+    let sysroot = rustc("--print=sysroot");
+    let version = rustc("-vV");
+    let host = version
+        .lines()
+        .find_map(|l| l.strip_prefix("host: "))
+        .unwrap_or_else(|| fail("rustc -vV names no host"));
+    let tool = Path::new(sysroot.trim())
+        .join("lib/rustlib")
+        .join(host.trim())
+        .join("bin/llvm-size");
+    if !tool.exists() {
+        fail(&format!(
+            "{} not found (rustup component add llvm-tools; scripts/setup.sh adds it)",
+            tool.display()
+        ));
+    }
+    tool
+}
+
+/// Section sizes of a firmware bin that `build_all` has built with the
+/// same features (the release ELF in tests/firmware's target directory).
+fn firmware_sizes(fw: &Path, bin: &str) -> Sizes {
+    let elf = fw.join("target/thumbv7m-none-eabi/release").join(bin);
     let text = run_ok(
-        Command::new("cargo").current_dir(fw).args([
-            "size",
-            "--release",
-            "--no-default-features",
-            "--features",
-            features,
-            "--bin",
-            bin,
-            "--",
-            "-A",
-        ]),
-        &format!("cargo size {bin}"),
+        Command::new(llvm_size()).arg("-A").arg(&elf),
+        &format!("llvm-size {bin}"),
     );
     let mut s = Sizes::default();
     for line in text.lines() {
@@ -579,15 +595,7 @@ fn peak_stack(fw: &Path, bin: &str) -> Option<u64> {
 
 fn footprint(root: &Path, opts: &Opts, table: &mut Table) {
     let fw = root.join("tests/firmware");
-    if !have("cargo-size")
-        && !Command::new("cargo")
-            .args(["size", "--version"])
-            .output()
-            .map(|o| o.status.success())
-            .unwrap_or(false)
-    {
-        fail("cargo size (cargo-binutils) is not installed");
-    }
+    llvm_size(); // fails early, before the builds, when llvm-tools is missing
     let build_all = |features: &str| {
         let mut build = Command::new("cargo");
         build.current_dir(&fw).args([
@@ -603,7 +611,7 @@ fn footprint(root: &Path, opts: &Opts, table: &mut Table) {
         run_ok(&mut build, "firmware footprint build");
         FIRMWARE
             .iter()
-            .map(|bin| firmware_sizes(&fw, bin, features))
+            .map(|bin| firmware_sizes(&fw, bin))
             .collect::<Vec<Sizes>>()
     };
     let texts = build_all(WITH_TEXT);

@@ -7,7 +7,8 @@
 //! (byte offset, tensor index) and, where the reader knows them, the
 //! numbers that explain it ([`Detail`]). The feature `no-error-text` drops
 //! the sentences and the numbers (codes, offsets and tensors stay; 12 bytes
-//! on a 32-bit microcontroller): up to about 4 KB less flash there.
+//! on a 32-bit microcontroller), for firmware short of flash (the
+//! benchmark table's footprint rows give the saving).
 
 use core::fmt;
 

@@ -181,9 +181,9 @@
 //! - `no-error-text`: errors keep their code, offset and tensor but
 //!   neither the sentence nor the numbers ([`Error::fault`] is empty,
 //!   [`Error::detail`] is [`Detail::None`]; the error is three words on a
-//!   32-bit microcontroller), for firmware short of flash: about 700 bytes
-//!   for a small struct decoder, 4 KB with a `tensors` field (the benchmark
-//!   table in the README).
+//!   32-bit microcontroller), for firmware short of flash (the benchmark
+//!   table's footprint rows give the saving, with and without a `tensors`
+//!   field).
 //! - `small-code`: the smaller of two equivalent directory checks (no
 //!   one-pass shortcut, unsorted names compared pairwise without an
 //!   allocator or scratch, the envelope's CRC without a table): the same

@@ -56,8 +56,8 @@ fn grouped_count(d: impl Fields, axis: usize, group: u32) -> Option<u64> {
 /// then the opaque or closed length rules, then the payload range.
 /// Returns the element count.
 // `small-code` inlines the three rule functions into the parse, their one
-// caller there: no call, and no error copied back through memory
-// (with `Walk::slice`, the same: −392 B of flash on a Cortex-M3).
+// caller there: no call, and no error copied back through memory (the
+// same reason as for `Walk::slice`).
 #[cfg_attr(feature = "small-code", inline(always))]
 pub(crate) fn check_shape_and_range(d: impl Fields, payload_bytes: u64) -> Result<u64> {
     // (Errors are built only on their paths, never up front as `ok_or`
@@ -265,7 +265,7 @@ fn link<F>(
 /// `(n / d, n % d)` for a nonzero 32-bit divisor. On a 64-bit host this is
 /// the machine's division; on a 32-bit target, which has no 64-bit divide,
 /// it is [`div_rem_portable`], so that the compiler's 64-bit division
-/// helpers (about 900 bytes of flash on a Cortex-M3) are not linked in.
+/// helpers, large for what they do here, are not linked into the firmware.
 #[inline]
 pub(crate) fn div_rem(n: u64, d: u32) -> (u64, u32) {
     #[cfg(target_pointer_width = "64")]
