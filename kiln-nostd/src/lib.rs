@@ -151,7 +151,8 @@
 //! | [`frame`] | the 16-byte frame and its schema hash check |
 //! | [`schema`] | type text compiled once; schema hash and minimum sizes |
 //! | [`walk`](mod@walk) | bytes walked against run-time type text, with absolute positions |
-//! | [`value`] (`alloc`) | dynamic values |
+//! | [`value`] (`alloc`) | dynamic values: one tree, borrowed with spans when decoded, owned when built |
+//! | [`inspect`] (`alloc`) | the inspection model: value tree, paths, directory and tensor facts |
 //! | [`order`] | byte order: zero-copy views, swapping copies and writers |
 //! | [`widen`] | elements to `f32` for display |
 //!
@@ -203,6 +204,8 @@ pub mod dtype;
 mod error;
 pub mod frame;
 pub mod frozen;
+#[cfg(feature = "alloc")]
+pub mod inspect;
 mod limits;
 pub mod order;
 pub mod schema;
@@ -244,7 +247,7 @@ pub use limits::{Framing, Limits, Options, DEFAULT_CAP, WIRE_MAX};
 pub use order::Element;
 pub use schema::{CompiledType, Field, Scalar, Schema};
 #[cfg(feature = "alloc")]
-pub use value::{decode_value, encode_value, Value};
+pub use value::{decode_value, encode_value, Value, ValueKind};
 pub use walk::{walk, Visitor};
 #[cfg(feature = "std")]
 pub use wire::IoSink;
