@@ -23,7 +23,8 @@
 //! let batch = Directory::build(&[TensorSpec::from_host(&[2], &[1.0f32, 2.0]).named("w")], &mut block).unwrap();
 //! let bytes = to_frame_vec(&Batch { name: "abc", batch }).unwrap();
 //!
-//! let ty = CompiledType::<16>::parse(&Batch::SCHEMA.to_string()).unwrap();
+//! let text = Batch::SCHEMA.to_string();
+//! let ty = CompiledType::<16>::parse(&text).unwrap();
 //! let seen = inspect(&ty, &bytes, Options::FRAMED).unwrap();
 //! assert_eq!(seen.directories[0].path.to_string(), "batch");
 //! let w = &seen.tensors[0];

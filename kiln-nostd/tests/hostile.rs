@@ -167,8 +167,8 @@ fn owned_vectors_of_zero_size_values_grow_with_the_input_not_the_counts() {
 #[test]
 fn dynamic_values_hold_a_zero_size_list_as_its_count() {
     use kiln_nostd::{Value, ValueKind};
-    let value =
-        kiln_nostd::decode_value("list<list<struct{}>>", &one_kib(), Options::BARE).unwrap();
+    let bytes = one_kib();
+    let value = kiln_nostd::decode_value("list<list<struct{}>>", &bytes, Options::BARE).unwrap();
     let ValueKind::List(lists) = &value.kind else {
         panic!("{value:?}")
     };
