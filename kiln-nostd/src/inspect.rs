@@ -83,6 +83,11 @@ impl Path {
         self.segs.push(seg);
     }
 
+    /// Removes the last step.
+    pub fn pop(&mut self) -> Option<Seg> {
+        self.segs.pop()
+    }
+
     /// This path with one more step.
     pub fn child(&self, seg: Seg) -> Path {
         let mut path = self.clone();
@@ -571,7 +576,7 @@ fn leaves<'v, 'a>(
     let mut inside = |path: &mut Path, seg: Seg, v: &'v Value<'a>| {
         path.push(seg);
         let go = leaves(v, path, f);
-        path.segs.pop();
+        path.pop();
         go
     };
     match &value.kind {
