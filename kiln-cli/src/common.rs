@@ -137,7 +137,9 @@ pub fn type_arg(text: &str) -> Result<String, Failure> {
 /// The conversion message type a framed file's frame hash names, if any.
 pub fn known_message(bytes: &[u8]) -> Option<MessageType> {
     let info = frame::peek(bytes)?;
-    MessageType::of(bytes).ok().filter(|m| m.hash() == info.hash)
+    MessageType::of(bytes)
+        .ok()
+        .filter(|m| m.hash() == info.hash)
 }
 
 /// How to read a Kiln value: its canonical type text, whether it is framed,
@@ -425,10 +427,16 @@ mod tests {
     #[test]
     fn type_text_as_typed_is_made_canonical() {
         let ok = |t: &str| canonical_type(t).unwrap();
-        assert_eq!(ok("struct{ id: u32, name: str }"), "struct{id:u32,name:str,}");
+        assert_eq!(
+            ok("struct{ id: u32, name: str }"),
+            "struct{id:u32,name:str,}"
+        );
         assert_eq!(ok(" list < struct{a:u8} > "), "list<struct{a:u8,}>");
         assert_eq!(ok("struct{}"), "struct{}");
-        assert_eq!(ok("struct{a:struct{b:u8},c:dict<str, opt<f32>>}"), "struct{a:struct{b:u8,},c:dict<str,opt<f32>>,}");
+        assert_eq!(
+            ok("struct{a:struct{b:u8},c:dict<str, opt<f32>>}"),
+            "struct{a:struct{b:u8,},c:dict<str,opt<f32>>,}"
+        );
         assert_eq!(ok("tensors"), "tensors");
         for bad in ["struct{na me:u8}", "list<", "struct{a:u8,,}", "u 8"] {
             assert!(canonical_type(bad).is_err(), "{bad}");

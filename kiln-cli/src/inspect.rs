@@ -14,7 +14,9 @@ use std::process::ExitCode;
 
 use kiln_convert::gguf::Gguf;
 use kiln_convert::{MessageType, LIMITS};
-use kiln_nostd::inspect::{inspect as inspect_value, InPlace, Inspection, Path, QuantLink, Seg, TensorFacts};
+use kiln_nostd::inspect::{
+    inspect as inspect_value, InPlace, Inspection, Path, QuantLink, Seg, TensorFacts,
+};
 use kiln_nostd::order::HOST_IS_LITTLE_ENDIAN;
 use kiln_nostd::schema::{NodeKind, TypeRef};
 use kiln_nostd::{Dtype, DtypeCode, Limits, Options, Scalar, Value, ValueKind};
@@ -151,7 +153,13 @@ fn product(dims: &[u64]) -> Option<u64> {
 }
 
 /// A tensor of a safetensors or GGUF file, as facts.
-fn foreign_row(index: usize, name: &str, dtype: DtypeCode, shape: Vec<u64>, range: std::ops::Range<usize>) -> Row {
+fn foreign_row(
+    index: usize,
+    name: &str,
+    dtype: DtypeCode,
+    shape: Vec<u64>,
+    range: std::ops::Range<usize>,
+) -> Row {
     let elements = product(&shape);
     Row {
         facts: TensorFacts {
@@ -268,7 +276,13 @@ fn gguf_report(file: &str, input: &[u8]) -> Result<Report, Failure> {
         .map(|(i, t)| {
             let shape: Vec<u64> = t.dims.iter().rev().copied().collect();
             let start = (t.data.as_ptr() as usize).saturating_sub(base);
-            let mut row = foreign_row(i, t.name, t.ggml.kiln_dtype(), shape, start..start + t.data.len());
+            let mut row = foreign_row(
+                i,
+                t.name,
+                t.ggml.kiln_dtype(),
+                shape,
+                start..start + t.data.len(),
+            );
             if t.ggml.closed.is_none() {
                 row.facts.layout = Some(t.ggml.name.to_string());
                 row.facts.block_size = t.ggml.block_bytes as u32;
@@ -315,7 +329,10 @@ struct Rows<'r> {
     converted: bool,
 }
 
-fn typed_pair<'v>(ty: TypeRef<'_, '_>, value: &'v Value<'_>) -> Option<(&'v str, &'v str, &'v [u8])> {
+fn typed_pair<'v>(
+    ty: TypeRef<'_, '_>,
+    value: &'v Value<'_>,
+) -> Option<(&'v str, &'v str, &'v [u8])> {
     let shape: Vec<(&str, NodeKind, bool)> = ty
         .fields()
         .map(|(name, t)| (name, t.kind(), t.is_bytes()))
@@ -364,7 +381,8 @@ impl Rows<'_> {
         };
         match (&value.kind, ty.element()) {
             (ValueKind::List(items), Some(element))
-                if !items.is_empty() && !matches!(element.kind(), NodeKind::Scalar(s) if s != Scalar::Bool) =>
+                if !items.is_empty()
+                    && !matches!(element.kind(), NodeKind::Scalar(s) if s != Scalar::Bool) =>
             {
                 for (i, item) in items.iter().enumerate() {
                     inside(self, Seg::Index(i as u32), element, item);
@@ -399,7 +417,11 @@ impl Rows<'_> {
                     path.text()
                 };
                 let json = json_of(ty, value);
-                self.push(Meta { key, ty: None, json })
+                self.push(Meta {
+                    key,
+                    ty: None,
+                    json,
+                })
             }
         }
     }
@@ -415,7 +437,9 @@ fn gguf_header(ty: TypeRef<'_, '_>, value: &Value<'_>, meta: &[Meta]) -> Option<
             _ => &[],
         })
         .find_map(|((name, t), (_, v))| match (name, t.kind(), &v.kind) {
-            ("version", NodeKind::Scalar(Scalar::U32), ValueKind::Integer(n)) => u32::try_from(*n).ok(),
+            ("version", NodeKind::Scalar(Scalar::U32), ValueKind::Integer(n)) => {
+                u32::try_from(*n).ok()
+            }
             _ => None,
         })?;
     let alignment = meta
@@ -442,7 +466,9 @@ fn rows_of(seen: &Inspection<'_>) -> Vec<Group> {
                         let (scales_name, outer_name) = match t.quant {
                             QuantLink::None => (None, None),
                             QuantLink::Scales { scales, .. } => (name(scales), None),
-                            QuantLink::ScalesOuter { scales, outer, .. } => (name(scales), name(outer)),
+                            QuantLink::ScalesOuter { scales, outer, .. } => {
+                                (name(scales), name(outer))
+                            }
                         };
                         Row {
                             facts: t.clone(),
@@ -458,7 +484,11 @@ fn rows_of(seen: &Inspection<'_>) -> Vec<Group> {
         .collect()
 }
 
-fn kiln_report(file: &str, input: &[u8], reading: &crate::common::Reading) -> Result<Report, Failure> {
+fn kiln_report(
+    file: &str,
+    input: &[u8],
+    reading: &crate::common::Reading,
+) -> Result<Report, Failure> {
     let ty = compile(&reading.type_text)?;
     let seen = inspect_value(&*ty, input, reading.options()).map_err(|e| Failure::kiln(file, e))?;
     let mut meta = Vec::new();
@@ -477,7 +507,11 @@ fn kiln_report(file: &str, input: &[u8], reading: &crate::common::Reading) -> Re
         file: file.into(),
         format: "kiln",
         size: input.len() as u64,
-        kiln: Some((reading.type_text.clone(), reading.framed.then(|| ty.hash()), reading.message)),
+        kiln: Some((
+            reading.type_text.clone(),
+            reading.framed.then(|| ty.hash()),
+            reading.message,
+        )),
         gguf,
         meta,
         groups: rows_of(&seen),

@@ -4,8 +4,8 @@
 
 use std::io::{self, Write};
 
-use kiln_nostd::schema::{NodeKind, TypeRef};
 use kiln_nostd::inspect::{Path, Seg};
+use kiln_nostd::schema::{NodeKind, TypeRef};
 use kiln_nostd::{
     Directory, Dtype, DtypeCode, Limits, Quant, QuantSpec, Scalar, TensorSpec, TensorView, Tensors,
     Value, ValueKind,
@@ -318,10 +318,7 @@ pub fn read_document(ty: TypeRef<'_, '_>, doc: &str) -> Result<Value<'static>, J
 
 fn expected(raw: Raw<'_>, path: &Path, what: &str) -> JsonError {
     let at = At(path);
-    raw.error(format!(
-        "{at}: expected {what}, found {}",
-        raw.kind_name()
-    ))
+    raw.error(format!("{at}: expected {what}, found {}", raw.kind_name()))
 }
 
 fn read_value(ty: TypeRef<'_, '_>, raw: Raw<'_>, path: &Path) -> Result<Value<'static>, JsonError> {
@@ -331,8 +328,12 @@ fn read_value(ty: TypeRef<'_, '_>, raw: Raw<'_>, path: &Path) -> Result<Value<'s
             Node::Bool(b) => Ok(Value::new(ValueKind::Bool(b))),
             _ => Err(expected(raw, path, "true or false (bool)")),
         },
-        NodeKind::Scalar(Scalar::F32) => read_float(raw, path).map(|x| Value::new(ValueKind::F32(x))),
-        NodeKind::Scalar(Scalar::F64) => read_float(raw, path).map(|x| Value::new(ValueKind::F64(x))),
+        NodeKind::Scalar(Scalar::F32) => {
+            read_float(raw, path).map(|x| Value::new(ValueKind::F32(x)))
+        }
+        NodeKind::Scalar(Scalar::F64) => {
+            read_float(raw, path).map(|x| Value::new(ValueKind::F64(x)))
+        }
         NodeKind::Scalar(scalar) => {
             let n = integer(raw, &format!("{at} ({})", scalar.name()))?;
             let (lo, hi): (i128, i128) = match scalar {
@@ -643,10 +644,7 @@ fn read_tensor(raw: Raw<'_>, path: &Path) -> Result<OwnedTensor, JsonError> {
         .map(|(i, d)| small::<u64>(d, &format!("{at}.shape[{i}]")))
         .collect::<Result<Vec<_>, _>>()?;
     let layout = opt_string(obj.need("layout", &what)?, &format!("{at}.layout"))?;
-    let block_size = small(
-        obj.need("block_size", &what)?,
-        &format!("{at}.block_size"),
-    )?;
+    let block_size = small(obj.need("block_size", &what)?, &format!("{at}.block_size"))?;
     let quant_raw = obj.need("quant", &what)?;
     let quant = match quant_raw.node()? {
         Node::Null => QuantSpec::None,
@@ -691,12 +689,7 @@ fn read_tensor(raw: Raw<'_>, path: &Path) -> Result<OwnedTensor, JsonError> {
     let payload = match hex_value(hex_raw) {
         Ok(Some(bytes)) => bytes,
         Ok(None) => return Err(expected(hex_raw, &field(path, "hex"), "a hex string")),
-        Err(e) => {
-            return Err(JsonError::new(
-                e.offset,
-                format!("{at}.hex: {}", e.message),
-            ))
-        }
+        Err(e) => return Err(JsonError::new(e.offset, format!("{at}.hex: {}", e.message))),
     };
     obj.finish(&what)?;
     Ok(OwnedTensor {

@@ -556,7 +556,10 @@ impl<'de> Visitor<'de> for Collector<'de> {
 /// value that is not a container, an empty container, a repeated list
 /// (once), and a non-empty list of numbers as one leaf. `f` returns false
 /// to stop.
-pub fn for_each_leaf<'v, 'a>(value: &'v Value<'a>, f: &mut dyn FnMut(&Path, &'v Value<'a>) -> bool) {
+pub fn for_each_leaf<'v, 'a>(
+    value: &'v Value<'a>,
+    f: &mut dyn FnMut(&Path, &'v Value<'a>) -> bool,
+) {
     let mut path = Path::root();
     leaves(value, &mut path, f);
 }
@@ -628,7 +631,13 @@ mod tests {
             block_size: 0,
             quant: QuantLink::None,
         };
-        assert_eq!(t.in_place(0, true), InPlace::Misaligned { offset: 66, align: 4 });
+        assert_eq!(
+            t.in_place(0, true),
+            InPlace::Misaligned {
+                offset: 66,
+                align: 4
+            }
+        );
         assert_eq!(t.in_place(2, true), InPlace::Yes);
         assert_eq!(t.in_place(2, false), InPlace::BigEndianHost);
         let bytes = TensorFacts {

@@ -528,7 +528,9 @@ fn encode<S: Sink>(ty: TypeRef<'_, '_>, value: &Value<'_>, w: &mut Writer<S>) ->
                 .map_err(|_| wrong("tensors value is not a valid directory block"))?;
             w.put(block)
         }
-        (NodeKind::List, ValueKind::Bytes(bytes)) if ty.is_bytes() => w.nested(|w| w.byte_run(bytes)),
+        (NodeKind::List, ValueKind::Bytes(bytes)) if ty.is_bytes() => {
+            w.nested(|w| w.byte_run(bytes))
+        }
         (NodeKind::List, ValueKind::List(items)) => list(ty, items.len(), w, |w, element| {
             items.iter().try_for_each(|item| encode(element, item, w))
         }),
