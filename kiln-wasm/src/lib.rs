@@ -111,7 +111,8 @@ mod js;
 pub mod open;
 
 pub use js::KilnFile;
-pub use open::{open, Opened, Source, TensorFacts, Val};
+pub use kiln_nostd::inspect::{DirectoryFacts, TensorFacts};
+pub use open::{open, Opened, Source};
 
 /// A panic traps. Nothing in this crate is meant to panic (every index
 /// into input is checked); if something does, the call throws a
