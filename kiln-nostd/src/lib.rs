@@ -151,15 +151,18 @@
 //! | [`frame`] | the 16-byte frame and its schema hash check |
 //! | [`schema`] | type text compiled once; schema hash and minimum sizes |
 //! | [`walk`](mod@walk) | bytes walked against run-time type text, with absolute positions |
-//! | [`value`] (`alloc`) | dynamic values: one tree, borrowed with spans when decoded, owned when built |
-//! | [`inspect`] (`alloc`) | the inspection model: value tree, paths, directory and tensor facts |
+//! | [`value`] (`inspect`) | dynamic values: one tree, borrowed with spans when decoded, owned when built |
+//! | [`inspect`](mod@inspect) (`inspect`) | the inspection model: value tree, paths, directory and tensor facts |
 //! | [`order`] | byte order: zero-copy views, swapping copies and writers |
 //! | [`widen`] | elements to `f32` for display |
 //!
 //! ## Features
 //!
 //! - `alloc`: `Vec`, `String`, `BTreeMap` impls, [`to_vec`], owned payload
-//!   copies, [`Value`], [`AlignedBytes`].
+//!   copies, [`Value`], [`AlignedBytes`]; includes `inspect`.
+//! - `inspect`: the value tree ([`Value`]) and the inspection model
+//!   ([`inspect`](mod@inspect)) alone, with an allocator but without the
+//!   rest of `alloc` (the browser module's choice, for its size).
 //! - `std`: `alloc`, plus [`IoSink`] (any `std::io::Write`) and
 //!   [`AlignedBytes::read_file`].
 //! - `derive`: `#[derive(Frozen)]` (the kiln-derive crate) implements
@@ -185,7 +188,7 @@
     clippy::unimplemented
 )]
 
-#[cfg(feature = "alloc")]
+#[cfg(feature = "inspect")]
 extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
@@ -204,12 +207,12 @@ pub mod dtype;
 mod error;
 pub mod frame;
 pub mod frozen;
-#[cfg(feature = "alloc")]
+#[cfg(feature = "inspect")]
 pub mod inspect;
 mod limits;
 pub mod order;
 pub mod schema;
-#[cfg(feature = "alloc")]
+#[cfg(feature = "inspect")]
 pub mod value;
 pub mod walk;
 pub mod widen;
@@ -246,7 +249,7 @@ pub use heapless;
 pub use limits::{Framing, Limits, Options, DEFAULT_CAP, WIRE_MAX};
 pub use order::Element;
 pub use schema::{CompiledType, Field, Scalar, Schema};
-#[cfg(feature = "alloc")]
+#[cfg(feature = "inspect")]
 pub use value::{decode_value, encode_value, Value, ValueKind};
 pub use walk::{walk, Visitor};
 #[cfg(feature = "std")]

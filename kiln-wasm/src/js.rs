@@ -562,7 +562,9 @@ impl KilnFile {
         };
         match &v.kind {
             ValueKind::Bool(b) => JsValue::from_bool(*b),
-            ValueKind::Integer(n) => JsValue::from_f64(*n as f64),
+            // 32 bits or fewer here (the wider ones are BigInt above): the
+            // i64 step keeps the 128-bit float conversion out of the module.
+            ValueKind::Integer(n) => JsValue::from_f64(*n as i64 as f64),
             ValueKind::F32(x) => JsValue::from_f64(f64::from(*x)),
             ValueKind::F64(x) => JsValue::from_f64(*x),
             ValueKind::Str(s) => JsValue::from_str(s),
@@ -577,7 +579,10 @@ impl KilnFile {
                 .map(|item| element.map_or(JsValue::NULL, |e| self.js_value(e, item)))
                 .collect::<Array>()
                 .into(),
-            ValueKind::Repeat { count, element: one } => {
+            ValueKind::Repeat {
+                count,
+                element: one,
+            } => {
                 let o = Object::new();
                 set(&o, "$repeat", num(*count));
                 set(
