@@ -278,7 +278,16 @@ impl Failure {
     pub fn kiln(file: &str, e: kiln_nostd::Error) -> Failure {
         let file = file_name(file);
         match e.kind() {
-            Kind::Wire(_) => Failure::invalid(format!("{file}: {e}")),
+            Kind::Wire(code) => {
+                // `CODE: what at byte N`; without error text (feature
+                // `no-error-text`) Display is `CODE at byte N`: the line
+                // keeps its shape either way.
+                let text = e.to_string();
+                let rest = text.strip_prefix(code.as_str()).map_or(text.as_str(), |r| {
+                    r.strip_prefix(": ").unwrap_or(r.trim_start())
+                });
+                Failure::invalid(format!("{file}: {code}: {rest}"))
+            }
             Kind::Refused(_) => Failure::usage(format!("{file}: {e}")),
         }
     }

@@ -235,17 +235,24 @@ fn preview<W: Write>(t: &TensorView<'_>, n: usize, out: &mut JsonOut<W>) -> io::
         .unwrap_or(usize::MAX)
         .min(n);
     let bytes = t.bytes();
-    let int = |width: usize, i: usize| -> Option<[u8; 8]> {
+    // A whole-byte integer, exact: its little-endian bytes, sign-extended
+    // when the dtype is signed.
+    let int = |width: usize, i: usize| -> Option<String> {
         let chunk = bytes.get(i * width..(i + 1) * width)?;
         let mut buf = [0u8; 8];
         buf[..width].copy_from_slice(chunk);
-        Some(buf)
+        let unsigned = u64::from_le_bytes(buf);
+        Some(if dtype.is_signed() {
+            let shift = 64 - 8 * width as u32;
+            (((unsigned << shift) as i64) >> shift).to_string()
+        } else {
+            unsigned.to_string()
+        })
     };
     out.begin_array()?;
     for i in 0..count {
-        let number = |s: String| Some((true, s));
-        let item = match dtype {
-            Dtype::Bool => Some((
+        let item = match (dtype, dtype.element_size()) {
+            (Dtype::Bool, _) => Some((
                 true,
                 if bytes.get(i) == Some(&1) {
                     "true"
@@ -254,21 +261,13 @@ fn preview<W: Write>(t: &TensorView<'_>, n: usize, out: &mut JsonOut<W>) -> io::
                 }
                 .to_string(),
             )),
-            Dtype::I8 => bytes.get(i).and_then(|&b| number((b as i8).to_string())),
-            Dtype::U8 => bytes.get(i).and_then(|b| number(b.to_string())),
-            Dtype::I16 => {
-                int(2, i).and_then(|b| number(i16::from_le_bytes([b[0], b[1]]).to_string()))
-            }
-            Dtype::U16 => {
-                int(2, i).and_then(|b| number(u16::from_le_bytes([b[0], b[1]]).to_string()))
-            }
-            Dtype::I32 => int(4, i)
-                .and_then(|b| number(i32::from_le_bytes([b[0], b[1], b[2], b[3]]).to_string())),
-            Dtype::U32 => int(4, i)
-                .and_then(|b| number(u32::from_le_bytes([b[0], b[1], b[2], b[3]]).to_string())),
-            Dtype::I64 => int(8, i).and_then(|b| number(i64::from_le_bytes(b).to_string())),
-            Dtype::U64 => int(8, i).and_then(|b| number(u64::from_le_bytes(b).to_string())),
-            Dtype::F64 => int(8, i).map(|b| f64_json(f64::from_le_bytes(b))),
+            (Dtype::F64, _) => bytes
+                .get(i * 8..i * 8 + 8)
+                .and_then(|b| b.try_into().ok())
+                .map(|b| f64_json(f64::from_le_bytes(b))),
+            (d, Some(width)) if !d.is_float() => int(width, i).map(|s| (true, s)),
+            // Every other float-like and packed dtype: the core's display
+            // conversion to f32.
             _ => {
                 let mut one = [0f32];
                 match t.widen_into(i as u64, &mut one) {

@@ -198,6 +198,14 @@ impl Dtype {
         )
     }
 
+    /// Whether the elements are two's-complement integers (`i4` .. `i64`).
+    pub const fn is_signed(self) -> bool {
+        matches!(
+            self,
+            Dtype::I4 | Dtype::I8 | Dtype::I16 | Dtype::I32 | Dtype::I64
+        )
+    }
+
     /// The exact byte length of `count` elements; LIMIT when the product
     /// overflows 64 bits.
     pub fn byte_length(self, count: u64) -> Result<u64> {
@@ -325,5 +333,15 @@ mod tests {
         assert_eq!(DtypeCode::Opaque(4108).payload_rule(), PayloadRule::None);
         assert_eq!(DtypeCode::Closed(Dtype::F64).element_align(), 8);
         assert!(Dtype::E8M0.is_float() && !Dtype::I8.is_float());
+        for d in Dtype::ALL {
+            // Every dtype is one of: bool, a float-like code, an integer.
+            let kinds = [
+                d == Dtype::Bool,
+                d.is_float(),
+                d.name().starts_with(['i', 'u']),
+            ];
+            assert_eq!(kinds.iter().filter(|&&k| k).count(), 1, "{d}");
+            assert_eq!(d.is_signed(), d.name().starts_with('i'), "{d}");
+        }
     }
 }
