@@ -91,6 +91,12 @@ fn type_text_as_typed_is_read_and_printed_back_canonical() {
             "{command}"
         );
     }
+    // encode too: the same value back from its JSON.
+    let json = kiln(&["decode", "--type", BATCH, &file], b"").stdout;
+    let out = kiln(&["encode", "--framed", "--type", typed], &json);
+    assert_eq!(out.status, 0, "{}", out.stderr);
+    assert_eq!(out.stdout, std::fs::read(&file).unwrap());
+    assert_eq!(out.stderr, format!("kiln: type text read as {BATCH}\n"));
     let out = kiln(&["inspect", "--json", "--type", typed, &file], b"");
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(report["kiln"]["type"], BATCH);
