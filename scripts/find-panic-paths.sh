@@ -7,11 +7,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/../tests/firmware"
 
-cargo build --quiet --release --no-default-features --bin nopanic
+elf="$(cargo build --quiet --release --no-default-features --bin nopanic --message-format=json-render-diagnostics |
+    sed -nE 's/.*"executable":"([^"]+)".*/\1/p')"
 dis="$(mktemp)"
 trap 'rm -f "$dis"' EXIT
-cargo objdump --quiet --release --no-default-features --bin nopanic -- \
-    -d -l -C --no-show-raw-insn >"$dis"
+# llvm-objdump of the llvm-tools component (what `cargo objdump` runs).
+bash ../../scripts/llvm-tool.sh llvm-objdump -d -l -C --no-show-raw-insn "$elf" >"$dis"
 
 # Panic entry points: core::panicking::*, *_fail, unwrap_failed/expect_failed.
 python3 - "$dis" <<'PY'

@@ -10,19 +10,21 @@ cd "$(dirname "$0")/.."
 # --- what is needed ---------------------------------------------------------
 
 # qemu-user: qemu-s390x, qemu-ppc64 (big-endian tests); qemu-system-arm:
-# the Cortex-M3 firmware; the cross gccs link the big-endian test binaries;
-# nodejs runs wasm-bindgen-test-runner; python3 the reference codec tests;
+# the Cortex-M3 and Cortex-M0 firmware; qemu-system-misc: the RISC-V
+# firmware (qemu-system-riscv32); the cross gccs link the big-endian test
+# binaries; nodejs runs wasm-bindgen-test-runner; python3 the reference codec tests;
 # chromium, chromium-driver and a font: the browser tests (stages wasm-js
 # and www), with npm for tests/e2e's packages.
 # valgrind counts instructions and heap for the work bounds (stage bounds).
 APT_PACKAGES=(
-    qemu-user qemu-system-arm valgrind
+    qemu-user qemu-system-arm qemu-system-misc valgrind
     gcc-s390x-linux-gnu libc6-dev-s390x-cross
     gcc-powerpc64-linux-gnu libc6-dev-ppc64-cross
     chromium chromium-driver fonts-dejavu-core
 )
 RUST_TARGETS=(
-    thumbv7m-none-eabi thumbv7em-none-eabihf wasm32-unknown-unknown
+    thumbv7m-none-eabi thumbv6m-none-eabi riscv32imac-unknown-none-elf
+    thumbv7em-none-eabihf wasm32-unknown-unknown
     s390x-unknown-linux-gnu powerpc64-unknown-linux-gnu
 )
 RUST_COMPONENTS=(rustfmt clippy llvm-tools)
@@ -45,7 +47,6 @@ fi
 # crate newer than the registry index holds, so it installs without --locked.
 CARGO_INSTALLS=(
     "wasm-bindgen-cli $WASM_BINDGEN_VERSION wasm-bindgen-test-runner"
-    "defmt-print 1.2.0 defmt-print --locked"
     "cargo-binutils 0.4.0 cargo-size --locked"
     "cargo-fuzz 0.13.2 cargo-fuzz --locked"
 )
@@ -105,7 +106,7 @@ if ! cmp -s tests/e2e/package-lock.json tests/e2e/node_modules/.kiln-installed-l
 fi
 
 if [ ${#commands[@]} -eq 0 ]; then
-    echo "setup: everything is installed (wasm-bindgen-cli $WASM_BINDGEN_VERSION, defmt-print, cargo-binutils, cargo-fuzz, targets, qemu, valgrind, chromium, tests/e2e npm packages)"
+    echo "setup: everything is installed (wasm-bindgen-cli $WASM_BINDGEN_VERSION, cargo-binutils, cargo-fuzz, targets, qemu, valgrind, chromium, tests/e2e npm packages)"
     exit 0
 fi
 

@@ -2,52 +2,58 @@
 # The test command: every check, on every target, in one run.
 #
 #   bash scripts/test.sh            all stages
-#   bash scripts/test.sh fw wasm    only the named stages (setup always runs)
+#   bash scripts/test.sh firmware wasm
+#                                   only the named stages (setup always runs)
+#   bash scripts/test.sh --list     the stages with their descriptions
 #
-# Stages, in order (stops at the first failure, exit status non-zero):
-#   fmt        cargo fmt --check (workspace and tests/firmware)
-#   clippy     clippy -D warnings: workspace, default and all features;
-#              tests/firmware on thumbv7m
-#   doc        rustdoc -D warnings
-#   python     reference codec: case file up to date, unit tests
-#   test       cargo test --workspace --all-features (host), without alloc,
-#              and the two example programs
-#   package    cargo package of every library crate
-#   demo       the README's main job: kiln check over samples/ (scripts/demo.sh)
-#   differential  Python reference vs Rust check, walker, Value and typed
-#              decoders on 200,000 mutants of the golden cases; the display
-#              conversions against ml_dtypes (tests/oracles)
-#   convert    kiln convert on real safetensors and GGUF files, both ways
-#              (scripts/stages/convert.sh)
-#   cli        kiln decode/encode against the Python reference's JSON form
-#              (scripts/stages/cli.sh)
-#   fuzz       a bounded smoke run of every cargo-fuzz target, then every
-#              input that ever failed (scripts/stages/fuzz.sh)
-#   bounds     work and allocation bounds: instruction counts (callgrind)
-#              and heap (DHAT) of the inputs that once took unbounded time
-#              (scripts/stages/bounds.sh)
-#   thumb      kiln-nostd for thumbv7em-none-eabihf, without and with defmt+derive
-#   bigendian  kiln-nostd tests + doc tests on s390x and powerpc64 (qemu-user)
-#   firmware   Cortex-M3 under qemu-system-arm: demo, defmt-test golden suite,
-#              flash/RAM report
-#   nopanic    release firmware whose link fails if any panic path survives
-#   wasm       kiln-nostd tests in node (wasm-bindgen-test-runner)
-#   wasm-js    kiln-wasm's JS layer in node and headless Chromium
-#              (scripts/stages/www.sh)
-#   www        the browser module (64 KiB budget), its package from JS, and
-#              the inspector end to end in headless Chromium
-#              (scripts/stages/www.sh)
-#   bench      smoke run of the benchmark table (scripts/bench.sh --quick;
-#              scripts/stages/bench.sh): tiny sizes, no assertion on time
+# Each stage is declared once, by a `stage NAME "description"` line right
+# above its stage_NAME function (in this file or in scripts/stages/*.sh);
+# the order of the declarations is the run order. The list below and
+# docs/stages.md are made from those lines by scripts/stage-table.sh (the
+# `doc` stage fails when they differ). A stage stops at its first failing
+# command; the run stops at the first failing stage. A tool a stage needs
+# and cannot find fails the stage under CI (CI=true); elsewhere the stage
+# is skipped and says so.
+#
+# Stages, in order (made by scripts/stage-table.sh):
+# (stage list begin)
+#   fmt              cargo fmt --check (workspace and tests/firmware)
+#   clippy           clippy -D warnings, default and all features; tests/firmware on thumbv7m
+#   doc              rustdoc -D warnings; the stage lists agree with the declarations (stage-table.sh)
+#   python           the Python reference codec: case file up to date, unit tests
+#   test             cargo test: every crate with default features, then all features, no alloc, examples
+#   package          cargo package of every library crate
+#   demo             the README's main job: kiln check over samples/ (scripts/demo.sh)
+#   differential     Python reference vs the Rust readers on 200,000 mutants; conversions vs ml_dtypes
+#   convert          kiln convert on real safetensors and GGUF files, both ways; kiln-convert for wasm32
+#   cli              kiln decode/encode against the Python reference's JSON form; the tiny model samples
+#   fuzz             a bounded run of every fuzz target (libFuzzer, ASan), then every input that ever failed
+#   bounds           work and heap bounds of the inputs that once took unbounded time (callgrind, DHAT)
+#   thumb            kiln-nostd for thumbv7em-none-eabihf: without features, with defmt+derive, with the envelope, embedded-io and small-code
+#   bigendian        kiln-nostd tests and doc tests on s390x and powerpc64 (qemu-user)
+#   firmware         Cortex-M3 under qemu-system-arm: demo, golden suite (check and typed decoders), flash/RAM
+#   firmware-m0      demo, golden suite and no-panic proof on a Cortex-M0 (qemu microbit)
+#   firmware-riscv   demo, golden suite and no-panic proof on RISC-V (qemu-system-riscv32 virt)
+#   firmware-update  a model received over the micro:bit's UART into flash, checked, read in place; bad transfers refused
+#   nopanic          release firmware whose link fails if any panic path survives
+#   wasm             kiln-nostd tests in node (wasm-bindgen-test-runner)
+#   wasm-js          kiln-wasm's JS layer in node and headless Chromium
+#   www              the browser module (64 KiB budget), its package from JS, the inspector in Chromium
+#   bench            smoke run of the benchmark table (scripts/bench.sh --quick), no assertion on time
+# (stage list end)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$PWD"
 
-ALL_STAGES=(fmt clippy doc python test package demo differential convert cli fuzz bounds thumb bigendian firmware nopanic wasm wasm-js www bench)
-if [ $# -gt 0 ]; then STAGES=("$@"); else STAGES=("${ALL_STAGES[@]}"); fi
-for stage in "${STAGES[@]}"; do
-    [[ " ${ALL_STAGES[*]} " == *" $stage "* ]] || { echo "unknown stage: $stage (${ALL_STAGES[*]})" >&2; exit 2; }
-done
+# The stage list: `stage NAME "one-line description"` right above each
+# stage_NAME function declares it (see the header).
+ALL_STAGES=()
+declare -A STAGE_DESCRIPTION=()
+stage() { # name description
+    [ -z "${STAGE_DESCRIPTION[$1]+set}" ] || { echo "test.sh: stage $1 declared twice" >&2; exit 2; }
+    ALL_STAGES+=("$1")
+    STAGE_DESCRIPTION[$1]="$2"
+}
 
 # Disk. A CI machine may have only a few GiB free, and a full run builds for
 # six targets plus a sanitizer build for the fuzzers. Debug builds keep line
@@ -84,7 +90,23 @@ skipped=0
 SUMMARY=()
 
 banner() { printf '\n=== %s ===\n' "$*"; }
-skip() { echo "WARNING: skipped: $*"; touch "$SKIP_MARK"; }
+# A skip is allowed only outside CI: under CI=true what a stage needs must
+# be there (scripts/setup.sh installs it), so a skip is a failure.
+skip() {
+    if [ "${CI:-}" = true ]; then
+        echo "FAILED: $* (under CI=true a missing tool fails the stage)" >&2
+        exit 1
+    fi
+    echo "WARNING: skipped (outside CI only; under CI=true this fails): $*"
+    touch "$SKIP_MARK"
+}
+# need_tool COMMAND WHY: true when COMMAND is on PATH; otherwise skip (or,
+# under CI, fail). Use as `need_tool X "..." || return 0`.
+need_tool() {
+    command -v "$1" >/dev/null && return 0
+    skip "$1 is not installed ($2)"
+    return 1
+}
 
 finish() {
     printf '\n=== summary ===\n'
@@ -125,55 +147,68 @@ run_stage() { # name function
 
 # ---------------------------------------------------------------------------
 
+stage fmt "cargo fmt --check (workspace and tests/firmware)"
 stage_fmt() {
     cargo fmt --all -- --check
     (cd tests/firmware && cargo fmt -- --check)
 }
 
+stage clippy "clippy -D warnings, default and all features; tests/firmware on thumbv7m"
 stage_clippy() {
     cargo clippy --workspace --all-targets -- -D warnings
     cargo clippy --workspace --all-targets --all-features -- -D warnings
+    cargo clippy -p kiln-nostd --all-targets --features small-code,derive -- -D warnings
     (cd tests/firmware && cargo clippy --all-targets -- -D warnings)
 }
 
+stage doc "rustdoc -D warnings; the stage lists agree with the declarations (stage-table.sh)"
 stage_doc() {
     RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --all-features
+    bash scripts/stage-table.sh --check
 }
 
+stage python "the Python reference codec: case file up to date, unit tests"
 stage_python() {
-    if [ -f spec/reference/gen_v2_cases.py ]; then
-        python3 spec/reference/gen_v2_cases.py --check
-    else
-        skip "spec/reference/gen_v2_cases.py does not exist yet"
-    fi
-    if compgen -G "tests/python/test*.py" >/dev/null; then
-        python3 -m unittest discover -s tests/python
-    else
-        skip "no tests in tests/python yet"
-    fi
+    python3 spec/reference/gen_v2_cases.py --check
+    python3 -m unittest discover -s tests/python
 }
 
+stage test "cargo test: every crate with default features, then all features, no alloc, examples"
 stage_test() {
+    # Plain cargo as a newcomer runs it: default features, the workspace and
+    # the core crate alone (tests that need a feature declare
+    # required-features, so these compile and run the rest).
+    cargo test --workspace
+    cargo test -p kiln-nostd
     cargo test --workspace --all-features
     # Without alloc: the no-allocator paths (name sort, storage) on the host.
     cargo test -p kiln-nostd --features derive
+    # --all-features has small-code; these two run each alternative of the
+    # directory check without it too (small-code without alloc: names
+    # compared pairwise), and the streaming encoders and the envelope with
+    # the default directory check and CRC table.
+    cargo test -p kiln-nostd --features small-code,derive
+    cargo test -p kiln-nostd --features derive,alloc,envelope,embedded-io,embedded-io-async
     # The two newcomer programs of the README.
     cargo run -q -p kiln-nostd --features derive --example telemetry
     cargo run -q -p kiln-nostd --features std --example weights "$(mktemp -d)/weights.kiln"
 }
 
+stage package "cargo package of every library crate"
 stage_package() {
     # Every library crate packages and its package builds on its own (cargo
     # verifies the set together through a temporary registry).
     cargo package --allow-dirty -p kiln-derive -p kiln-nostd -p kiln-convert
 }
 
+stage demo "the README's main job: kiln check over samples/ (scripts/demo.sh)"
 stage_demo() {
     python3 samples/make_samples.py
     git diff --exit-code -- samples/ || { echo "samples/ is stale: run python3 samples/make_samples.py"; return 1; }
     bash scripts/demo.sh </dev/null
 }
 
+stage differential "Python reference vs the Rust readers on 200,000 mutants; conversions vs ml_dtypes"
 stage_differential() {
     python3 tests/differential/run.py
     # The display conversions against independent oracles (ml_dtypes).
@@ -183,11 +218,20 @@ stage_differential() {
         python3 -m unittest discover -s tests/oracles -v
 }
 
+# Stages kept in files of their own, sourced where they run in the order.
+source "$ROOT/scripts/stages/convert.sh"
+source "$ROOT/scripts/stages/cli.sh"
+source "$ROOT/scripts/stages/fuzz.sh"
+source "$ROOT/scripts/stages/bounds.sh"
+
+stage thumb "kiln-nostd for thumbv7em-none-eabihf: without features, with defmt+derive, with the envelope, embedded-io and small-code"
 stage_thumb() {
     cargo build -p kiln-nostd --target thumbv7em-none-eabihf
     cargo build -p kiln-nostd --target thumbv7em-none-eabihf --features defmt,derive
+    cargo build -p kiln-nostd --target thumbv7em-none-eabihf --features envelope,embedded-io,embedded-io-async,small-code
 }
 
+stage bigendian "kiln-nostd tests and doc tests on s390x and powerpc64 (qemu-user)"
 stage_bigendian() {
     # Runners and linkers: .cargo/config.toml. Doc tests run under the
     # runner too (cross-target doc tests are stable since Rust 1.89).
@@ -199,25 +243,21 @@ stage_bigendian() {
     cargo test -p kiln-nostd --target powerpc64-unknown-linux-gnu --features derive,std
 }
 
-stage_firmware() {
-    # Built from its own directory so tests/firmware/.cargo/config.toml
-    # (target, linker scripts, qemu runner) applies.
-    cd "$ROOT/tests/firmware"
-    cargo run --bin demo
-    cargo test
-    echo "--- flash/RAM (cargo size, Berkeley: flash = text + data, static RAM = data + bss)"
-    cargo build --release --bin demo
-    cargo size --release --bin demo
-    local golden
-    golden="$(cargo test --no-run --message-format=json 2>/dev/null \
-        | sed -nE 's/.*"executable":"([^"]*golden[^"]*)".*/\1/p' | tail -1)"
-    if [ -n "$golden" ]; then
-        echo "defmt-test golden suite (all cases embedded):"
-        "$(rustc --print sysroot)/lib/rustlib/$(rustc -vV | sed -n 's/^host: //p')/bin/llvm-size" "$golden"
-    fi
-    cd "$ROOT"
+# cargo_size CARGO_BUILD_ARGS...: builds, then prints the sizes of each
+# binary built (llvm-size of the llvm-tools component: what cargo-binutils'
+# `cargo size` prints, without installing it).
+cargo_size() {
+    local exes
+    exes="$(cargo build "$@" --message-format=json-render-diagnostics |
+        sed -nE 's/.*"executable":"([^"]+)".*/\1/p')"
+    [ -n "$exes" ] || { echo "cargo_size: cargo build $* built no binary" >&2; return 1; }
+    # shellcheck disable=SC2086 # one path per line, none with spaces
+    bash "$ROOT/scripts/llvm-tool.sh" llvm-size $exes
 }
 
+source "$ROOT/scripts/stages/firmware.sh"
+
+stage nopanic "release firmware whose link fails if any panic path survives"
 stage_nopanic() {
     cd "$ROOT/tests/firmware"
     local nopanic=(--release --no-default-features --features nopanic --bin nopanic)
@@ -230,12 +270,13 @@ stage_nopanic() {
         cd "$ROOT"
         return 1
     fi
-    cargo size "${nopanic[@]}"
+    cargo_size "${nopanic[@]}"
     # It also runs: exit status 0 when every verdict is the expected one.
     cargo run "${nopanic[@]}"
     cd "$ROOT"
 }
 
+stage wasm "kiln-nostd tests in node (wasm-bindgen-test-runner)"
 stage_wasm() {
     # The runner only runs #[wasm_bindgen_test] functions; doc tests would
     # be reported as passed without running, so they are left out here
@@ -244,18 +285,40 @@ stage_wasm() {
         cargo test -p kiln-nostd --target wasm32-unknown-unknown --tests --features derive,alloc
 }
 
-# Stages kept in files of their own.
-source "$ROOT/scripts/stages/convert.sh"
-source "$ROOT/scripts/stages/cli.sh"
 source "$ROOT/scripts/stages/www.sh"
 source "$ROOT/scripts/stages/bench.sh"
-source "$ROOT/scripts/stages/fuzz.sh"
-source "$ROOT/scripts/stages/bounds.sh"
 
 # ---------------------------------------------------------------------------
 
+if [ "${1:-}" = --list ]; then
+    for stage in "${ALL_STAGES[@]}"; do
+        printf '%-13s %s\n' "$stage" "${STAGE_DESCRIPTION[$stage]}"
+    done
+    exit 0
+fi
+if [ $# -gt 0 ]; then STAGES=("$@"); else STAGES=("${ALL_STAGES[@]}"); fi
+for stage in "${STAGES[@]}"; do
+    [ -n "${STAGE_DESCRIPTION[$stage]+set}" ] || {
+        echo "unknown stage: $stage (bash scripts/test.sh --list shows them: ${ALL_STAGES[*]})" >&2
+        exit 2
+    }
+done
+
+# Setup: what it installed and how long each step took goes into the
+# summary (scripts/setup.sh writes one `STEP SECONDS NOTE` line per step).
 banner "setup"
-bash scripts/setup.sh
+SETUP_TIMES="$(mktemp)"
+trap 'rm -f "$SKIP_MARK" "$SETUP_TIMES"' EXIT
+setup_status=0
+KILN_SETUP_TIMES="$SETUP_TIMES" bash scripts/setup.sh || setup_status=$?
+while read -r step seconds note; do
+    SUMMARY+=("$(printf '%-13s %-8s %4d s  %s' setup "$step" "$seconds" "$note")")
+done <"$SETUP_TIMES"
+if [ "$setup_status" -ne 0 ]; then
+    SUMMARY+=("setup         FAILED")
+    finish
+    exit 1
+fi
 
 for stage in "${STAGES[@]}"; do
     run_stage "$stage" "stage_$stage"

@@ -66,6 +66,15 @@ pub fn counts(scale: Scale) -> Vec<usize> {
     }
 }
 
+/// Tensor counts of the converted-model rows: up to the 18,867 tensors of
+/// a 48-layer, 128-expert mixture-of-experts model.
+pub fn model_counts(scale: Scale) -> Vec<usize> {
+    match scale {
+        Scale::Full => vec![100, 1_000, 10_000, 18_867],
+        Scale::Quick => vec![100],
+    }
+}
+
 /// Total payload sizes of the flat series (MiB), at [`PAYLOAD_COUNT`] tensors.
 pub fn payload_mib(scale: Scale) -> Vec<usize> {
     match scale {
@@ -102,6 +111,10 @@ pub fn ids(scale: Scale) -> Vec<String> {
         let _ = label;
         ids.push(format!("dir-open-lookup-sorted-{n}"));
         ids.push(format!("dir-open-lookup-indexed-{n}"));
+    }
+    for n in model_counts(scale) {
+        ids.push(format!("model-open-lookup-bytes-{n}"));
+        ids.push(format!("model-open-lookup-model-{n}"));
     }
     ids.push(format!("dir-parse-{main}"));
     ids.push(format!("dir-lookups-sorted-{main}"));
@@ -192,6 +205,43 @@ fn open_lookup_case(id: &str, what: String, f: &'static DirectoryFixture, goal: 
     }
 }
 
+/// A converted model opened with the default call (`Model::open`, every
+/// directory) and every name looked up with `Model::tensor`, against
+/// safetensors' open and `tensor(name)` of the same tensors.
+fn model_case(id: &str, n: usize, order: Order) -> Case {
+    let f = leak(fixtures::model(n, order));
+    let label = match order {
+        Order::Sorted => "names in byte order (from safetensors)",
+        Order::Model => "names in model order (from GGUF)",
+    };
+    Case {
+        id: id.into(),
+        what: format!(
+            "converted model, {n} tensors, {label}: Model::open + Model::tensor of every name; names like model.layers.17.mlp.experts.42.up_proj.weight"
+        ),
+        kiln: Box::new(move || {
+            let model = kiln_convert::Model::open(black_box(&f.kiln)).expect("valid file");
+            let mut total = 0;
+            for name in &f.lookups {
+                total += model.tensor(name).expect("present").bytes().len();
+            }
+            black_box(total);
+        }),
+        peer: Some((
+            "safetensors deserialize + tensor(name)".into(),
+            Box::new(move || {
+                let st = SafeTensors::deserialize(black_box(&f.safetensors)).expect("valid file");
+                let mut total = 0;
+                for name in &f.lookups {
+                    total += st.tensor(name).expect("present").data().len();
+                }
+                black_box(total);
+            }),
+        )),
+        goal: Some(Goal::AtLeast(10.0)),
+    }
+}
+
 fn names_label(count: usize) -> &'static str {
     match names_for(count) {
         Names::Model => "names like layers.17.attn.q_proj.weight",
@@ -228,6 +278,8 @@ pub fn build(id: &str, scale: Scale) -> Option<Case> {
             dir_fixture(n, Order::Model),
             true,
         ),
+        ("model-open-lookup-bytes", Some(n)) => model_case(id, n, Order::Sorted),
+        ("model-open-lookup-model", Some(n)) => model_case(id, n, Order::Model),
         ("dir-parse", Some(n)) => {
             let f = dir_fixture(n, Order::Sorted);
             Case {

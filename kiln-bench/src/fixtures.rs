@@ -309,3 +309,101 @@ pub const SCALARS: Scalars = Scalars {
     k: true,
     l: 77,
 };
+
+/// The names of the first `count` tensors of a 48-layer, 128-expert
+/// mixture-of-experts model in model order
+/// (`model.layers.17.mlp.experts.42.up_proj.weight`); the full model has
+/// 18,867.
+pub fn moe_names(count: usize) -> Vec<String> {
+    let mut names = vec!["model.embed_tokens.weight".to_string()];
+    'layers: for layer in 0.. {
+        let at = |rest: &str| format!("model.layers.{layer}.{rest}");
+        let mut layer_names = vec![at("input_layernorm.weight")];
+        for proj in ["q_proj", "k_proj", "v_proj", "o_proj", "q_norm", "k_norm"] {
+            layer_names.push(at(&format!("self_attn.{proj}.weight")));
+        }
+        layer_names.push(at("mlp.gate.weight"));
+        for expert in 0..128 {
+            for proj in ["gate_proj", "up_proj", "down_proj"] {
+                layer_names.push(at(&format!("mlp.experts.{expert}.{proj}.weight")));
+            }
+        }
+        layer_names.push(at("post_attention_layernorm.weight"));
+        for name in layer_names {
+            if names.len() + 2 >= count {
+                break 'layers;
+            }
+            names.push(name);
+        }
+    }
+    names.push("model.norm.weight".into());
+    names.push("lm_head.weight".into());
+    names.truncate(count);
+    names
+}
+
+/// A converted model (what `kiln convert` writes) and the safetensors
+/// file of the same tensors.
+pub struct ModelFixture {
+    /// The converted Kiln file.
+    pub kiln: Vec<u8>,
+    /// `safetensors::serialize` of the same tensors.
+    pub safetensors: Vec<u8>,
+    /// Every name, in one shuffled order that both sides look up.
+    pub lookups: Vec<String>,
+}
+
+/// A GGUF file of `names` in that order, each an f32 tensor of 4
+/// elements: what a GGUF model in model order converts from.
+fn gguf_of(names: &[String], payload: &[u8]) -> Vec<u8> {
+    let mut out = b"GGUF".to_vec();
+    out.extend(3u32.to_le_bytes());
+    out.extend((names.len() as u64).to_le_bytes());
+    out.extend(0u64.to_le_bytes());
+    for (i, name) in names.iter().enumerate() {
+        out.extend((name.len() as u64).to_le_bytes());
+        out.extend(name.as_bytes());
+        out.extend(1u32.to_le_bytes());
+        out.extend(4u64.to_le_bytes());
+        out.extend(0u32.to_le_bytes()); // F32
+        out.extend((i as u64 * 32).to_le_bytes());
+    }
+    out.resize(out.len().next_multiple_of(32), 0);
+    for _ in names {
+        out.extend(payload);
+        out.resize(out.len().next_multiple_of(32), 0);
+    }
+    out
+}
+
+/// `count` tensors of the mixture-of-experts model, f32 of 4 elements
+/// each, converted to Kiln: from a safetensors file (names in byte order)
+/// for [`Order::Sorted`], from a GGUF file (model order) for
+/// [`Order::Model`].
+pub fn model(count: usize, order: Order) -> ModelFixture {
+    let names = moe_names(count);
+    let payload: Vec<u8> = [1.0f32, -2.0, 0.5, 8.0]
+        .iter()
+        .flat_map(|v| v.to_le_bytes())
+        .collect();
+    let views = names.iter().map(|n| {
+        (
+            n.as_str(),
+            StView::new(safetensors::Dtype::F32, vec![4], &payload).expect("view"),
+        )
+    });
+    let safetensors = safetensors::serialize(views, None).expect("safetensors serializes");
+    let mut kiln = Vec::new();
+    match order {
+        Order::Sorted => kiln_convert::safetensors_to_kiln(&safetensors, &mut kiln),
+        Order::Model => kiln_convert::gguf_to_kiln(&gguf_of(&names, &payload), &mut kiln),
+    }
+    .expect("converts");
+    let mut lookups = names;
+    Rng::new(0x5eed).shuffle(&mut lookups);
+    ModelFixture {
+        kiln,
+        safetensors,
+        lookups,
+    }
+}

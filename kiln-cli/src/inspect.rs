@@ -329,6 +329,8 @@ struct Rows<'r> {
     converted: bool,
 }
 
+/// A typed pair: a struct of three fields, `key: str`, a `str` naming the
+/// Kiln type of the value (`type`, `value_type`), and `value: list<u8>`.
 fn typed_pair<'v>(
     ty: TypeRef<'_, '_>,
     value: &'v Value<'_>,
@@ -337,13 +339,9 @@ fn typed_pair<'v>(
         .fields()
         .map(|(name, t)| (name, t.kind(), t.is_bytes()))
         .collect();
-    let wanted = [
-        ("key", NodeKind::Str, false),
-        ("type", NodeKind::Str, false),
-        ("value", NodeKind::List, true),
-    ];
-    if shape != wanted {
-        return None;
+    match shape.as_slice() {
+        [("key", NodeKind::Str, _), (_, NodeKind::Str, _), ("value", NodeKind::List, true)] => {}
+        _ => return None,
     }
     let ValueKind::Struct(fields) = &value.kind else {
         return None;
@@ -427,21 +425,31 @@ impl Rows<'_> {
     }
 }
 
-/// The GGUF header of a message converted from GGUF: the root struct's
-/// `version` field, and the alignment its metadata names.
+/// The first `version: u32` field of a value, depth first.
+fn version_field(ty: TypeRef<'_, '_>, value: &Value<'_>) -> Option<u32> {
+    match (&value.kind, ty.element()) {
+        (ValueKind::Struct(fields), _) => {
+            ty.fields().zip(fields).find_map(|((name, t), (_, v))| {
+                match (name, t.kind(), &v.kind) {
+                    ("version", NodeKind::Scalar(Scalar::U32), ValueKind::Integer(n)) => {
+                        u32::try_from(*n).ok()
+                    }
+                    _ => version_field(t, v),
+                }
+            })
+        }
+        (ValueKind::List(items), Some(element)) => {
+            items.iter().find_map(|v| version_field(element, v))
+        }
+        (ValueKind::Opt(Some(inner)), Some(element)) => version_field(element, inner),
+        _ => None,
+    }
+}
+
+/// The GGUF header of a message converted from GGUF: its `version` field
+/// (the first, for a split set), and the alignment its metadata names.
 fn gguf_header(ty: TypeRef<'_, '_>, value: &Value<'_>, meta: &[Meta]) -> Option<(u32, u64)> {
-    let version = ty
-        .fields()
-        .zip(match &value.kind {
-            ValueKind::Struct(fields) => fields.as_slice(),
-            _ => &[],
-        })
-        .find_map(|((name, t), (_, v))| match (name, t.kind(), &v.kind) {
-            ("version", NodeKind::Scalar(Scalar::U32), ValueKind::Integer(n)) => {
-                u32::try_from(*n).ok()
-            }
-            _ => None,
-        })?;
+    let version = version_field(ty, value)?;
     let alignment = meta
         .iter()
         .find(|m| m.key == kiln_convert::gguf::ALIGNMENT_KEY && m.ty.as_deref() == Some("u32"))

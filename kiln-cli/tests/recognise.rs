@@ -48,11 +48,9 @@ fn converted_files_need_no_flags() {
         );
         let out = kiln(&["decode", "--compact", &converted], b"");
         assert_eq!(out.status, 0, "{source}: {}", out.stderr);
+        // Whatever the message's layout, its tensors are in the JSON form.
         let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-        assert!(
-            json["tensors"].as_array().is_some_and(|t| !t.is_empty()),
-            "{json}"
-        );
+        assert!(json.to_string().contains("\"hex\":\""), "{json}");
         // A flag still overrides: read bare, the frame is not a directory.
         let out = kiln(&["check", "--bare", &converted], b"");
         assert_eq!(out.status, 1, "{source}: {}", out.stderr);

@@ -14,13 +14,22 @@
 //!
 //! | from | to | function | message type |
 //! |---|---|---|---|
-//! | safetensors | Kiln | [`safetensors_to_kiln`] | [`SAFETENSORS_MESSAGE`] |
-//! | Kiln | safetensors | [`kiln_to_safetensors`] | |
-//! | GGUF | Kiln | [`gguf_to_kiln`] | [`GGUF_MESSAGE`] |
-//! | Kiln | GGUF | [`kiln_to_gguf`] | |
+//! | safetensors | Kiln | [`safetensors_to_kiln`] | [`SafetensorsMessage`] |
+//! | a safetensors index and its shards | Kiln | [`safetensors_set_to_kiln`] | [`SafetensorsMessage`] |
+//! | Kiln | safetensors | [`kiln_to_safetensors`], [`kiln_to_safetensors_set`] | |
+//! | GGUF | Kiln | [`gguf_to_kiln`] | [`GgufMessage`] |
+//! | a GGUF split set | Kiln | [`gguf_set_to_kiln`] | [`GgufMessage`] |
+//! | Kiln | GGUF | [`kiln_to_gguf`], [`kiln_to_gguf_set`] | |
+//!
+//! Every payload of a converted file lies at a multiple of 64 bytes from
+//! the file's start ([`PAYLOAD_ALIGN`]), so a memory map of it reads every
+//! tensor in place; a model's names go into as many directories as they
+//! need. [`Model::open`] checks a converted file once and
+//! [`Model::tensor`] finds any tensor by name in one hash lookup.
 //!
 //! `spec/conversion.md` in the repository describes both message types,
-//! the dtype mappings and the opaque dtype codes of the ggml block types.
+//! the alignment rule, the dtype mappings and the opaque dtype codes of
+//! the ggml block types.
 //!
 //! ## Example
 //!
@@ -59,6 +68,7 @@ pub mod gguf;
 mod gguf_kiln;
 mod heap;
 mod message;
+mod model;
 mod safetensors_kiln;
 mod sink;
 
@@ -66,12 +76,20 @@ use std::io::Write;
 use std::path::Path;
 
 pub use crate::error::{Error, ErrorKind, Result};
-pub use crate::gguf_kiln::{gguf_to_kiln, kiln_to_gguf};
+pub use crate::gguf_kiln::{
+    check_gguf_set, gguf_set_to_kiln, gguf_split_names, gguf_to_kiln, kiln_to_gguf,
+    kiln_to_gguf_set, SPLIT_COUNT_KEY, SPLIT_NO_KEY, SPLIT_TENSORS_COUNT_KEY,
+};
 pub use crate::heap::MAX_NAME_OFFSET;
-pub use crate::message::{MessageType, GGUF_MESSAGE, LIMITS, SAFETENSORS_MESSAGE};
+pub use crate::message::{
+    check_file_name, AlignedTensors, GgufFile, GgufMessage, GgufPair, MessageType, SafetensorsFile,
+    SafetensorsMessage, GGUF_MESSAGE, LIMITS, PAYLOAD_ALIGN, SAFETENSORS_MESSAGE,
+};
+pub use crate::model::{Message, Model};
 pub use crate::safetensors_kiln::{
-    kiln_dtype, kiln_safetensors_parts, kiln_to_safetensors, read_safetensors, safetensors_dtype,
-    safetensors_to_kiln, BorrowedView, SafetensorsParts,
+    check_safetensors_set, kiln_dtype, kiln_safetensors_parts, kiln_to_safetensors,
+    kiln_to_safetensors_set, read_safetensors, safetensors_dtype, safetensors_index_files,
+    safetensors_set_to_kiln, safetensors_to_kiln, BorrowedView, SafetensorsParts,
 };
 pub use crate::sink::{WriteSink, BUFFER_LEN};
 

@@ -133,6 +133,7 @@ pub fn from_bytes_with<'de, T: Decode<'de>>(buf: &'de [u8], limits: crate::Limit
 /// meaningful one.
 ///
 /// ```
+/// # #[cfg(feature = "derive")] fn main() {
 /// use kiln_nostd::{from_bytes_into, heapless, to_slice, Frozen};
 ///
 /// #[derive(Frozen)]
@@ -144,6 +145,8 @@ pub fn from_bytes_with<'de, T: Decode<'de>>(buf: &'de [u8], limits: crate::Limit
 /// let mut record = Reading { id: 0, values: heapless::Vec::new() }; // reused for every message
 /// from_bytes_into(bytes, &mut record).unwrap();
 /// assert_eq!((record.id, &record.values[..]), (3, &[1.5, 2.0][..]));
+/// # }
+/// # #[cfg(not(feature = "derive"))] fn main() {}
 /// ```
 pub fn from_bytes_into<'de, T: Decode<'de>>(buf: &'de [u8], place: &mut T) -> Result<()> {
     from_bytes_into_with(buf, crate::Limits::DEFAULT, place)

@@ -22,6 +22,7 @@
 //! ## Example: one struct writes and reads a message
 //!
 //! ```
+//! # #[cfg(feature = "derive")] fn main() {
 //! use kiln_nostd::{from_bytes, to_slice, Directory, Frozen, TensorSpec};
 //!
 //! // The schema (and its hash) comes from the field types.
@@ -42,6 +43,8 @@
 //! let w = decoded.batch.by_name("w").unwrap();
 //! let mut scratch = [0f32; 3];
 //! assert_eq!(w.view_or_copy(&mut scratch).unwrap(), &weights); // in place, or one copy
+//! # }
+//! # #[cfg(not(feature = "derive"))] fn main() {}
 //! ```
 //!
 //! ## Framing
@@ -59,6 +62,7 @@
 //! | [`check`] with [`Options::BARE`] | [`check`] with [`Options::FRAMED`] |
 //!
 //! ```
+//! # #[cfg(feature = "derive")] fn main() {
 //! use kiln_nostd::{framed_len, from_frame, to_frame_slice, Frozen, PodList};
 //!
 //! #[derive(Frozen, Debug, PartialEq)]
@@ -73,6 +77,8 @@
 //! // Bytes with a frame given to the bare reader: the error says so.
 //! let err = kiln_nostd::from_bytes::<Telemetry>(frame).unwrap_err();
 //! assert!(err.looks_framed());
+//! # }
+//! # #[cfg(not(feature = "derive"))] fn main() {}
 //! ```
 //!
 //! ## Kiln types and Rust types
@@ -155,6 +161,8 @@
 //! | [`inspect`](mod@inspect) (`inspect`) | the inspection model: value tree, paths, directory and tensor facts |
 //! | [`order`] | byte order: zero-copy views, swapping copies and writers |
 //! | [`widen`] | elements to `f32` for display |
+//! | `io_write` (`embedded-io`, `embedded-io-async`) | streaming encode to embedded-io writers |
+//! | `envelope` (`envelope`) | a link envelope outside the format: COBS framing and a CRC-32C |
 //!
 //! ## Features
 //!
@@ -175,6 +183,16 @@
 //!   32-bit microcontroller), for firmware short of flash: about 700 bytes
 //!   for a small struct decoder, 4 KB with a `tensors` field (the benchmark
 //!   table in the README).
+//! - `small-code`: the smaller of two equivalent directory checks (no
+//!   one-pass shortcut, unsorted names compared pairwise without an
+//!   allocator or scratch, the envelope's CRC without a table): the same
+//!   verdicts and codes in less flash, for firmware.
+//! - `embedded-io`, `embedded-io-async`: `io_write::to_writer` and
+//!   `io_write::to_async_writer` encode to a UART or USB writer with no
+//!   buffer for the message.
+//! - `envelope`: the `envelope` module, COBS framing and a CRC-32C per
+//!   message for byte links (not part of the format, which has no
+//!   checksum).
 
 #![cfg_attr(not(test), no_std)]
 #![forbid(unsafe_code)]
@@ -204,11 +222,15 @@ mod aligned;
 mod check;
 pub mod directory;
 pub mod dtype;
+#[cfg(feature = "envelope")]
+pub mod envelope;
 mod error;
 pub mod frame;
 pub mod frozen;
 #[cfg(feature = "inspect")]
 pub mod inspect;
+#[cfg(any(feature = "embedded-io", feature = "embedded-io-async"))]
+pub mod io_write;
 mod limits;
 pub mod order;
 pub mod schema;
@@ -226,6 +248,8 @@ pub use check::check;
 pub use directory::{
     Directory, NameIndex, Payload, Quant, QuantSpec, Shape, TensorSpec, TensorView, Tensors,
 };
+#[cfg(feature = "alloc")]
+pub use directory::{NameTable, RepeatedName};
 pub use dtype::{Dtype, DtypeCode};
 pub use error::{Code, Detail, Error, Kind, Refusal, Result};
 #[cfg(feature = "alloc")]

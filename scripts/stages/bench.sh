@@ -6,6 +6,7 @@
 # when the driver, a case, a build or a tool fails, never on a time.
 # Well under a minute once the test stage has built the workspace.
 
+stage bench "smoke run of the benchmark table (scripts/bench.sh --quick), no assertion on time"
 stage_bench() {
     bash scripts/bench.sh --quick
 }

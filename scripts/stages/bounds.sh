@@ -5,6 +5,7 @@
 # repository root in a subshell with `set -e`. tests/bounds/run.py makes
 # the inputs and holds the bounds; about 30 s.
 
+stage bounds "work and heap bounds of the inputs that once took unbounded time (callgrind, DHAT)"
 stage_bounds() {
     if ! command -v valgrind >/dev/null; then
         echo "stage bounds: valgrind is not installed (scripts/setup.sh installs it)" >&2

@@ -14,6 +14,7 @@
 # (The Rust tests of the command line, including `kiln gen`'s compiled
 # output and the error tests, run in the `test` stage.)
 
+stage cli "kiln decode/encode against the Python reference's JSON form; the tiny model samples"
 stage_cli() {
     cargo build -p kiln-cli
     python3 samples/make_model_samples.py

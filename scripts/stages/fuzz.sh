@@ -19,6 +19,7 @@
 
 FUZZ_FLAGS=(-timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=512 -max_len=4096 -print_final_stats=1)
 
+stage fuzz "a bounded run of every fuzz target (libFuzzer, ASan), then every input that ever failed"
 stage_fuzz() {
     if ! command -v cargo-fuzz >/dev/null; then
         echo "stage fuzz: cargo-fuzz is not installed (scripts/setup.sh installs it)" >&2

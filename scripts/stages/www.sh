@@ -20,6 +20,7 @@
 # What they need (Debian's chromium and chromium-driver, the npm packages
 # of tests/e2e/package-lock.json) is installed by scripts/setup.sh.
 
+stage wasm-js "kiln-wasm's JS layer in node and headless Chromium"
 stage_wasm-js() {
     # Lints for the browser's target: the tests, and the module's no_std build.
     cargo clippy -p kiln-wasm --target wasm32-unknown-unknown --all-targets -- -D warnings
@@ -32,6 +33,7 @@ stage_wasm-js() {
         "${tests[@]}"
 }
 
+stage www "the browser module (64 KiB budget), its package from JS, the inspector in Chromium"
 stage_www() {
     bash scripts/www.sh --build-only
     cargo run -q -p kiln-wasm --example make_samples

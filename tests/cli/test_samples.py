@@ -14,12 +14,22 @@ KILN = os.environ.get("KILN_BIN", str(ROOT / "target" / "debug" / "kiln"))
 SAMPLES = ROOT / "samples"
 
 
+def skip_outside_ci(test, what):
+    """A missing package fails under CI (CI=true: scripts/convert-fixtures.sh,
+    run by the `convert` stage, installs it); elsewhere the test is skipped
+    and says so."""
+    if os.environ.get("CI") == "true":
+        test.fail(f"{what} is not installed (scripts/convert-fixtures.sh installs it)")
+    test.skipTest(f"{what} is not installed (skipped outside CI only; "
+                  "scripts/convert-fixtures.sh installs it)")
+
+
 class TinyModels(unittest.TestCase):
     def test_safetensors_library_reads_it(self):
         try:
             from safetensors import safe_open
         except ImportError:
-            self.skipTest("safetensors is not installed")
+            skip_outside_ci(self, "safetensors")
         with safe_open(str(SAMPLES / "tiny.safetensors"), "np") as f:
             self.assertEqual(f.metadata(), {"format": "pt"})
             shapes = {k: f.get_slice(k).get_shape() for k in f.keys()}
@@ -30,7 +40,7 @@ class TinyModels(unittest.TestCase):
         try:
             import gguf
         except ImportError:
-            self.skipTest("gguf is not installed")
+            skip_outside_ci(self, "gguf")
         reader = gguf.GGUFReader(str(SAMPLES / "tiny.gguf"))
         names = [(t.name, t.tensor_type.name) for t in reader.tensors]
         self.assertEqual(names, [("token_embd.weight", "F32"),

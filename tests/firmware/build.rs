@@ -1,4 +1,5 @@
-//! Links memory.x and turns spec/kiln-v2-cases.json into `golden.rs`: a
+//! Links the board's memory layout (memory/<board>.x, chosen by the target:
+//! each target runs on one emulated board) as memory.x, and turns spec/kiln-v2-cases.json into `golden.rs`: a
 //! table of every golden case whose bytes are `include_bytes!` of files
 //! written here into OUT_DIR (also reachable by name, for the demo).
 
@@ -10,9 +11,17 @@ const CASES: &str = "../../spec/kiln-v2-cases.json";
 
 fn main() {
     let out = PathBuf::from(env::var_os("OUT_DIR").expect("OUT_DIR"));
-    fs::copy("memory.x", out.join("memory.x")).expect("copy memory.x");
+    let target = env::var("TARGET").expect("TARGET");
+    let board = match target.as_str() {
+        "thumbv7m-none-eabi" => "lm3s6965evb",
+        "thumbv6m-none-eabi" => "microbit",
+        "riscv32imac-unknown-none-elf" => "riscv-virt",
+        other => panic!("no emulated board for target {other} (see memory/)"),
+    };
+    let layout = format!("memory/{board}.x");
+    fs::copy(&layout, out.join("memory.x")).expect("copy the memory layout");
     println!("cargo:rustc-link-search={}", out.display());
-    println!("cargo:rerun-if-changed=memory.x");
+    println!("cargo:rerun-if-changed={layout}");
     println!("cargo:rerun-if-changed={CASES}");
 
     let text = fs::read_to_string(CASES).unwrap_or_else(|e| {

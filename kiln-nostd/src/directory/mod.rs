@@ -2,6 +2,26 @@
 //! the format's check order; afterwards [`TensorView`]s borrow names,
 //! shapes and payloads from it without allocating. [`TensorSpec`] and
 //! [`Tensors`] write the canonical block.
+//!
+//! The check has two equivalent forms, chosen by the `small-code` feature
+//! and never by the target, so that a host test runs either. Both give the
+//! same verdict, code and offset for every block; `small-code` gives up
+//! speed for flash:
+//!
+//! | concern | default | `small-code` |
+//! |---|---|---|
+//! | descriptor steps (`parse`) | one pass over all steps, the ordered check only for a block that fails it | the ordered check alone |
+//! | UTF-8 of the name heap (`parse`) | skipped for an ASCII heap | always run |
+//! | alignment gaps (`parse`), shape tails (`rules`) | ORed first, searched only when nonzero | searched at once |
+//! | unsorted names without alloc or scratch (`names`) | sorted 256-index chunks, O(n²/256) | pairwise, O(n²) |
+//! | name comparison (`names`) | eight bytes at a time, inline | `<[u8]>::cmp` |
+//! | rule functions, name lookups (`rules`, `name_at`) | compiler's choice | inlined into their one caller, or kept out of line where there are several |
+//!
+//! The run-time choices read one constant, `SMALL_CODE`; the rest are
+//! `cfg` attributes on the items of the table.
+
+/// Whether the `small-code` form of the directory check is built.
+const SMALL_CODE: bool = cfg!(feature = "small-code");
 
 mod build;
 mod descriptor;
@@ -15,6 +35,8 @@ pub use descriptor::{
     MAGIC, MAX_RANK,
 };
 pub use names::NameIndex;
+#[cfg(feature = "alloc")]
+pub use names::{NameTable, RepeatedName};
 pub use rules::element_count;
 
 use descriptor::{dims_of, Fields, Record, NO_INDEX};
@@ -113,8 +135,8 @@ impl<'a> Directory<'a> {
     /// [`Directory::parse_with`], with `scratch` (one `u32` per tensor) for
     /// the name uniqueness check: O(n log n) for names in any order with no
     /// allocator. Without it, a build with no `alloc` compares unsorted
-    /// names pairwise on a microcontroller, O(n²), and chunk by chunk on a
-    /// host, O(n²/256); sorted names take one pass either way. A `scratch`
+    /// names pairwise with the `small-code` feature, O(n²), and chunk by
+    /// chunk otherwise, O(n²/256); sorted names take one pass either way. A `scratch`
     /// too small is not used.
     pub fn parse_with_scratch(
         buf: &'a [u8],
@@ -298,8 +320,8 @@ impl<'a> Directory<'a> {
 
     /// The name bytes of tensor `index` (empty when unnamed), read straight
     /// from the two fields of its record.
-    #[cfg_attr(not(target_os = "none"), inline)] // lookups on a host; one copy in firmware flash
-    #[cfg_attr(target_os = "none", inline(never))]
+    #[cfg_attr(not(feature = "small-code"), inline)] // inlined into lookups; `small-code` keeps one copy
+    #[cfg_attr(feature = "small-code", inline(never))]
     fn name_at(&self, index: u32) -> &'a [u8] {
         let heap_start = self.heap_start();
         let (records, heap) = self

@@ -9,17 +9,18 @@
 //!   sort, O(n log n), when hostile names collide;
 //! - in caller scratch ([`Directory::parse_with_scratch`], one `u32` per
 //!   tensor): O(n log n) with no allocator;
-//! - otherwise, without an allocator, on a host: in a fixed 256-entry
-//!   stack buffer (512 bytes): names are inserted in order into a sorted
+//! - otherwise, without an allocator or `small-code`: in a fixed
+//!   256-entry stack buffer (512 bytes): names are inserted in order into a sorted
 //!   chunk of up to 256 (binary search, then a shift), so a repeat inside
 //!   the chunk is found as it is inserted; every later name is then
 //!   binary-searched in the chunk, and the next chunk starts. O(n log n)
 //!   up to 256 names, O(n² / 256 · log 256) beyond. No method does better
 //!   with constant extra memory over read-only bytes, which is why the
 //!   scratch path exists;
-//! - on a microcontroller (`target_os = "none"`) without an allocator or
-//!   scratch: each name against every earlier one, n(n - 1)/2 name
-//!   comparisons (4,950 for 100 unsorted names, about 500,000 for 1,000),
+//! - with the `small-code` feature (what a firmware short of flash builds)
+//!   and without an allocator or scratch: each name against every earlier
+//!   one, n(n - 1)/2 name comparisons (4,950 for 100 unsorted names, about
+//!   500,000 for 1,000),
 //!   in about 90 bytes of flash where the chunked sort took about 540.
 //!   Such a firmware's blocks are small, and sorted names (what every
 //!   converter of ours writes) never get here; a firmware that must accept
@@ -49,7 +50,7 @@ use super::{Directory, TensorView};
 use crate::error::{Error, Refusal, Result};
 
 /// Stack scratch for sorting names without an allocator.
-#[cfg(all(not(feature = "alloc"), not(target_os = "none")))]
+#[cfg(all(not(feature = "alloc"), not(feature = "small-code")))]
 const STACK_NAMES: usize = 256;
 
 /// The first tensor whose name repeats an earlier one (the smallest `i`
@@ -98,15 +99,15 @@ fn first_repeat_unsorted<'n>(count: u32, name: &impl Fn(u32) -> &'n [u8]) -> Opt
     repeat_in_sorted(&order, name)
 }
 
-#[cfg(all(not(feature = "alloc"), target_os = "none"))]
+#[cfg(all(not(feature = "alloc"), feature = "small-code"))]
 fn first_repeat_unsorted<'n>(count: u32, name: &impl Fn(u32) -> &'n [u8]) -> Option<u32> {
     first_repeat_pairwise(count, name)
 }
 
 /// The first repeat by comparing each name with every earlier one:
-/// n(n - 1)/2 comparisons, the least code (firmware without an allocator
+/// n(n - 1)/2 comparisons, the least code (`small-code` without an allocator
 /// or scratch; see the module docs).
-#[cfg(any(test, all(not(feature = "alloc"), target_os = "none")))]
+#[cfg(any(test, all(not(feature = "alloc"), feature = "small-code")))]
 fn first_repeat_pairwise<'n>(count: u32, name: &impl Fn(u32) -> &'n [u8]) -> Option<u32> {
     (1..count).find(|&i| {
         let this = name(i);
@@ -114,7 +115,7 @@ fn first_repeat_pairwise<'n>(count: u32, name: &impl Fn(u32) -> &'n [u8]) -> Opt
     })
 }
 
-#[cfg(all(not(feature = "alloc"), not(target_os = "none")))]
+#[cfg(all(not(feature = "alloc"), not(feature = "small-code")))]
 fn first_repeat_unsorted<'n>(count: u32, name: &impl Fn(u32) -> &'n [u8]) -> Option<u32> {
     // Chunks of STACK_NAMES indices, in order. Each is sorted by inserting
     // its indices one by one, in index order: the first whose name equals
@@ -172,7 +173,7 @@ fn first_repeat_unsorted<'n>(count: u32, name: &impl Fn(u32) -> &'n [u8]) -> Opt
 
 /// Where `this` is, or would go, among the indices of `sorted` (in name
 /// order): one function for both searches of [`first_repeat_unsorted`].
-#[cfg(all(not(feature = "alloc"), not(target_os = "none")))]
+#[cfg(all(not(feature = "alloc"), not(feature = "small-code")))]
 fn find_name<'n>(
     sorted: &[u16],
     this: &[u8],
@@ -190,9 +191,11 @@ fn first_repeat_hashed<'n>(count: u32, name: &impl Fn(u32) -> &'n [u8]) -> Optio
         .next_power_of_two()
         .max(8);
     let mask = slots.wrapping_sub(1);
-    // Each entry: the index in the low half, the hash's top half above it,
-    // so that a probe reads a name only when the hashes agree.
-    let mut table = alloc::vec![u64::MAX; slots];
+    // Each entry: the index plus one in the low half (0 is an empty slot,
+    // so the table is allocated zeroed rather than filled), the hash's top
+    // half above it, so that a probe reads a name only when the hashes
+    // agree.
+    let mut table = alloc::vec![0u64; slots];
     for i in 0..count {
         let this = name(i);
         if this.is_empty() {
@@ -204,12 +207,13 @@ fn first_repeat_hashed<'n>(count: u32, name: &impl Fn(u32) -> &'n [u8]) -> Optio
         let mut placed = false;
         for _ in 0..MAX_PROBE {
             let entry = table.get_mut(slot)?;
-            if *entry == u64::MAX {
-                *entry = tag | u64::from(i);
+            if *entry == 0 {
+                *entry = tag | u64::from(i).wrapping_add(1);
                 placed = true;
                 break;
             }
-            if *entry & !u64::from(u32::MAX) == tag && name(*entry as u32) == this {
+            if *entry & !u64::from(u32::MAX) == tag && name((*entry as u32).wrapping_sub(1)) == this
+            {
                 return Some(Some(i));
             }
             slot = slot.wrapping_add(1) & mask;
@@ -288,13 +292,13 @@ fn repeat_in_sorted<'n>(order: &[u32], name: &impl Fn(u32) -> &'n [u8]) -> Optio
         .min()
 }
 
-/// The bytewise order of two names: `<[u8]>::cmp` (a `memcmp` call) in
-/// firmware, where it is the smallest code; [`cmp_bytes`] on a host.
+/// The bytewise order of two names: `<[u8]>::cmp` (a `memcmp` call) with
+/// `small-code`, the smallest code; [`cmp_bytes`] otherwise.
 #[inline] // per descriptor in the parse loop
 pub(crate) fn cmp_names(a: &[u8], b: &[u8]) -> Ordering {
-    #[cfg(target_os = "none")]
+    #[cfg(feature = "small-code")]
     return a.cmp(b);
-    #[cfg(not(target_os = "none"))]
+    #[cfg(not(feature = "small-code"))]
     cmp_bytes(a, b)
 }
 
@@ -449,55 +453,79 @@ impl NameAt<'_> {
 
 /// Slots a name may sit past its hash's slot before the hash index gives
 /// up and falls back to the sorted order.
+#[cfg(feature = "alloc")]
 pub const MAX_PROBE: usize = 32;
 
 /// The empty slot of a hash table (a named directory's tensor indices are
 /// below 65,535).
+#[cfg(feature = "alloc")]
 const EMPTY: u16 = u16::MAX;
 
-/// A hash of a name: eight bytes at a time, multiply and rotate; the last
-/// partial word read as the name's last eight bytes (overlapping the one
-/// before), a name under eight bytes from two overlapping halves, so no
-/// byte is copied one at a time. Not keyed: colliding names only cost
-/// probes, which [`MAX_PROBE`] bounds.
+/// A hash of a name: sixteen bytes at a time, each pair of words folded
+/// by one 64 x 64 -> 128-bit multiply (high half xor low half) into the
+/// running value; the last partial chunk read as the name's last sixteen
+/// bytes (overlapping the one before), a shorter name from overlapping
+/// words and halves, so no byte is copied one at a time. A model's names
+/// (`model.layers.17.mlp.experts.42.up_proj.weight`) take three folds.
+/// Not keyed: colliding names only cost probes, which [`MAX_PROBE`]
+/// bounds. Only the hash tables of the `alloc` feature use it.
+#[cfg(feature = "alloc")]
 #[inline]
 fn hash_name(name: &[u8]) -> u64 {
-    const K: u64 = 0x9E37_79B9_7F4A_7C15;
-    let mix = |h: u64, word: u64| (h.rotate_left(23) ^ word).wrapping_mul(K);
+    const K0: u64 = 0xA076_1D64_78BD_642F;
+    const K1: u64 = 0xE703_7ED1_A0B4_28DB;
+    const K2: u64 = 0x8EBC_6AF0_9C88_C6E3;
+    let fold = |a: u64, b: u64| {
+        let p = u128::from(a).wrapping_mul(u128::from(b));
+        (p as u64) ^ ((p >> 64) as u64)
+    };
+    let word = |bytes: Option<&[u8; 8]>| bytes.map_or(0, |w| u64::from_le_bytes(*w));
     let len = name.len();
-    let mut h = (len as u64).wrapping_mul(K);
-    let mut chunks = name.chunks_exact(8);
-    for chunk in &mut chunks {
-        if let Some(word) = chunk.first_chunk::<8>() {
-            h = mix(h, u64::from_le_bytes(*word));
+    let mut h = (len as u64) ^ K0;
+    if len >= 16 {
+        let mut chunks = name.chunks_exact(16);
+        for chunk in &mut chunks {
+            let (a, b) = (word(chunk.first_chunk()), word(chunk.last_chunk()));
+            h = fold(a ^ K1, b ^ h);
         }
-    }
-    let last = if !chunks.remainder().is_empty() && len >= 8 {
-        name.last_chunk::<8>().map_or(0, |w| u64::from_le_bytes(*w))
-    } else if let (Some(head), Some(tail)) = (name.first_chunk::<4>(), name.last_chunk::<4>()) {
-        u64::from(u32::from_le_bytes(*head)) << 32 | u64::from(u32::from_le_bytes(*tail))
-    } else {
-        match name {
-            [] => 0,
-            [a, .., b] | [a @ b] => {
-                u64::from(*a) << 16
-                    | u64::from(name.get(len / 2).copied().unwrap_or(0)) << 8
-                    | u64::from(*b)
+        if !chunks.remainder().is_empty() {
+            if let Some(tail) = name.last_chunk::<16>() {
+                let (a, b) = (word(tail.first_chunk()), word(tail.last_chunk()));
+                h = fold(a ^ K1, b ^ h);
             }
         }
-    };
-    h = mix(h, last);
-    h ^ (h >> 32)
+    } else {
+        let (a, b) = if len >= 8 {
+            (word(name.first_chunk()), word(name.last_chunk()))
+        } else if let (Some(head), Some(tail)) = (name.first_chunk::<4>(), name.last_chunk::<4>()) {
+            (
+                u64::from(u32::from_le_bytes(*head)),
+                u64::from(u32::from_le_bytes(*tail)),
+            )
+        } else {
+            match name {
+                [] => (0, 0),
+                [first, .., last] | [first @ last] => (
+                    u64::from(*first) << 16 | u64::from(name.get(len / 2).copied().unwrap_or(0)),
+                    u64::from(*last),
+                ),
+            }
+        };
+        h = fold(a ^ K1, b ^ h);
+    }
+    fold(h ^ K2, (len as u64) ^ K1)
 }
 
 /// The fingerprint of a name's hash kept next to its index in a hash
 /// table: a probe compares it before reading the name.
+#[cfg(feature = "alloc")]
 #[inline] // every probe of NameIndex::get
 fn fingerprint(hash: u64) -> u16 {
     (hash >> 48) as u16
 }
 
 /// The first slot of `hash` in a table of `mask + 1` slots.
+#[cfg(feature = "alloc")]
 #[inline]
 fn home(hash: u64, mask: usize) -> usize {
     (hash as usize) & mask
@@ -686,6 +714,9 @@ pub struct NameIndex<'a, S> {
     /// Tensor indices: a hash table when `hashed`, else in name order, or
     /// empty when the directory's own order is already by name.
     order: S,
+    /// Whether `order` is a hash table (only `index_names`, with `alloc`,
+    /// builds one).
+    #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
     hashed: bool,
 }
 
@@ -695,6 +726,8 @@ impl<'a, S: AsRef<[u16]>> NameIndex<'a, S> {
     pub fn get(&self, name: &str) -> Option<TensorView<'a>> {
         let order = self.order.as_ref();
         let needle = name.as_bytes();
+        // Only `index_names` (alloc) builds a hash table.
+        #[cfg(feature = "alloc")]
         if self.hashed {
             let mask = (order.len() / 2).wrapping_sub(1);
             let hash = hash_name(needle);
@@ -724,6 +757,234 @@ impl<'a, S: AsRef<[u16]>> NameIndex<'a, S> {
     /// The directory this index looks into.
     pub const fn directory(&self) -> &Directory<'a> {
         &self.dir
+    }
+}
+
+/// An index by name over the tensors of several directories, built once:
+/// the lookup of a model whose names are split over many blocks (a
+/// directory addresses at most 64 KiB of names), whatever order the names
+/// are in. Building it also proves every name unique across all of them.
+///
+/// A hash table of (directory, tensor, fingerprint) slots, two per named
+/// tensor: one pass to build, O(1) per lookup. Names that collide more
+/// than 32 slots from their hash (hostile names can) get a table sorted by name
+/// instead (O(n log n) to build, O(log n) per lookup), so the work stays
+/// bounded for any names.
+///
+/// ```
+/// use kiln_nostd::{Directory, NameTable, TensorSpec, Tensors, to_vec};
+/// let one = [1u8];
+/// let a = to_vec(&Tensors(&[TensorSpec::from_host(&[1], &one).named("b")])).unwrap();
+/// let b = to_vec(&Tensors(&[TensorSpec::from_host(&[1], &one).named("a")])).unwrap();
+/// let dirs = vec![Directory::parse(&a).unwrap(), Directory::parse(&b).unwrap()];
+/// let table = NameTable::new(dirs).unwrap();
+/// assert_eq!(table.located("a").map(|(dir, t)| (dir, t.index())), Some((1, 0)));
+/// assert!(table.get("c").is_none());
+/// ```
+#[cfg(feature = "alloc")]
+#[derive(Clone, Debug)]
+pub struct NameTable<'a> {
+    dirs: alloc::vec::Vec<Directory<'a>>,
+    /// Hashed: `(dir + 1) << 32 | index << 16 | fingerprint` per slot, or
+    /// [`TABLE_EMPTY`]. Sorted: the same entries in name order.
+    slots: alloc::vec::Vec<u64>,
+    hashed: bool,
+    named: usize,
+}
+
+/// An empty slot of a [`NameTable`]: every entry holds its directory plus
+/// one, so zero is free, and the table is allocated zeroed rather than
+/// filled.
+#[cfg(feature = "alloc")]
+const TABLE_EMPTY: u64 = 0;
+
+/// A name that two tensors of a [`NameTable`]'s directories share: the
+/// later one, as (directory, tensor index).
+#[cfg(feature = "alloc")]
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct RepeatedName {
+    /// Position of the directory in the list given to [`NameTable::new`].
+    pub directory: usize,
+    /// The tensor's index in that directory.
+    pub index: usize,
+}
+
+#[cfg(feature = "alloc")]
+impl<'a> NameTable<'a> {
+    /// Indexes every named tensor of `dirs`, refusing a name that appears
+    /// twice (in one directory or across two). Unnamed tensors are left
+    /// out. More than `u32::MAX - 1` directories are refused as a repeat
+    /// at the first one past it (a message that large cannot exist).
+    pub fn new(dirs: alloc::vec::Vec<Directory<'a>>) -> core::result::Result<Self, RepeatedName> {
+        let named: usize = dirs
+            .iter()
+            .filter(|d| d.has_names())
+            .map(Directory::len)
+            .sum();
+        if dirs.len() >= u32::MAX as usize {
+            return Err(RepeatedName {
+                directory: u32::MAX as usize,
+                index: 0,
+            });
+        }
+        let mut table = NameTable {
+            dirs,
+            slots: alloc::vec::Vec::new(),
+            hashed: true,
+            named,
+        };
+        let slots = named.saturating_mul(2).next_power_of_two().max(8);
+        table.slots = alloc::vec![TABLE_EMPTY; slots];
+        match table.fill_hashed() {
+            Some(Ok(())) => Ok(table),
+            Some(Err(repeat)) => Err(repeat),
+            None => {
+                table.hashed = false;
+                table.fill_sorted().map(|()| table)
+            }
+        }
+    }
+
+    /// The entries of every named tensor, in directory order.
+    fn entries(&self) -> impl Iterator<Item = u64> + '_ {
+        (0u64..).zip(&self.dirs).flat_map(|(d, dir)| {
+            let count = if dir.has_names() { dir.tensor_count } else { 0 };
+            (0..count).map(move |i| (d + 1) << 32 | u64::from(i) << 16)
+        })
+    }
+
+    fn name_of(&self, entry: u64) -> &'a [u8] {
+        match self.dirs.get(((entry >> 32) as usize).wrapping_sub(1)) {
+            Some(dir) => dir.name_at((entry >> 16) as u32 & 0xFFFF),
+            None => &[],
+        }
+    }
+
+    fn repeat(entry: u64) -> RepeatedName {
+        RepeatedName {
+            directory: ((entry >> 32) as usize).wrapping_sub(1),
+            index: ((entry >> 16) & 0xFFFF) as usize,
+        }
+    }
+
+    /// `None` when some name would sit more than [`MAX_PROBE`] slots past
+    /// its hash's slot. Walks each directory's descriptors and heap
+    /// directly (the hot loop of a model's open); a name is read back from
+    /// its entry only when a fingerprint matches.
+    fn fill_hashed(&mut self) -> Option<core::result::Result<(), RepeatedName>> {
+        let mask = self.slots.len().wrapping_sub(1);
+        let mut slots = core::mem::take(&mut self.slots);
+        let mut outcome = Some(Ok(()));
+        'dirs: for (d, dir) in (0u64..).zip(&self.dirs) {
+            if !dir.has_names() {
+                continue;
+            }
+            let (records, heap) = dir
+                .block
+                .split_at_checked(dir.heap_start())
+                .unwrap_or((&[], &[]));
+            'names: for i in 0..dir.tensor_count {
+                let name = super::name_in(records, heap, i as usize);
+                let hash = hash_name(name);
+                let entry = (d + 1) << 32 | u64::from(i) << 16;
+                let tagged = entry | u64::from(fingerprint(hash));
+                let mut slot = home(hash, mask);
+                for _ in 0..MAX_PROBE {
+                    let Some(held) = slots.get_mut(slot) else {
+                        break;
+                    };
+                    if *held == TABLE_EMPTY {
+                        *held = tagged;
+                        continue 'names;
+                    }
+                    if *held as u16 == tagged as u16 && self.name_of(*held) == name {
+                        outcome = Some(Err(Self::repeat(entry)));
+                        break 'dirs;
+                    }
+                    slot = slot.wrapping_add(1) & mask;
+                }
+                outcome = None;
+                break 'dirs;
+            }
+        }
+        self.slots = slots;
+        outcome
+    }
+
+    fn fill_sorted(&mut self) -> core::result::Result<(), RepeatedName> {
+        let mut order: alloc::vec::Vec<u64> = self.entries().collect();
+        order
+            .sort_unstable_by(|&a, &b| cmp_bytes(self.name_of(a), self.name_of(b)).then(a.cmp(&b)));
+        let first = order
+            .windows(2)
+            .filter_map(|pair| match pair {
+                [a, b] if self.name_of(*a) == self.name_of(*b) => Some(*b),
+                _ => None,
+            })
+            .min();
+        if let Some(entry) = first {
+            return Err(Self::repeat(entry));
+        }
+        self.slots = order;
+        Ok(())
+    }
+
+    /// The tensor named `name`.
+    #[inline]
+    pub fn get(&self, name: &str) -> Option<TensorView<'a>> {
+        self.located(name).map(|(_, view)| view)
+    }
+
+    /// The tensor named `name` and the position of its directory.
+    #[inline]
+    pub fn located(&self, name: &str) -> Option<(usize, TensorView<'a>)> {
+        let needle = name.as_bytes();
+        if needle.is_empty() {
+            return None;
+        }
+        let entry = if self.hashed {
+            let mask = self.slots.len().wrapping_sub(1);
+            let hash = hash_name(needle);
+            let tag = fingerprint(hash);
+            let mut slot = home(hash, mask);
+            let mut found = None;
+            for _ in 0..MAX_PROBE {
+                let held = *self.slots.get(slot)?;
+                if held == TABLE_EMPTY {
+                    return None;
+                }
+                if held as u16 == tag && self.name_of(held) == needle {
+                    found = Some(held);
+                    break;
+                }
+                slot = slot.wrapping_add(1) & mask;
+            }
+            found?
+        } else {
+            let at = self
+                .slots
+                .binary_search_by(|&e| cmp_bytes(self.name_of(e), needle))
+                .ok()?;
+            *self.slots.get(at)?
+        };
+        let dir = ((entry >> 32) as usize).wrapping_sub(1);
+        let view = self.dirs.get(dir)?.get(((entry >> 16) & 0xFFFF) as usize)?;
+        Some((dir, view))
+    }
+
+    /// The directories, in the order given.
+    pub fn directories(&self) -> &[Directory<'a>] {
+        &self.dirs
+    }
+
+    /// How many named tensors the table holds.
+    pub const fn len(&self) -> usize {
+        self.named
+    }
+
+    /// Whether it holds none.
+    pub const fn is_empty(&self) -> bool {
+        self.named == 0
     }
 }
 
@@ -769,6 +1030,68 @@ mod tests {
             assert_eq!(index.get(n).map(|t| t.index()), Some(i));
         }
         assert!(index.get("w40").is_none());
+    }
+
+    /// A name table over several directories finds every name in both of
+    /// its forms (hashed, and the sorted fallback hostile names get), and
+    /// refuses a name two directories share, naming the later one.
+    #[cfg(feature = "alloc")]
+    #[test]
+    fn a_name_table_spans_directories() {
+        use crate::{to_vec, TensorSpec, Tensors};
+        let one = [1u8];
+        let block = |names: &[String]| {
+            let specs: Vec<TensorSpec> = names
+                .iter()
+                .map(|n| TensorSpec::new(crate::Dtype::U8, &[1], &one).named(n))
+                .collect();
+            to_vec(&Tensors(&specs)).unwrap()
+        };
+        let a: Vec<String> = (0..300).map(|i| format!("layers.{i}.w")).collect();
+        let b: Vec<String> = (0..300).rev().map(|i| format!("layers.{i}.b")).collect();
+        let (ba, bb) = (block(&a), block(&b));
+        let dirs = vec![
+            Directory::parse(&ba).unwrap(),
+            Directory::parse(&bb).unwrap(),
+        ];
+        let hashed = NameTable::new(dirs.clone()).unwrap();
+        assert!(hashed.hashed);
+        let mut sorted = NameTable {
+            dirs: dirs.clone(),
+            slots: Vec::new(),
+            hashed: false,
+            named: 600,
+        };
+        sorted.fill_sorted().unwrap();
+        for table in [&hashed, &sorted] {
+            assert_eq!(table.len(), 600);
+            for (d, names) in [(0, &a), (1, &b)] {
+                for (i, n) in names.iter().enumerate() {
+                    let (dir, view) = table.located(n).unwrap();
+                    assert_eq!((dir, view.index()), (d, i), "{n}");
+                }
+            }
+            assert!(table.get("layers.300.w").is_none());
+            assert!(table.get("").is_none());
+        }
+        let mut c = a[..5].to_vec();
+        c.push(b[7].clone());
+        let bc = block(&c);
+        let with_repeat = vec![dirs[0], dirs[1], Directory::parse(&bc).unwrap()];
+        let want = RepeatedName {
+            directory: 2,
+            index: 0,
+        };
+        assert_eq!(NameTable::new(with_repeat.clone()).unwrap_err(), want);
+        let mut sorted = NameTable {
+            dirs: with_repeat,
+            slots: Vec::new(),
+            hashed: false,
+            named: 606,
+        };
+        // The sorted form reports the smallest repeated entry: directory 2's
+        // first tensor repeats directory 0's.
+        assert_eq!(sorted.fill_sorted().unwrap_err(), want);
     }
 
     #[test]

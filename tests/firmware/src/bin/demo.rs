@@ -1,12 +1,12 @@
 //! Decodes golden messages embedded in flash into stack storage with the
-//! typed API, checks the values, logs them with defmt, and exits through
-//! semihosting: status 0 when every check holds.
+//! typed API, checks the values, reports them as plain text over
+//! semihosting, and exits through semihosting: status 0 when every check
+//! holds.
 
 #![no_std]
 #![no_main]
 
-use cortex_m_rt::entry;
-use kiln_firmware::{exit_failure, exit_success, stack};
+use kiln_firmware::{entry, exit_failure, exit_success, report, stack};
 use kiln_nostd::{from_bytes, from_frame, Directory, Frozen};
 
 /// `struct{id:i64,batch:tensors,}`, everything borrowed from the message.
@@ -25,21 +25,21 @@ static FRAMED_IN_STRUCT: &[u8] = include_bytes!(concat!(
 
 fn check_batch(label: &str, batch: &Batch<'_>, id: i64) -> bool {
     let mut ok = batch.id == id;
-    defmt::info!(
+    report!(
         "{}: id = {}, {} tensor(s)",
         label,
         batch.id,
         batch.batch.len()
     );
     let Some(tensor) = batch.batch.get(0) else {
-        defmt::error!("{}: no tensor 0", label);
+        report!("{}: no tensor 0", label);
         return false;
     };
     let mut values = [0f32; 2];
     match tensor.copy_into(&mut values) {
         Ok(count) => {
-            defmt::info!(
-                "{}: tensor 0 dtype {} shape {} -> {} f32 {}",
+            report!(
+                "{}: tensor 0 dtype {:?} shape {:?} -> {} f32 {:?}",
                 label,
                 tensor.dtype(),
                 tensor.shape(),
@@ -49,7 +49,7 @@ fn check_batch(label: &str, batch: &Batch<'_>, id: i64) -> bool {
             ok &= count == 2 && values == [1.0, -2.0] && tensor.shape() == [2];
         }
         Err(e) => {
-            defmt::error!("{}: copy_into: {}", label, e);
+            report!("{}: copy_into: {}", label, e);
             ok = false;
         }
     }
@@ -57,10 +57,10 @@ fn check_batch(label: &str, batch: &Batch<'_>, id: i64) -> bool {
     // 4-byte aligned in flash, refused (never wrong) otherwise.
     match tensor.as_slice::<f32>() {
         Ok(view) => {
-            defmt::info!("{}: zero-copy view {}", label, view);
+            report!("{}: zero-copy view {:?}", label, view);
             ok &= view == [1.0, -2.0];
         }
-        Err(e) => defmt::info!("{}: zero-copy view refused: {}", label, e),
+        Err(e) => report!("{}: zero-copy view refused: {}", label, e),
     }
     ok
 }
@@ -73,39 +73,39 @@ fn main() -> ! {
     match from_bytes::<Batch>(IN_STRUCT) {
         Ok(batch) => ok &= check_batch("kiln-v2-in-struct", &batch, 7),
         Err(e) => {
-            defmt::error!("kiln-v2-in-struct: {}", e);
+            report!("kiln-v2-in-struct: {}", e);
             ok = false;
         }
     }
     match from_frame::<Batch>(FRAMED_IN_STRUCT) {
         Ok(batch) => ok &= check_batch("kiln-x-framed-in-struct", &batch, -1),
         Err(e) => {
-            defmt::error!("kiln-x-framed-in-struct: {}", e);
+            report!("kiln-x-framed-in-struct: {}", e);
             ok = false;
         }
     }
     // A cut message is an error value, not a panic.
     match from_bytes::<Batch>(&IN_STRUCT[..IN_STRUCT.len() - 1]) {
         Ok(_) => {
-            defmt::error!("cut message accepted");
+            report!("cut message accepted");
             ok = false;
         }
         Err(e) => {
-            defmt::info!("cut message refused: {}", e);
+            report!("cut message refused: {}", e);
             ok &= e.code() == Some(kiln_nostd::Code::Eof);
         }
     }
 
-    defmt::info!(
+    report!(
         "stack high-water mark: {} of {} bytes",
         stack::high_water(),
         stack::size()
     );
     if ok {
-        defmt::info!("demo: all checks passed");
+        report!("demo: all checks passed");
         exit_success()
     } else {
-        defmt::error!("demo: FAILED");
+        report!("demo: FAILED");
         exit_failure()
     }
 }

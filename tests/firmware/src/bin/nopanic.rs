@@ -13,9 +13,8 @@
 #![no_main]
 
 use core::hint::black_box;
-use cortex_m_rt::entry;
 use kiln_firmware::golden::{by_name, CASES};
-use kiln_firmware::{exit_failure, exit_success};
+use kiln_firmware::{entry, exit_failure, exit_success};
 use kiln_nostd::{
     check, from_bytes, from_frame, to_slice, Code, Directory, Frozen, Options, TensorSpec,
 };

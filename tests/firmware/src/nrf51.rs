@@ -1,0 +1,116 @@
+//! The two nRF51822 peripherals the model update uses, by register (nRF51
+//! Series Reference Manual v3.0): UART0 to receive, polled, and the NVMC
+//! to erase and write the flash. qemu's microbit machine emulates both,
+//! with the flash's NOR rule (a write only clears bits; erased reads 0xFF).
+
+use core::ptr::{read_volatile, write_volatile};
+
+/// UART0's registers.
+mod uart {
+    pub const BASE: usize = 0x4000_2000;
+    pub const STARTRX: usize = BASE;
+    pub const RXDRDY: usize = BASE + 0x108;
+    pub const ENABLE: usize = BASE + 0x500;
+    pub const PSELRXD: usize = BASE + 0x514;
+    pub const RXD: usize = BASE + 0x518;
+    pub const BAUDRATE: usize = BASE + 0x524;
+    /// ENABLE's value that turns the UART on.
+    pub const ENABLED: u32 = 4;
+    /// BAUDRATE's value for 115200 baud.
+    pub const BAUD_115200: u32 = 0x01D7_E000;
+    /// The micro:bit's USB serial RX pin (P0.25).
+    pub const RX_PIN: u32 = 25;
+}
+
+/// The NVMC's registers.
+mod nvmc {
+    pub const BASE: usize = 0x4001_E000;
+    pub const READY: usize = BASE + 0x400;
+    pub const CONFIG: usize = BASE + 0x504;
+    pub const ERASEPAGE: usize = BASE + 0x508;
+    pub const READ_ONLY: u32 = 0;
+    pub const WRITE: u32 = 1;
+    pub const ERASE: u32 = 2;
+}
+
+fn write_register(address: usize, value: u32) {
+    // SAFETY: `address` is one of the peripheral registers above, a
+    // word-aligned MMIO address of the nRF51; writing it has no effect on
+    // memory the program owns.
+    unsafe { write_volatile(address as *mut u32, value) }
+}
+
+fn read_register(address: usize) -> u32 {
+    // SAFETY: as in write_register, for a read.
+    unsafe { read_volatile(address as *const u32) }
+}
+
+/// UART0 as a byte receiver, polled (no interrupt).
+pub struct Uart(());
+
+impl Uart {
+    /// Turns UART0 on at 115200 baud and starts receiving.
+    pub fn receiver() -> Uart {
+        write_register(uart::PSELRXD, uart::RX_PIN);
+        write_register(uart::BAUDRATE, uart::BAUD_115200);
+        write_register(uart::ENABLE, uart::ENABLED);
+        write_register(uart::STARTRX, 1);
+        Uart(())
+    }
+
+    /// Waits for the next byte.
+    pub fn read_byte(&mut self) -> u8 {
+        while read_register(uart::RXDRDY) == 0 {}
+        // Clear the event before reading: the read raises it again when
+        // more bytes wait.
+        write_register(uart::RXDRDY, 0);
+        read_register(uart::RXD) as u8
+    }
+
+    /// The next `want` bytes (at most `chunk.len()`), read into `chunk`.
+    pub fn read_chunk<'c>(&mut self, chunk: &'c mut [u8], want: usize) -> &'c [u8] {
+        let n = want.min(chunk.len());
+        for byte in &mut chunk[..n] {
+            *byte = self.read_byte();
+        }
+        &chunk[..n]
+    }
+}
+
+/// The NVMC writing the on-chip flash.
+pub struct Nvmc(());
+
+impl Nvmc {
+    /// The flash controller (one per chip; the caller keeps it to one).
+    pub fn take() -> Nvmc {
+        Nvmc(())
+    }
+
+    fn wait_ready() {
+        while read_register(nvmc::READY) == 0 {}
+    }
+}
+
+impl crate::update::Flash for Nvmc {
+    const PAGE: usize = 1024;
+
+    fn erase_page(&mut self, address: usize) {
+        write_register(nvmc::CONFIG, nvmc::ERASE);
+        Self::wait_ready();
+        write_register(nvmc::ERASEPAGE, address as u32);
+        Self::wait_ready();
+        write_register(nvmc::CONFIG, nvmc::READ_ONLY);
+    }
+
+    fn write_word(&mut self, address: usize, word: u32) {
+        write_register(nvmc::CONFIG, nvmc::WRITE);
+        Self::wait_ready();
+        // SAFETY: the caller writes only inside its model or flag region,
+        // word-aligned flash addresses outside the program's image (the
+        // update program checks that its image ends below them); with
+        // CONFIG at WRITE the NVMC turns the store into a flash write.
+        unsafe { write_volatile(address as *mut u32, word) };
+        Self::wait_ready();
+        write_register(nvmc::CONFIG, nvmc::READ_ONLY);
+    }
+}
