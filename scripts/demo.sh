@@ -11,8 +11,9 @@ mismatches=0
 while IFS=$'\t' read -r file type framing expect note; do
   [[ "$file" == \#* || -z "$file" ]] && continue
   args=(check --type "$type")
-  [[ "$framing" == framed ]] && args+=(--framed)
-  if out=$("$kiln" "${args[@]}" "samples/$file" 2>&1); then got=accept; else got=$(sed -n 's/^error: \([A-Z0-9]*\):.*/\1/p' <<<"$out"); fi
+  if [[ "$framing" == framed ]]; then args+=(--framed); else args+=(--bare); fi
+  # The error line is `error: FILE: CODE: detail` (docs/cli.md).
+  if out=$("$kiln" "${args[@]}" "samples/$file" 2>&1); then got=accept; else got=$(sed -n "s|^error: samples/$file: \([A-Z0-9]*\):.*|\1|p" <<<"$out"); fi
   mark=ok; [[ "$got" == "$expect" ]] || { mark=MISMATCH; mismatches=$((mismatches + 1)); }
   printf '%-22s %-9s %-8s %s\n    kiln: %s\n' "$file" "$expect" "$mark" "($note)" "$out"
 done < samples/manifest.tsv

@@ -3,7 +3,7 @@
 // ArrayBuffer the browser read; tables, values and statistics come from
 // typed arrays over it (or, for f16, bf16, f8 and 4-bit dtypes, from the
 // module's display conversions, chunk by chunk).
-import init, { KilnFile } from './pkg/kiln_wasm.js';
+import init, { KilnFile, peekFrame, schemaHash } from './pkg/kiln_wasm.js';
 
 const $ = (id) => document.getElementById(id);
 const ROW = 26;
@@ -70,7 +70,7 @@ async function openFile(file) {
   const bytes = new Uint8Array(await file.arrayBuffer()); // the one read
   const magic = String.fromCharCode(...bytes.subarray(0, 4));
   if (magic === 'KLNT') setMode('directory');
-  else if (magic === 'KLN0') {
+  else if (peekFrame(bytes)) {
     // The frame carries the schema hash: a bundled type that matches it
     // is taken; otherwise the type text in the box.
     setMode('framed');
@@ -80,8 +80,12 @@ async function openFile(file) {
   openBytes(bytes, file.name);
 }
 
+// The module reads the frame (peekFrame) and hashes type text
+// (schemaHash): the page never parses a header itself.
 function hashMatches(bytes, type) {
-  try { KilnFile.open(bytes.subarray(0, 16), type, true).free(); return true; } catch (e) { return e.code !== 'SCHEMA' && e.code !== 'FRAME'; }
+  const frame = peekFrame(bytes);
+  if (!frame) return false;
+  try { return frame.hash === schemaHash(type); } catch { return false; }
 }
 
 async function openSample(name) {

@@ -1,169 +1,109 @@
-//! `kiln check [--type TYPE] [--framed] [--cap N] FILE`
+//! `kiln check [--type TYPE] [--framed|--bare] [--cap N] FILE`
 //!
-//! Checks that FILE (`-` for standard input) is one valid value of TYPE
-//! (canonical type text, default `tensors`). Prints `ok` and exits 0 when
-//! the bytes are accepted; prints `error: CODE: detail` on stderr and exits
-//! 1 when they are rejected, CODE being one of the eight wire codes; exits 2
-//! on a usage or I/O error.
+//! Checks that FILE (`-` for standard input) is one valid value of TYPE.
+//! Prints `ok` and exits 0 when the bytes are accepted; prints one line
+//! `error: FILE: CODE: detail` on stderr and exits 1 when they are
+//! rejected, CODE being one of the eight wire codes; exits 2 on a usage or
+//! I/O error. The type, framing and caps come from the flags and, where
+//! they say nothing, from the bytes, as for `kiln decode` and `kiln
+//! inspect` ([`crate::common::reading`]).
 
-use std::io::Read;
 use std::process::ExitCode;
 
-use kiln_nostd::{CompiledType, Framing, Kind, Limits, Options};
+use crate::common::{compile, read_input, reading, unknown_option, ArgWalk, Failure, ReadFlags};
 
-use crate::common::{unknown_option, ArgWalk};
-
-pub const USAGE: &str = "usage: kiln check [--type TYPE] [--framed] [--cap N] FILE";
+pub const USAGE: &str = "usage: kiln check [--type TYPE] [--framed|--bare] [--cap N] FILE";
 
 const HELP: &str = "\
 Checks that FILE (- for standard input) is one valid Kiln value of TYPE.
 
-usage: kiln check [--type TYPE] [--framed] [--cap N] FILE
+usage: kiln check [--type TYPE] [--framed|--bare] [--cap N] FILE
 
-  --type TYPE  canonical type text (default: tensors)
-  --framed     the value starts with a 16-byte frame whose hash must match TYPE
-  --cap N      count cap and byte-run cap (default 16777216)
+  --type TYPE  type text; spaces and a missing last comma are fine, and the
+               canonical form is printed back (default: tensors; for a
+               framed message of a type `kiln convert` writes, that type,
+               known from the frame's hash)
+  --framed     the value starts with a 16-byte frame whose hash must match
+               TYPE (default: when the bytes start with the frame magic KLN0)
+  --bare       read the bytes as a bare value even if they start with KLN0
+  --cap N      count cap and byte-run cap (default 16777216; 4294967295
+               when the type comes from a converted message's frame)
 
 Prints `ok` and exits 0 when the bytes are accepted; prints
-`error: CODE: detail` on stderr and exits 1 when they are rejected; exits 2
-on a usage or I/O error.
+`error: FILE: CODE: detail` on stderr and exits 1 when they are rejected
+(FILE is `standard input` for -); exits 2 on a usage or I/O error.
 
-example:
-  kiln check --framed --cap 4294967295 \\
-    --type 'struct{metadata:dict<str,str>,tensors:tensors,}' model.kiln";
+examples:
+  kiln check model.kiln                 # a converted model: type from its frame
+  kiln check --type 'struct{ id: i64, batch: tensors }' message.kiln";
 
 /// A parsed `kiln check` command line.
 #[derive(Debug, PartialEq)]
 struct CheckArgs {
-    type_text: String,
-    framed: bool,
-    limits: Limits,
+    flags: ReadFlags,
     file: String,
 }
 
-/// What the arguments after `check` ask for.
-#[derive(Debug, PartialEq)]
-enum Request {
-    Help,
-    Check(CheckArgs),
-}
-
-fn parse_args(args: &[String]) -> Result<Request, String> {
+fn parse_args(args: &[String]) -> Result<Option<CheckArgs>, String> {
     let mut parsed = CheckArgs {
-        type_text: "tensors".into(),
-        framed: false,
-        limits: Limits::DEFAULT,
+        flags: ReadFlags::default(),
         file: String::new(),
     };
     let mut walk = ArgWalk::new(args);
     while let Some(flag) = walk.next_option() {
         match flag {
-            "--help" | "-h" => return Ok(Request::Help),
-            "--type" => parsed.type_text = walk.value(flag)?.into(),
-            "--framed" => parsed.framed = true,
-            "--cap" => parsed.limits = walk.cap(flag)?,
+            "--help" | "-h" => return Ok(None),
+            "--type" => parsed.flags.type_text = Some(walk.value(flag)?.into()),
+            "--framed" => parsed.flags.framed = Some(true),
+            "--bare" => parsed.flags.framed = Some(false),
+            "--cap" => parsed.flags.limits = Some(walk.cap(flag)?),
             _ => return Err(unknown_option(flag)),
         }
     }
     parsed.file = walk.one("FILE")?.ok_or("missing FILE")?.into();
-    Ok(Request::Check(parsed))
+    Ok(Some(parsed))
 }
 
-fn read_input(file: &str) -> std::io::Result<Vec<u8>> {
-    if file == "-" {
-        let mut bytes = Vec::new();
-        std::io::stdin().read_to_end(&mut bytes)?;
-        Ok(bytes)
-    } else {
-        std::fs::read(file)
-    }
+fn check(args: &CheckArgs) -> Result<(), Failure> {
+    let input = read_input(&args.file)?;
+    let reading = reading(&input, &args.flags, &args.file)?;
+    let ty = compile(&reading.type_text)?;
+    ty.check(&input, reading.options())
+        .map_err(|e| Failure::kiln(&args.file, e))?;
+    println!("ok");
+    Ok(())
 }
 
 /// Runs `kiln check` with the arguments after `check`.
 pub fn run(args: &[String]) -> ExitCode {
-    let parsed = match parse_args(args) {
-        Ok(Request::Check(parsed)) => parsed,
-        Ok(Request::Help) => {
-            println!("{HELP}");
-            return ExitCode::SUCCESS;
-        }
-        Err(message) => {
-            eprintln!("kiln: {message}\n{USAGE}");
-            return ExitCode::from(2);
-        }
-    };
-    let bytes = match read_input(&parsed.file) {
-        Ok(bytes) => bytes,
-        Err(e) => {
-            eprintln!("kiln: cannot read {}: {e}", parsed.file);
-            return ExitCode::from(2);
-        }
-    };
-    let framing = if parsed.framed {
-        Framing::Framed
-    } else {
-        Framing::Bare
-    };
-    let options = Options {
-        framing,
-        limits: parsed.limits,
-    };
-    // Type text of any size a person types: the table lives on the heap.
-    let checked = CompiledType::<4096>::parse(&parsed.type_text)
-        .map(Box::new)
-        .and_then(|ty| ty.check(&bytes, options));
-    match checked {
-        Ok(()) => {
-            println!("ok");
-            ExitCode::SUCCESS
-        }
-        Err(e) => match e.kind() {
-            Kind::Wire(code) => {
-                // Display starts with the code; print it in the documented form.
-                let detail = e.to_string();
-                let detail = detail
-                    .strip_prefix(code.as_str())
-                    .and_then(|d| d.strip_prefix(": "))
-                    .unwrap_or(&detail);
-                eprintln!("error: {code}: {detail}");
-                ExitCode::from(1)
-            }
-            Kind::Refused(_) => {
-                eprintln!("kiln: {e}\n{USAGE}");
-                ExitCode::from(2)
-            }
-        },
-    }
+    crate::common::run_subcommand(args, parse_args, HELP, USAGE, check)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::common::strings;
+    use kiln_nostd::Limits;
 
     fn check_args(list: &[&str]) -> CheckArgs {
-        match parse_args(&strings(list)).unwrap() {
-            Request::Check(parsed) => parsed,
-            Request::Help => panic!("help"),
-        }
+        parse_args(&strings(list)).unwrap().unwrap()
     }
 
     #[test]
-    fn defaults_to_tensors_and_default_caps() {
+    fn flags_left_out_are_none() {
         let parsed = check_args(&["f.bin"]);
-        assert_eq!(parsed.type_text, "tensors");
-        assert!(!parsed.framed);
-        assert_eq!(parsed.limits, Limits::DEFAULT);
+        assert_eq!(parsed.flags, ReadFlags::default());
         assert_eq!(parsed.file, "f.bin");
     }
 
     #[test]
     fn reads_every_option() {
         let parsed = check_args(&["--type", "list<u8>", "--framed", "--cap", "4", "-"]);
-        assert_eq!(parsed.type_text, "list<u8>");
-        assert!(parsed.framed);
-        assert_eq!(parsed.limits, Limits::uniform(4));
+        assert_eq!(parsed.flags.type_text.as_deref(), Some("list<u8>"));
+        assert_eq!(parsed.flags.framed, Some(true));
+        assert_eq!(parsed.flags.limits, Some(Limits::uniform(4)));
         assert_eq!(parsed.file, "-");
+        assert_eq!(check_args(&["--bare", "f"]).flags.framed, Some(false));
     }
 
     #[test]
@@ -177,6 +117,6 @@ mod tests {
         ] {
             assert!(parse_args(&strings(bad)).is_err(), "{bad:?}");
         }
-        assert_eq!(parse_args(&strings(&["--help"])), Ok(Request::Help));
+        assert!(matches!(parse_args(&strings(&["--help"])), Ok(None)));
     }
 }

@@ -8,7 +8,9 @@ use std::ops::Deref;
 use std::path::Path;
 use std::process::ExitCode;
 
-use kiln_nostd::{CompiledType, Kind, Limits};
+use kiln_convert::MessageType;
+use kiln_nostd::schema::TOOL_NODES;
+use kiln_nostd::{frame, CompiledType, Kind, Limits};
 
 /// The input bytes: a read-only memory map of the file.
 pub enum Input {
@@ -74,17 +76,152 @@ pub fn read_input(file: &str) -> Result<Input, Failure> {
     map_input(Path::new(file)).map_err(|e| Failure::usage(format!("cannot read {file}: {e}")))
 }
 
-/// Largest type a person types: the table lives on the heap.
-pub const TYPE_NODES: usize = 4096;
+/// Largest type a person types: the tools' one cap (kiln-cli, kiln-convert
+/// and the browser module accept the same types). The table lives on the
+/// heap.
+pub const TYPE_NODES: usize = TOOL_NODES;
 
 /// A compiled type, on the heap.
 pub type Type<'t> = Box<CompiledType<'t, TYPE_NODES>>;
 
-/// Compiles type text given on the command line.
+/// Compiles canonical type text (see [`canonical_type`] for text a person
+/// typed).
 pub fn compile(text: &str) -> Result<Type<'_>, Failure> {
     CompiledType::parse(text)
         .map(Box::new)
         .map_err(|e| Failure::usage(format!("bad type text {text:?}: {e}")))
+}
+
+/// Type text as a person types it, made canonical: spaces around the
+/// punctuation `{ } < > : ,` are dropped and a struct's last field may
+/// leave out its comma (`struct{ id: u32, name: str }`). The result is the
+/// canonical text, whose hash is what a frame carries; the core parser
+/// itself takes canonical text only. A space inside a name is refused.
+pub fn canonical_type(text: &str) -> Result<String, Failure> {
+    let bad = |why: &str| Failure::usage(format!("bad type text {text:?}: {why}"));
+    let punct = |c: char| matches!(c, '{' | '}' | '<' | '>' | ':' | ',');
+    let mut out = String::with_capacity(text.len() + 8);
+    let mut chars = text.trim().chars().peekable();
+    while let Some(c) = chars.next() {
+        if c.is_whitespace() {
+            while chars.next_if(|c| c.is_whitespace()).is_some() {}
+            let before = out.chars().last().is_some_and(punct);
+            let after = chars.peek().copied().is_some_and(punct);
+            if !before && !after {
+                return Err(bad("a space inside a name"));
+            }
+            continue;
+        }
+        if c == '}' && !matches!(out.chars().last(), Some('{' | ',')) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    let ty: Type<'_> = CompiledType::parse(&out)
+        .map(Box::new)
+        .map_err(|e| bad(&e.to_string()))?;
+    Ok(ty.to_string())
+}
+
+/// Canonical type text for `--type TEXT`, and a note on standard error
+/// when TEXT was not already canonical, so the canonical form (the one to
+/// use in code, whose hash frames carry) is printed back.
+pub fn type_arg(text: &str) -> Result<String, Failure> {
+    let canonical = canonical_type(text)?;
+    if canonical != text {
+        eprintln!("kiln: type text read as {canonical}");
+    }
+    Ok(canonical)
+}
+
+/// The conversion message type a framed file's frame hash names, if any.
+pub fn known_message(bytes: &[u8]) -> Option<MessageType> {
+    let info = frame::peek(bytes)?;
+    MessageType::of(bytes)
+        .ok()
+        .filter(|m| m.hash() == info.hash)
+}
+
+/// How to read a Kiln value: its canonical type text, whether it is framed,
+/// the caps, and the conversion message type it is, if any.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Reading {
+    pub type_text: String,
+    pub framed: bool,
+    pub limits: Limits,
+    pub message: Option<MessageType>,
+}
+
+impl Reading {
+    /// The walker's options.
+    pub fn options(&self) -> kiln_nostd::Options {
+        kiln_nostd::Options {
+            framing: if self.framed {
+                kiln_nostd::Framing::Framed
+            } else {
+                kiln_nostd::Framing::Bare
+            },
+            limits: self.limits,
+        }
+    }
+}
+
+/// What the flags say, each `None` when not given.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ReadFlags {
+    /// `--type TEXT`, as typed.
+    pub type_text: Option<String>,
+    /// `--framed` (true) or `--bare` (false).
+    pub framed: Option<bool>,
+    /// `--cap N`.
+    pub limits: Option<Limits>,
+}
+
+/// How to read `bytes`: the flags decide what they give; the bytes decide
+/// the rest, as `kiln inspect` does. A frame is recognised by its magic
+/// (`frame::peek`); a frame whose hash is one of the conversion message
+/// types gives that type and the wire-maximum caps; a bare value without
+/// `--type` is a tensor directory. A frame of any other type needs
+/// `--type` (its hash does not tell the type).
+pub fn reading(bytes: &[u8], flags: &ReadFlags, file: &str) -> Result<Reading, Failure> {
+    let peeked = frame::peek(bytes);
+    let framed = flags.framed.unwrap_or(peeked.is_some());
+    let known = known_message(bytes).filter(|_| framed);
+    let type_text = match (&flags.type_text, known, peeked) {
+        (Some(text), _, _) => type_arg(text)?,
+        (None, Some(message), _) => message.type_text().to_string(),
+        (None, None, Some(info)) if framed => {
+            return Err(Failure::usage(format!(
+                "{} is a framed Kiln message of a type other than the ones `kiln convert` \
+                 writes (schema hash {:#018x}); the hash does not tell the type: give it with \
+                 --type TYPE",
+                file_name(file),
+                info.hash
+            )))
+        }
+        (None, None, _) => "tensors".to_string(),
+    };
+    let message = known.filter(|m| m.type_text() == type_text);
+    let limits = flags.limits.unwrap_or(if message.is_some() {
+        kiln_convert::LIMITS
+    } else {
+        Limits::DEFAULT
+    });
+    Ok(Reading {
+        type_text,
+        framed,
+        limits,
+        message,
+    })
+}
+
+/// How a file is named in an error line: `standard input` for `-`.
+pub fn file_name(file: &str) -> &str {
+    if file == "-" {
+        "standard input"
+    } else {
+        file
+    }
 }
 
 /// Runs a subcommand the way every one of them runs: parse its arguments
@@ -136,10 +273,21 @@ impl Failure {
     }
 
     /// A Kiln error from reading FILE: a wire code is invalid input
-    /// (`error: CODE: what at byte N`), an API refusal a usage error.
+    /// (`error: FILE: CODE: what at byte N`, the one shape of every
+    /// command's error line, docs/cli.md), an API refusal a usage error.
     pub fn kiln(file: &str, e: kiln_nostd::Error) -> Failure {
+        let file = file_name(file);
         match e.kind() {
-            Kind::Wire(_) => Failure::invalid(format!("{file}: {e}")),
+            Kind::Wire(code) => {
+                // `CODE: what at byte N`; without error text (feature
+                // `no-error-text`) Display is `CODE at byte N`: the line
+                // keeps its shape either way.
+                let text = e.to_string();
+                let rest = text.strip_prefix(code.as_str()).map_or(text.as_str(), |r| {
+                    r.strip_prefix(": ").unwrap_or(r.trim_start())
+                });
+                Failure::invalid(format!("{file}: {code}: {rest}"))
+            }
             Kind::Refused(_) => Failure::usage(format!("{file}: {e}")),
         }
     }
@@ -283,5 +431,24 @@ mod tests {
         assert_eq!(human_size(5 << 30), "5.0 GiB");
         assert_eq!(human_count(384), "384");
         assert_eq!(human_count(11_720_448), "11.7M");
+    }
+
+    #[test]
+    fn type_text_as_typed_is_made_canonical() {
+        let ok = |t: &str| canonical_type(t).unwrap();
+        assert_eq!(
+            ok("struct{ id: u32, name: str }"),
+            "struct{id:u32,name:str,}"
+        );
+        assert_eq!(ok(" list < struct{a:u8} > "), "list<struct{a:u8,}>");
+        assert_eq!(ok("struct{}"), "struct{}");
+        assert_eq!(
+            ok("struct{a:struct{b:u8},c:dict<str, opt<f32>>}"),
+            "struct{a:struct{b:u8,},c:dict<str,opt<f32>>,}"
+        );
+        assert_eq!(ok("tensors"), "tensors");
+        for bad in ["struct{na me:u8}", "list<", "struct{a:u8,,}", "u 8"] {
+            assert!(canonical_type(bad).is_err(), "{bad}");
+        }
     }
 }

@@ -1,4 +1,4 @@
-//! `kiln decode [--type TYPE] [--framed] [--cap N] [--preview] [--compact] FILE`
+//! `kiln decode [--type TYPE] [--framed|--bare] [--cap N] [--preview] [--compact] FILE`
 //!
 //! Prints one Kiln value as JSON, in the form `spec/json.md` defines:
 //! 64-bit integers exact, floats bit-exact, bytes and payloads as hex.
@@ -6,25 +6,26 @@
 use std::io::{BufWriter, Write};
 use std::process::ExitCode;
 
-use kiln_convert::{MessageType, LIMITS};
-use kiln_nostd::{frame, Framing, Limits, Options};
-
-use crate::common::{compile, read_input, unknown_option, ArgWalk, Failure};
+use crate::common::{compile, read_input, reading, unknown_option, ArgWalk, Failure, ReadFlags};
 use crate::jsonform::{write_value, Style};
 use crate::jsontext::JsonOut;
 
 pub const USAGE: &str =
-    "usage: kiln decode [--type TYPE] [--framed] [--cap N] [--preview] [--compact] FILE";
+    "usage: kiln decode [--type TYPE] [--framed|--bare] [--cap N] [--preview] [--compact] FILE";
 
 const HELP: &str = "\
 Prints one Kiln value as JSON (the form of spec/json.md).
 
-usage: kiln decode [--type TYPE] [--framed] [--cap N] [--preview] [--compact] FILE
+usage: kiln decode [--type TYPE] [--framed|--bare] [--cap N] [--preview] [--compact] FILE
 
   FILE         the value's bytes; - for standard input
-  --type TYPE  canonical type text (default: tensors; for a framed message
-               of one of the two types `kiln convert` writes, that type)
+  --type TYPE  type text; spaces and a missing last comma are fine, and
+               the canonical form is printed back (default: tensors; for a
+               framed message of a type `kiln convert` writes, that type,
+               known from the frame's hash)
   --framed     the value starts with a 16-byte frame whose hash must match
+               (default: when the bytes start with the frame magic KLN0)
+  --bare       read the bytes as a bare value even if they start with KLN0
   --cap N      count cap and byte-run cap (default 16777216; 4294967295
                when the type comes from a converted message's frame)
   --preview    each tensor shows its first 8 values instead of its whole
@@ -45,9 +46,7 @@ examples:
 
 #[derive(Debug, PartialEq)]
 struct DecodeArgs {
-    type_text: Option<String>,
-    framed: bool,
-    limits: Option<Limits>,
+    flags: ReadFlags,
     preview: bool,
     compact: bool,
     file: String,
@@ -55,9 +54,7 @@ struct DecodeArgs {
 
 fn parse_args(args: &[String]) -> Result<Option<DecodeArgs>, String> {
     let mut parsed = DecodeArgs {
-        type_text: None,
-        framed: false,
-        limits: None,
+        flags: ReadFlags::default(),
         preview: false,
         compact: false,
         file: String::new(),
@@ -66,9 +63,10 @@ fn parse_args(args: &[String]) -> Result<Option<DecodeArgs>, String> {
     while let Some(flag) = walk.next_option() {
         match flag {
             "--help" | "-h" => return Ok(None),
-            "--type" => parsed.type_text = Some(walk.value(flag)?.into()),
-            "--framed" => parsed.framed = true,
-            "--cap" => parsed.limits = Some(walk.cap(flag)?),
+            "--type" => parsed.flags.type_text = Some(walk.value(flag)?.into()),
+            "--framed" => parsed.flags.framed = Some(true),
+            "--bare" => parsed.flags.framed = Some(false),
+            "--cap" => parsed.flags.limits = Some(walk.cap(flag)?),
             "--preview" => parsed.preview = true,
             "--compact" => parsed.compact = true,
             _ => return Err(unknown_option(flag)),
@@ -78,36 +76,12 @@ fn parse_args(args: &[String]) -> Result<Option<DecodeArgs>, String> {
     Ok(Some(parsed))
 }
 
-/// The message type of a converted model, from its frame.
-pub fn known_message(bytes: &[u8]) -> Option<MessageType> {
-    let hash = u64::from_le_bytes(bytes.get(8..16)?.try_into().ok()?);
-    (bytes.starts_with(&frame::FRAME_MAGIC))
-        .then(|| {
-            [MessageType::Safetensors, MessageType::Gguf]
-                .into_iter()
-                .find(|m| m.hash() == hash)
-        })
-        .flatten()
-}
-
 fn decode(args: &DecodeArgs) -> Result<(), Failure> {
     let input = read_input(&args.file)?;
-    let (type_text, framed, limits) = match (&args.type_text, known_message(&input)) {
-        (Some(text), _) => (text.as_str(), args.framed, args.limits.unwrap_or_default()),
-        (None, Some(message)) => (message.type_text(), true, args.limits.unwrap_or(LIMITS)),
-        (None, None) => ("tensors", args.framed, args.limits.unwrap_or_default()),
-    };
-    let ty = compile(type_text)?;
-    let options = Options {
-        framing: if framed {
-            Framing::Framed
-        } else {
-            Framing::Bare
-        },
-        limits,
-    };
+    let reading = reading(&input, &args.flags, &args.file)?;
+    let ty = compile(&reading.type_text)?;
     let value = ty
-        .decode_value(&input, options)
+        .decode_value(&input, reading.options())
         .map_err(|e| Failure::kiln(&args.file, e))?;
     let stdout = std::io::stdout().lock();
     let mut out = JsonOut::new(BufWriter::with_capacity(1 << 16, stdout), !args.compact);
@@ -143,9 +117,12 @@ mod tests {
         let args = parse(&["--type", "u8", "--framed", "--preview", "--compact", "-"])
             .unwrap()
             .unwrap();
-        assert_eq!(args.type_text.as_deref(), Some("u8"));
-        assert!(args.framed && args.preview && args.compact);
+        assert_eq!(args.flags.type_text.as_deref(), Some("u8"));
+        assert_eq!(args.flags.framed, Some(true));
+        assert!(args.preview && args.compact);
         assert_eq!(args.file, "-");
+        let args = parse(&["--bare", "f"]).unwrap().unwrap();
+        assert_eq!(args.flags.framed, Some(false));
         assert!(parse(&[]).is_err());
         assert!(parse(&["a", "b"]).is_err());
         assert!(parse(&["--cap", "x", "a"]).is_err());

@@ -21,7 +21,8 @@ Kiln bytes.
 usage: kiln encode [--type TYPE] [--framed] [--cap N] [-o OUT] [FILE]
 
   FILE         the JSON; standard input when absent or -
-  --type TYPE  canonical type text (default: tensors)
+  --type TYPE  type text; spaces and a missing last comma are fine, and the
+               canonical form is printed back (default: tensors)
   --framed     write the 16-byte frame with the type's hash first
   --cap N      count cap and byte-run cap (default 16777216)
   -o OUT       write the bytes to OUT (default: standard output, which must
@@ -81,7 +82,8 @@ fn encode(args: &EncodeArgs) -> Result<(), Failure> {
             "the output is binary: give -o OUT, or redirect standard output",
         ));
     }
-    let ty = compile(&args.type_text)?;
+    let type_text = crate::common::type_arg(&args.type_text)?;
+    let ty = compile(&type_text)?;
     let input = read_input(&args.file)?;
     let name = if args.file == "-" {
         "standard input"

@@ -4,41 +4,45 @@
 //! The format comes from the content (the frame magic `KLN0`, the directory
 //! magic `KLNT`, `GGUF`, a safetensors header), the extension only when
 //! the content says nothing. safetensors and GGUF files are read with
-//! kiln-convert's readers; a Kiln value is walked with the core's walker,
-//! which gives every `tensors` field its path (`batch`, `layers[2].w`) and
-//! every other value its path and bytes. Files are memory-mapped.
+//! kiln-convert's readers; a Kiln value is read into the core's inspection
+//! model (`kiln_nostd::inspect`: the value tree, every `tensors` value with
+//! its path, every tensor's facts), which this module only renders. Files
+//! are memory-mapped.
 
 use std::io::{BufWriter, IsTerminal, Write};
 use std::process::ExitCode;
 
 use kiln_convert::gguf::Gguf;
 use kiln_convert::{MessageType, LIMITS};
-use kiln_nostd::walk::{ScalarValue, Span, Visitor};
-use kiln_nostd::{
-    frame, CompiledType, Directory, DtypeCode, Framing, Limits, Options, Quant, Scalar, TensorView,
+use kiln_nostd::inspect::{
+    inspect as inspect_value, InPlace, Inspection, Path, QuantLink, Seg, TensorFacts,
 };
+use kiln_nostd::order::HOST_IS_LITTLE_ENDIAN;
+use kiln_nostd::schema::{NodeKind, TypeRef};
+use kiln_nostd::{Dtype, DtypeCode, Limits, Options, Scalar, Value, ValueKind};
 
 use crate::common::{
-    compile, human_count, human_size, read_input, unknown_option, ArgWalk, Failure,
+    compile, file_name, human_count, human_size, read_input, reading, unknown_option, ArgWalk,
+    Failure, ReadFlags,
 };
-use crate::decode::known_message;
 use crate::jsonform::{write_value, Style};
-use crate::jsontext::{f32_json, f64_json, quote, JsonOut, MAX_SAFE};
+use crate::jsontext::{quote, JsonOut, MAX_SAFE};
 
 pub const USAGE: &str = "usage: kiln inspect [--type TYPE] [--cap N] [--json] FILE";
 
 const HELP: &str = "\
 Shows what is inside a Kiln message or directory, a safetensors file or a
 GGUF file: every tensor (name, dtype, shape, elements, size, offset in the
-file, quantization links by name, opaque layout) and the metadata.
+file, quantization links by name, opaque layout, whether its payload can be
+viewed in place and why not) and the metadata.
 
 usage: kiln inspect [--type TYPE] [--cap N] [--json] FILE
 
   FILE         the file; - for standard input
   --type TYPE  the type of a Kiln value: needed for a framed message of a
-               type other than the two `kiln convert` writes (the frame's
+               type other than the ones `kiln convert` writes (the frame's
                hash does not tell the type) and for a bare value other than
-               a directory
+               a directory; spaces and a missing last comma are fine
   --cap N      count cap and byte-run cap for a Kiln value (default
                4294967295, the wire maximum)
   --json       machine output (its shape: spec/json.md, section 8)
@@ -47,7 +51,10 @@ The format comes from the content (KLN0 frame, KLNT directory, GGUF magic,
 safetensors header), from the extension (.kiln .safetensors .gguf) only when
 the content says nothing. A GGUF file's shapes are shown outermost first and
 its block types as the opaque Kiln dtypes of `kiln convert` (Q4_K is 4108),
-so a file and its converted .kiln show the same rows.
+so a file and its converted .kiln show the same rows. The `view` column
+says whether a payload can be viewed in place (a typed slice over the
+memory-mapped file: its offset a multiple of the element size, and a
+little-endian host for elements wider than a byte) and, if not, why.
 
 Exit status: 0 shown; 1 the file is truncated, corrupt or of no known format
 (one `error:` line with the byte offset); 2 usage or I/O error.
@@ -90,34 +97,28 @@ fn parse_args(args: &[String]) -> Result<Option<InspectArgs>, String> {
 // ---------------------------------------------------------------------------
 // The report
 
-/// Quantization links of one tensor.
-struct Links {
-    axis: u16,
-    group_size: u32,
-    scales: (usize, Option<String>),
-    outer: Option<(usize, Option<String>)>,
-}
-
-/// One tensor.
+/// One tensor: the core's facts, plus what only a foreign file has.
 struct Row {
-    index: usize,
-    name: Option<String>,
-    /// Closed name, or the opaque code.
-    dtype: DtypeCode,
+    facts: TensorFacts,
     /// A dtype outside Kiln's (a safetensors `F4`), by its own name.
     foreign: Option<String>,
-    layout: Option<String>,
-    block_size: u32,
-    shape: Vec<u64>,
+    /// The element count; `None` when the shape's product overflows.
     elements: Option<u64>,
-    bytes: u64,
-    offset: u64,
-    links: Option<Links>,
+    /// The names of the tensors the quantization links point to.
+    scales_name: Option<String>,
+    outer_name: Option<String>,
+}
+
+impl Row {
+    fn in_place(&self) -> InPlace {
+        // A memory map starts on a page: the file offset decides.
+        self.facts.in_place(0, HOST_IS_LITTLE_ENDIAN)
+    }
 }
 
 /// One directory (or a safetensors/GGUF file's tensors).
 struct Group {
-    path: Option<String>,
+    path: Option<Path>,
     offset: u64,
     bytes: u64,
     rows: Vec<Row>,
@@ -144,56 +145,6 @@ struct Report {
     omitted: u64,
 }
 
-fn row_of(t: &TensorView<'_>) -> Row {
-    let link = |v: TensorView<'_>| (v.index(), v.name().map(String::from));
-    let links = match t.quant() {
-        Quant::None => None,
-        Quant::Scales {
-            axis,
-            group_size,
-            scales,
-        } => Some(Links {
-            axis,
-            group_size,
-            scales: link(scales),
-            outer: None,
-        }),
-        Quant::ScalesOuter {
-            axis,
-            group_size,
-            scales,
-            outer,
-        } => Some(Links {
-            axis,
-            group_size,
-            scales: link(scales),
-            outer: Some(link(outer)),
-        }),
-    };
-    Row {
-        index: t.index(),
-        name: t.name().map(String::from),
-        dtype: t.dtype(),
-        foreign: None,
-        layout: t.layout().map(String::from),
-        block_size: t.block_size(),
-        shape: t.shape().to_vec(),
-        elements: Some(t.element_count()),
-        bytes: t.byte_length(),
-        offset: t.byte_range().start as u64,
-        links,
-    }
-}
-
-fn group_of(path: Option<String>, dir: &Directory<'_>) -> Group {
-    Group {
-        path,
-        offset: dir.offset() as u64,
-        bytes: dir.block_len() as u64,
-        rows: dir.iter().map(|t| row_of(&t)).collect(),
-    }
-}
-
 fn product(dims: &[u64]) -> Option<u64> {
     if dims.contains(&0) {
         return Some(0);
@@ -201,13 +152,42 @@ fn product(dims: &[u64]) -> Option<u64> {
     dims.iter().try_fold(1u64, |acc, &d| acc.checked_mul(d))
 }
 
+/// A tensor of a safetensors or GGUF file, as facts.
+fn foreign_row(
+    index: usize,
+    name: &str,
+    dtype: DtypeCode,
+    shape: Vec<u64>,
+    range: std::ops::Range<usize>,
+) -> Row {
+    let elements = product(&shape);
+    Row {
+        facts: TensorFacts {
+            directory: 0,
+            index,
+            name: Some(name.into()),
+            dtype,
+            elements: elements.unwrap_or(u64::MAX),
+            shape,
+            range,
+            layout: None,
+            block_size: 0,
+            quant: QuantLink::None,
+        },
+        foreign: None,
+        elements,
+        scales_name: None,
+        outer_name: None,
+    }
+}
+
 // ---------------------------------------------------------------------------
 // safetensors and GGUF
 
 fn safetensors_report(file: &str, input: &[u8]) -> Result<Report, Failure> {
     let (n, meta) = kiln_convert::read_safetensors(input)
-        .map_err(|e| Failure::invalid(format!("{file}: {e}")))?;
-    let data_start = 8 + n as u64;
+        .map_err(|e| Failure::invalid(format!("{}: {e}", file_name(file))))?;
+    let data_start = 8 + n;
     let mut rows: Vec<Row> = meta
         .tensors()
         .into_iter()
@@ -215,24 +195,16 @@ fn safetensors_report(file: &str, input: &[u8]) -> Result<Report, Failure> {
             let shape: Vec<u64> = info.shape.iter().map(|&d| d as u64).collect();
             let (start, end) = info.data_offsets;
             let kiln = kiln_convert::kiln_dtype(info.dtype);
-            Row {
-                index: 0,
-                name: Some(name),
-                dtype: DtypeCode::Closed(kiln.unwrap_or(kiln_nostd::Dtype::U8)),
-                foreign: kiln.is_none().then(|| info.dtype.to_string()),
-                layout: None,
-                block_size: 0,
-                elements: product(&shape),
-                shape,
-                bytes: (end - start) as u64,
-                offset: data_start + start as u64,
-                links: None,
-            }
+            let dtype = DtypeCode::Closed(kiln.unwrap_or(Dtype::U8));
+            let range = data_start + start..data_start + end;
+            let mut row = foreign_row(0, &name, dtype, shape, range);
+            row.foreign = kiln.is_none().then(|| info.dtype.to_string());
+            row
         })
         .collect();
-    rows.sort_by_key(|r| r.offset);
+    rows.sort_by_key(|r| r.facts.range.start);
     for (i, row) in rows.iter_mut().enumerate() {
-        row.index = i;
+        row.facts.index = i;
     }
     let mut metadata: Vec<(&String, &String)> = meta.metadata().iter().flatten().collect();
     metadata.sort();
@@ -252,8 +224,8 @@ fn safetensors_report(file: &str, input: &[u8]) -> Result<Report, Failure> {
             .collect(),
         groups: vec![Group {
             path: None,
-            offset: data_start,
-            bytes: input.len() as u64 - data_start,
+            offset: data_start as u64,
+            bytes: (input.len() - data_start) as u64,
             rows,
         }],
         omitted: 0,
@@ -262,28 +234,34 @@ fn safetensors_report(file: &str, input: &[u8]) -> Result<Report, Failure> {
 
 /// A Kiln value's JSON form, compact, from its type text and bytes.
 fn value_json(type_text: &str, bytes: &[u8]) -> String {
-    let shown = CompiledType::<{ crate::common::TYPE_NODES }>::parse(type_text)
-        .map(Box::new)
+    let shown = crate::common::compile(type_text)
+        .map_err(|f| f.message)
         .and_then(|ty| {
-            let value = ty.decode_value(bytes, Options::BARE.with_limits(LIMITS))?;
-            let mut out = JsonOut::new(Vec::new(), false);
-            let style = Style {
-                pretty: false,
-                preview: Some(8),
-            };
-            let _ = write_value(ty.root(), &value, &mut out, style);
-            Ok(String::from_utf8(out.into_inner()).unwrap_or_default())
+            let value = ty
+                .decode_value(bytes, Options::BARE.with_limits(LIMITS))
+                .map_err(|e| e.to_string())?;
+            Ok(json_of(ty.root(), &value))
         });
     shown.unwrap_or_else(|e| quote(&format!("(not a {type_text}: {e})")))
 }
 
+/// The compact JSON form of `value` (directories shown by preview).
+fn json_of(ty: TypeRef<'_, '_>, value: &Value<'_>) -> String {
+    let mut out = JsonOut::new(Vec::new(), false);
+    let style = Style {
+        pretty: false,
+        preview: Some(8),
+    };
+    let _ = write_value(ty, value, &mut out, style);
+    String::from_utf8(out.into_inner()).unwrap_or_default()
+}
+
 fn gguf_report(file: &str, input: &[u8]) -> Result<Report, Failure> {
-    let gguf = Gguf::parse(input).map_err(|e| Failure::invalid(format!("{file}: {e}")))?;
+    let invalid = |e: kiln_convert::Error| Failure::invalid(format!("{}: {e}", file_name(file)));
+    let gguf = Gguf::parse(input).map_err(invalid)?;
     let mut meta = Vec::with_capacity(gguf.metadata.len());
     for kv in &gguf.metadata {
-        let (ty, bytes) = kv
-            .kiln_value()
-            .map_err(|e| Failure::invalid(format!("{file}: {e}")))?;
+        let (ty, bytes) = kv.kiln_value().map_err(invalid)?;
         meta.push(Meta {
             key: kv.key.into(),
             json: value_json(&ty, &bytes),
@@ -297,23 +275,22 @@ fn gguf_report(file: &str, input: &[u8]) -> Result<Report, Failure> {
         .enumerate()
         .map(|(i, t)| {
             let shape: Vec<u64> = t.dims.iter().rev().copied().collect();
-            let opaque = t.ggml.closed.is_none();
-            Row {
-                index: i,
-                name: Some(t.name.into()),
-                dtype: t.ggml.kiln_dtype(),
-                foreign: None,
-                layout: opaque.then(|| t.ggml.name.to_string()),
-                block_size: if opaque { t.ggml.block_bytes as u32 } else { 0 },
-                elements: product(&shape),
+            let start = (t.data.as_ptr() as usize).saturating_sub(base);
+            let mut row = foreign_row(
+                i,
+                t.name,
+                t.ggml.kiln_dtype(),
                 shape,
-                bytes: t.data.len() as u64,
-                offset: (t.data.as_ptr() as usize).saturating_sub(base) as u64,
-                links: None,
+                start..start + t.data.len(),
+            );
+            if t.ggml.closed.is_none() {
+                row.facts.layout = Some(t.ggml.name.to_string());
+                row.facts.block_size = t.ggml.block_bytes as u32;
             }
+            row
         })
         .collect();
-    let start = rows.first().map_or(input.len() as u64, |r| r.offset);
+    let start = rows.first().map_or(input.len(), |r| r.facts.range.start);
     Ok(Report {
         file: file.into(),
         format: "gguf",
@@ -323,8 +300,8 @@ fn gguf_report(file: &str, input: &[u8]) -> Result<Report, Failure> {
         meta,
         groups: vec![Group {
             path: None,
-            offset: start,
-            bytes: input.len() as u64 - start,
+            offset: start as u64,
+            bytes: (input.len() - start) as u64,
             rows,
         }],
         omitted: 0,
@@ -332,408 +309,249 @@ fn gguf_report(file: &str, input: &[u8]) -> Result<Report, Failure> {
 }
 
 // ---------------------------------------------------------------------------
-// Kiln: the walker with paths
-
-enum Seg {
-    Field(String),
-    Index(u32),
-    Key(String),
-}
-
-enum Frame {
-    List(u32),
-    Other,
-}
-
-enum Leaf<'de> {
-    Scalar(ScalarValue),
-    Str(&'de str),
-    Bytes(&'de [u8]),
-    Numbers(Scalar, &'de [u8]),
-    Text(String),
-}
+// Kiln: the core's inspection model, rendered
 
 /// Most values a report lists; a value with millions of small fields is
 /// summarized.
 const MAX_LEAVES: usize = 10_000;
 
-#[derive(Default)]
-struct Collector<'de> {
-    segs: Vec<Option<Seg>>,
-    frames: Vec<Frame>,
-    pending: Option<Seg>,
-    dirs: Vec<(String, Directory<'de>)>,
-    leaves: Vec<(String, Leaf<'de>)>,
+/// The metadata rows of a Kiln value, from its tree and its type. Every
+/// value that is not a container or a directory is a row keyed by its path
+/// (a list of numbers is one row). Two shapes are read for what they say,
+/// whatever their place in the type: a struct `{key:str, type:str,
+/// value:list<u8>}` is one typed pair (the value's bytes shown as that
+/// type), and in a conversion message (`converted`) a dict entry is keyed
+/// by its own key and other values are the message's structure, not
+/// metadata.
+struct Rows<'r> {
+    rows: &'r mut Vec<Meta>,
     omitted: u64,
+    converted: bool,
 }
 
-impl<'de> Collector<'de> {
-    fn path(&self) -> String {
-        let mut out = String::new();
-        for seg in self.segs.iter().flatten() {
-            match seg {
-                Seg::Field(name) if out.is_empty() => out.push_str(name),
-                Seg::Field(name) => {
-                    out.push('.');
-                    out.push_str(name);
-                }
-                Seg::Index(i) => out.push_str(&format!("[{i}]")),
-                Seg::Key(k) => out.push_str(&format!("[{}]", quote(k))),
-            }
-        }
-        out
+/// A typed pair: a struct of three fields, `key: str`, a `str` naming the
+/// Kiln type of the value (`type`, `value_type`), and `value: list<u8>`.
+fn typed_pair<'v>(
+    ty: TypeRef<'_, '_>,
+    value: &'v Value<'_>,
+) -> Option<(&'v str, &'v str, &'v [u8])> {
+    let shape: Vec<(&str, NodeKind, bool)> = ty
+        .fields()
+        .map(|(name, t)| (name, t.kind(), t.is_bytes()))
+        .collect();
+    match shape.as_slice() {
+        [("key", NodeKind::Str, _), (_, NodeKind::Str, _), ("value", NodeKind::List, true)] => {}
+        _ => return None,
     }
-
-    fn begin(&mut self) {
-        let seg = self
-            .pending
-            .take()
-            .or_else(|| match self.frames.last_mut() {
-                Some(Frame::List(next)) => {
-                    let i = *next;
-                    *next = next.saturating_add(1);
-                    Some(Seg::Index(i))
-                }
-                _ => None,
-            });
-        self.segs.push(seg);
+    let ValueKind::Struct(fields) = &value.kind else {
+        return None;
+    };
+    match fields.as_slice() {
+        [(_, k), (_, t), (_, v)] => match (&k.kind, &t.kind, &v.kind) {
+            (ValueKind::Str(k), ValueKind::Str(t), ValueKind::Bytes(v)) => Some((k, t, v)),
+            _ => None,
+        },
+        _ => None,
     }
+}
 
-    fn leaf(&mut self, leaf: Leaf<'de>) {
-        if self.leaves.len() < MAX_LEAVES {
-            let path = self.path();
-            self.leaves.push((path, leaf));
+impl Rows<'_> {
+    fn push(&mut self, meta: Meta) {
+        if self.rows.len() < MAX_LEAVES {
+            self.rows.push(meta);
         } else {
             self.omitted += 1;
         }
     }
 
-    fn end(&mut self) {
-        self.segs.pop();
-    }
-
-    fn close(&mut self) {
-        self.frames.pop();
-        self.segs.pop();
-    }
-}
-
-impl<'de> Visitor<'de> for Collector<'de> {
-    fn scalar(&mut self, _: usize, value: ScalarValue) -> kiln_nostd::Result<()> {
-        self.begin();
-        self.leaf(Leaf::Scalar(value));
-        self.end();
-        Ok(())
-    }
-
-    fn str(&mut self, _: Span, value: &'de str) -> kiln_nostd::Result<()> {
-        self.begin();
-        self.leaf(Leaf::Str(value));
-        self.end();
-        Ok(())
-    }
-
-    fn bytes(&mut self, _: Span, value: &'de [u8]) -> kiln_nostd::Result<()> {
-        self.begin();
-        self.leaf(Leaf::Bytes(value));
-        self.end();
-        Ok(())
-    }
-
-    fn begin_list(&mut self, _: usize, count: u32) -> kiln_nostd::Result<()> {
-        self.begin();
-        if count == 0 {
-            self.leaf(Leaf::Text("[]".into()));
+    fn visit(&mut self, ty: TypeRef<'_, '_>, value: &Value<'_>, path: &mut Path) {
+        if let Some((key, kind, bytes)) = typed_pair(ty, value) {
+            return self.push(Meta {
+                key: key.into(),
+                json: value_json(kind, bytes),
+                ty: Some(kind.into()),
+            });
         }
-        self.frames.push(Frame::List(0));
-        Ok(())
-    }
-
-    fn numbers(&mut self, scalar: Scalar, _: Span, bytes: &'de [u8]) -> kiln_nostd::Result<()> {
-        if !bytes.is_empty() {
-            self.leaf(Leaf::Numbers(scalar, bytes));
-        }
-        Ok(())
-    }
-
-    fn repeat(&mut self, times: u32) -> kiln_nostd::Result<()> {
-        self.leaf(Leaf::Text(format!(
-            "{{\"count\":{}}}",
-            u64::from(times) + 1
-        )));
-        Ok(())
-    }
-
-    fn end_list(&mut self) -> kiln_nostd::Result<()> {
-        self.close();
-        Ok(())
-    }
-
-    fn begin_opt(&mut self, _: usize, present: bool) -> kiln_nostd::Result<()> {
-        self.begin();
-        if !present {
-            self.leaf(Leaf::Text("null".into()));
-        }
-        self.frames.push(Frame::Other);
-        Ok(())
-    }
-
-    fn end_opt(&mut self) -> kiln_nostd::Result<()> {
-        self.close();
-        Ok(())
-    }
-
-    fn begin_dict(&mut self, _: usize, count: u32) -> kiln_nostd::Result<()> {
-        self.begin();
-        if count == 0 {
-            self.leaf(Leaf::Text("{}".into()));
-        }
-        self.frames.push(Frame::Other);
-        Ok(())
-    }
-
-    fn key(&mut self, _: Span, key: &'de str) -> kiln_nostd::Result<()> {
-        self.pending = Some(Seg::Key(key.into()));
-        Ok(())
-    }
-
-    fn end_dict(&mut self) -> kiln_nostd::Result<()> {
-        self.close();
-        Ok(())
-    }
-
-    fn begin_struct(&mut self, _: usize, fields: usize) -> kiln_nostd::Result<()> {
-        self.begin();
-        if fields == 0 {
-            self.leaf(Leaf::Text("{}".into()));
-        }
-        self.frames.push(Frame::Other);
-        Ok(())
-    }
-
-    fn field(&mut self, name: &str) -> kiln_nostd::Result<()> {
-        self.pending = Some(Seg::Field(name.into()));
-        Ok(())
-    }
-
-    fn end_struct(&mut self) -> kiln_nostd::Result<()> {
-        self.close();
-        Ok(())
-    }
-
-    fn tensors(&mut self, directory: Directory<'de>) -> kiln_nostd::Result<()> {
-        self.begin();
-        let path = self.path();
-        self.dirs.push((path, directory));
-        self.end();
-        Ok(())
-    }
-}
-
-fn scalar_json(v: ScalarValue) -> String {
-    match v {
-        ScalarValue::Bool(b) => b.to_string(),
-        ScalarValue::I8(n) => n.to_string(),
-        ScalarValue::U8(n) => n.to_string(),
-        ScalarValue::I16(n) => n.to_string(),
-        ScalarValue::U16(n) => n.to_string(),
-        ScalarValue::I32(n) => n.to_string(),
-        ScalarValue::U32(n) => n.to_string(),
-        ScalarValue::I64(n) | ScalarValue::Int(n) => quote(&n.to_string()),
-        ScalarValue::U64(n) | ScalarValue::Uint(n) => quote(&n.to_string()),
-        ScalarValue::F32(x) => float_json(f32_json(x)),
-        ScalarValue::F64(x) => float_json(f64_json(x)),
-    }
-}
-
-fn float_json((number, text): (bool, String)) -> String {
-    if number {
-        text
-    } else {
-        quote(&text)
-    }
-}
-
-fn leaf_json(leaf: &Leaf<'_>) -> String {
-    match leaf {
-        Leaf::Scalar(v) => scalar_json(*v),
-        Leaf::Str(s) => quote(s),
-        Leaf::Bytes(b) => {
-            let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
-            quote(&hex)
-        }
-        Leaf::Numbers(scalar, bytes) => {
-            let width = scalar.width() as usize;
-            let mut r = kiln_nostd::Reader::new(bytes, Limits::DEFAULT);
-            let mut items = Vec::with_capacity(bytes.len() / width.max(1));
-            while r.remaining() >= width {
-                match ScalarValue::read(*scalar, &mut r) {
-                    Ok(v) => items.push(scalar_json(v)),
-                    Err(_) => break,
+        let mut inside = |rows: &mut Self, seg: Seg, t: TypeRef<'_, '_>, v: &Value<'_>| {
+            path.push(seg);
+            rows.visit(t, v, path);
+            path.pop();
+        };
+        match (&value.kind, ty.element()) {
+            (ValueKind::List(items), Some(element))
+                if !items.is_empty()
+                    && !matches!(element.kind(), NodeKind::Scalar(s) if s != Scalar::Bool) =>
+            {
+                for (i, item) in items.iter().enumerate() {
+                    inside(self, Seg::Index(i as u32), element, item);
                 }
             }
-            format!("[{}]", items.join(","))
+            (ValueKind::Opt(Some(inner)), Some(element)) => self.visit(element, inner, path),
+            (ValueKind::Dict(pairs), Some(element)) if self.converted => {
+                for (key, item) in pairs {
+                    self.push(Meta {
+                        key: key.to_string(),
+                        ty: Some(element.to_string()),
+                        json: json_of(element, item),
+                    });
+                }
+            }
+            (ValueKind::Dict(pairs), Some(element)) if !pairs.is_empty() => {
+                for (key, item) in pairs {
+                    inside(self, Seg::Key(key.to_string()), element, item);
+                }
+            }
+            (ValueKind::Struct(fields), _) if !fields.is_empty() => {
+                for ((_, field_ty), (name, item)) in ty.fields().zip(fields) {
+                    inside(self, Seg::Field(name.to_string()), field_ty, item);
+                }
+            }
+            (ValueKind::Tensors(_), _) => {}
+            _ if self.converted => {}
+            _ => {
+                let key = if path.is_root() {
+                    "(value)".to_string()
+                } else {
+                    path.text()
+                };
+                let json = json_of(ty, value);
+                self.push(Meta {
+                    key,
+                    ty: None,
+                    json,
+                })
+            }
         }
-        Leaf::Text(t) => t.clone(),
     }
 }
 
-/// A field of a conversion message that places the model (a set's file
-/// names and index, a directory's alignment zeros) rather than holds its
-/// metadata.
-fn is_conversion_field(path: &str) -> bool {
-    path == "index_file" || path == "index" || path.ends_with("].file") || path.ends_with("].align")
+/// The first `version: u32` field of a value, depth first.
+fn version_field(ty: TypeRef<'_, '_>, value: &Value<'_>) -> Option<u32> {
+    match (&value.kind, ty.element()) {
+        (ValueKind::Struct(fields), _) => {
+            ty.fields().zip(fields).find_map(|((name, t), (_, v))| {
+                match (name, t.kind(), &v.kind) {
+                    ("version", NodeKind::Scalar(Scalar::U32), ValueKind::Integer(n)) => {
+                        u32::try_from(*n).ok()
+                    }
+                    _ => version_field(t, v),
+                }
+            })
+        }
+        (ValueKind::List(items), Some(element)) => {
+            items.iter().find_map(|v| version_field(element, v))
+        }
+        (ValueKind::Opt(Some(inner)), Some(element)) => version_field(element, inner),
+        _ => None,
+    }
+}
+
+/// The GGUF header of a message converted from GGUF: its `version` field
+/// (the first, for a split set), and the alignment its metadata names.
+fn gguf_header(ty: TypeRef<'_, '_>, value: &Value<'_>, meta: &[Meta]) -> Option<(u32, u64)> {
+    let version = version_field(ty, value)?;
+    let alignment = meta
+        .iter()
+        .find(|m| m.key == kiln_convert::gguf::ALIGNMENT_KEY && m.ty.as_deref() == Some("u32"))
+        .and_then(|m| m.json.parse().ok())
+        .unwrap_or(kiln_convert::gguf::DEFAULT_ALIGNMENT);
+    Some((version, alignment))
+}
+
+fn rows_of(seen: &Inspection<'_>) -> Vec<Group> {
+    seen.directories
+        .iter()
+        .map(|d| {
+            let facts = seen.tensors_of(d);
+            let name = |i: usize| facts.get(i).and_then(|t| t.name.clone());
+            Group {
+                path: Some(d.path.clone()),
+                offset: d.span.start as u64,
+                bytes: d.span.len() as u64,
+                rows: facts
+                    .iter()
+                    .map(|t| {
+                        let (scales_name, outer_name) = match t.quant {
+                            QuantLink::None => (None, None),
+                            QuantLink::Scales { scales, .. } => (name(scales), None),
+                            QuantLink::ScalesOuter { scales, outer, .. } => {
+                                (name(scales), name(outer))
+                            }
+                        };
+                        Row {
+                            facts: t.clone(),
+                            foreign: None,
+                            elements: Some(t.elements),
+                            scales_name,
+                            outer_name,
+                        }
+                    })
+                    .collect(),
+            }
+        })
+        .collect()
 }
 
 fn kiln_report(
     file: &str,
     input: &[u8],
-    type_text: &str,
-    framed: bool,
-    message: Option<MessageType>,
-    limits: Limits,
+    reading: &crate::common::Reading,
 ) -> Result<Report, Failure> {
-    let ty = compile(type_text)?;
-    let options = Options {
-        framing: if framed {
-            Framing::Framed
-        } else {
-            Framing::Bare
-        },
-        limits,
-    };
-    let mut c = Collector::default();
-    ty.walk(input, options, &mut c)
-        .map_err(|e| Failure::kiln(file, e))?;
+    let ty = compile(&reading.type_text)?;
+    let seen = inspect_value(&*ty, input, reading.options()).map_err(|e| Failure::kiln(file, e))?;
     let mut meta = Vec::new();
-    let mut gguf = None;
-    match message {
-        Some(MessageType::Gguf) => {
-            // version, then metadata[i].key, .type, .value: one entry per
-            // pair; the version and alignment as for a GGUF file.
-            let (mut key, mut kind) = (String::new(), String::new());
-            let mut alignment = kiln_convert::gguf::DEFAULT_ALIGNMENT;
-            for (path, leaf) in &c.leaves {
-                match leaf {
-                    // The conversion message's own placing fields (file
-                    // names of a set, alignment zeros) are not metadata.
-                    _ if is_conversion_field(path) => {}
-                    Leaf::Scalar(ScalarValue::U32(v)) if path.ends_with("].version") => {
-                        gguf = Some((*v, alignment))
-                    }
-                    Leaf::Bytes(b)
-                        if path.ends_with("].value")
-                            && key == kiln_convert::gguf::ALIGNMENT_KEY
-                            && kind == "u32" =>
-                    {
-                        if let Ok(a) = <[u8; 4]>::try_from(*b) {
-                            alignment = u32::from_le_bytes(a).into();
-                            gguf = gguf.map(|(v, _)| (v, alignment));
-                        }
-                        meta.push(Meta {
-                            key: std::mem::take(&mut key),
-                            json: value_json(&kind, b),
-                            ty: Some(std::mem::take(&mut kind)),
-                        })
-                    }
-                    Leaf::Str(s) if path.ends_with("].key") => key = s.to_string(),
-                    Leaf::Str(s) if path.ends_with("].value_type") => kind = s.to_string(),
-                    Leaf::Bytes(b) if path.ends_with("].value") => meta.push(Meta {
-                        key: std::mem::take(&mut key),
-                        json: value_json(&kind, b),
-                        ty: Some(std::mem::take(&mut kind)),
-                    }),
-                    _ => meta.push(Meta {
-                        key: path.clone(),
-                        ty: None,
-                        json: leaf_json(leaf),
-                    }),
-                }
-            }
-        }
-        Some(MessageType::Safetensors) => {
-            for (path, leaf) in c.leaves.iter().filter(|(p, _)| !is_conversion_field(p)) {
-                let key = match leaf {
-                    Leaf::Str(_) => path
-                        .split_once("].metadata[")
-                        .and_then(|(_, k)| k.strip_suffix(']'))
-                        .and_then(|k| serde_json::from_str::<String>(k).ok()),
-                    _ => None,
-                };
-                meta.push(Meta {
-                    ty: key.is_some().then(|| "str".to_string()),
-                    key: key.unwrap_or_else(|| path.clone()),
-                    json: leaf_json(leaf),
-                });
-            }
-        }
-        None => {
-            for (path, leaf) in &c.leaves {
-                meta.push(Meta {
-                    key: if path.is_empty() {
-                        "(value)".into()
-                    } else {
-                        path.clone()
-                    },
-                    ty: None,
-                    json: leaf_json(leaf),
-                });
-            }
-        }
-    }
-    let hash = framed.then(|| ty.hash());
+    let mut rows = Rows {
+        rows: &mut meta,
+        omitted: 0,
+        converted: reading.message.is_some(),
+    };
+    rows.visit(ty.root(), &seen.value, &mut Path::root());
+    let omitted = rows.omitted;
+    let gguf = reading
+        .message
+        .filter(|m| m.format_name() == "GGUF")
+        .and_then(|_| gguf_header(ty.root(), &seen.value, &meta));
     Ok(Report {
         file: file.into(),
         format: "kiln",
         size: input.len() as u64,
-        kiln: Some((type_text.to_string(), hash, message)),
+        kiln: Some((
+            reading.type_text.clone(),
+            reading.framed.then(|| ty.hash()),
+            reading.message,
+        )),
         gguf,
         meta,
-        groups: c
-            .dirs
-            .iter()
-            .map(|(path, dir)| group_of(Some(path.clone()), dir))
-            .collect(),
-        omitted: c.omitted,
+        groups: rows_of(&seen),
+        omitted,
     })
 }
 
 /// Which format FILE holds: from its bytes, else its extension.
 fn report(args: &InspectArgs, input: &[u8]) -> Result<Report, Failure> {
     let file = args.file.as_str();
-    let framed = input.starts_with(&frame::FRAME_MAGIC);
-    if let Some(type_text) = &args.type_text {
-        return kiln_report(file, input, type_text, framed, None, args.limits);
+    let kiln = |flags: ReadFlags| -> Result<Report, Failure> {
+        let reading = reading(input, &flags, file)?;
+        kiln_report(file, input, &reading)
+    };
+    let flags = ReadFlags {
+        type_text: args.type_text.clone(),
+        framed: None,
+        limits: Some(args.limits),
+    };
+    let framed = kiln_nostd::frame::peek(input).is_some();
+    if args.type_text.is_some() || framed {
+        return kiln(flags);
     }
-    if framed {
-        if let Some(message) = known_message(input) {
-            return kiln_report(
-                file,
-                input,
-                message.type_text(),
-                true,
-                Some(message),
-                args.limits,
-            );
-        }
-        let hash = input
-            .get(8..16)
-            .and_then(|h| h.try_into().ok())
-            .map(u64::from_le_bytes);
-        return Err(match hash {
-            Some(hash) => Failure::usage(format!(
-                "{file} is a framed Kiln message of a type other than the two `kiln convert` \
-                 writes (schema hash {hash:#018x}); the hash does not tell the type: give it \
-                 with --type TYPE"
-            )),
-            None => Failure::invalid(format!(
-                "{file}: EOF: the file ends inside the 16-byte Kiln frame at byte {}",
-                input.len()
-            )),
-        });
+    if input.starts_with(&kiln_nostd::frame::FRAME_MAGIC) {
+        return Err(Failure::invalid(format!(
+            "{}: EOF: the file ends inside the 16-byte Kiln frame at byte {}",
+            file_name(file),
+            input.len()
+        )));
     }
     if input.starts_with(&kiln_nostd::directory::MAGIC) {
-        return kiln_report(file, input, "tensors", false, None, args.limits);
+        return kiln(flags);
     }
     if input.starts_with(&kiln_convert::gguf::MAGIC) {
         return gguf_report(file, input);
@@ -748,18 +566,17 @@ fn report(args: &InspectArgs, input: &[u8]) -> Result<Report, Failure> {
     match ext.as_deref() {
         Some("safetensors") => safetensors_report(file, input),
         Some("gguf") => gguf_report(file, input),
-        Some("kiln") => {
-            kiln_report(file, input, "tensors", false, None, args.limits).map_err(|mut f| {
-                f.message.push_str(
-                    " (read as a bare tensor directory: neither KLN0 nor KLNT starts the file; \
-                     a bare value of another type needs --type TYPE)",
-                );
-                f
-            })
-        }
+        Some("kiln") => kiln(flags).map_err(|mut f| {
+            f.message.push_str(
+                " (read as a bare tensor directory: neither KLN0 nor KLNT starts the file; \
+                 a bare value of another type needs --type TYPE)",
+            );
+            f
+        }),
         _ => Err(Failure::invalid(format!(
-            "{file}: at byte 0: not a Kiln message (KLN0) or directory (KLNT), GGUF or safetensors file, \
-             and its name does not end in .kiln, .gguf or .safetensors"
+            "{}: at byte 0: not a Kiln message (KLN0) or directory (KLNT), GGUF or safetensors file, \
+             and its name does not end in .kiln, .gguf or .safetensors",
+            file_name(file)
         ))),
     }
 }
@@ -771,14 +588,14 @@ fn dtype_text(row: &Row) -> String {
     if let Some(f) = &row.foreign {
         return f.clone();
     }
-    match (row.dtype, &row.layout) {
+    match (row.facts.dtype, &row.facts.layout) {
         (DtypeCode::Closed(d), _) => d.name().into(),
         (DtypeCode::Opaque(code), Some(layout)) => format!("{layout} ({code})"),
         (DtypeCode::Opaque(code), None) => format!("opaque({code})"),
     }
 }
 
-fn link_name((index, name): &(usize, Option<String>)) -> String {
+fn link_name(index: usize, name: &Option<String>) -> String {
     match name {
         Some(name) => name.clone(),
         None => format!("#{index}"),
@@ -787,24 +604,44 @@ fn link_name((index, name): &(usize, Option<String>)) -> String {
 
 fn notes(row: &Row) -> String {
     let mut out = Vec::new();
-    if let Some(l) = &row.links {
-        out.push(format!(
-            "scales {} (axis {}, groups of {})",
-            link_name(&l.scales),
-            l.axis,
-            l.group_size
-        ));
-        if let Some(outer) = &l.outer {
-            out.push(format!("outer {}", link_name(outer)));
+    match row.facts.quant {
+        QuantLink::None => {}
+        QuantLink::Scales {
+            axis,
+            group_size,
+            scales,
         }
+        | QuantLink::ScalesOuter {
+            axis,
+            group_size,
+            scales,
+            ..
+        } => out.push(format!(
+            "scales {} (axis {axis}, groups of {group_size})",
+            link_name(scales, &row.scales_name)
+        )),
     }
-    if row.block_size > 0 {
-        out.push(format!("blocks of {} B", row.block_size));
+    if let QuantLink::ScalesOuter { outer, .. } = row.facts.quant {
+        out.push(format!("outer {}", link_name(outer, &row.outer_name)));
+    }
+    if row.facts.block_size > 0 {
+        out.push(format!("blocks of {} B", row.facts.block_size));
     }
     if row.foreign.is_some() {
         out.push("no Kiln dtype".into());
     }
     out.join("; ")
+}
+
+/// The `view` column: `in place`, or why a view would be a copy.
+fn view_text(row: &Row) -> String {
+    match row.in_place() {
+        InPlace::Yes => "in place".into(),
+        InPlace::Misaligned { offset, align } => {
+            format!("copy: offset {offset} is not a multiple of {align}")
+        }
+        InPlace::BigEndianHost => "copy: big-endian host".into(),
+    }
 }
 
 fn shape_text(shape: &[u64]) -> String {
@@ -908,7 +745,7 @@ fn write_text<W: Write>(r: &Report, out: &mut W) -> std::io::Result<()> {
     }
     for g in &r.groups {
         let label = match &g.path {
-            Some(p) if p.is_empty() => "directory (the whole value)".to_string(),
+            Some(p) if p.is_root() => "directory (the whole value)".to_string(),
             Some(p) => format!("directory at {p}"),
             None => "tensors".to_string(),
         };
@@ -923,24 +760,25 @@ fn write_text<W: Write>(r: &Report, out: &mut W) -> std::io::Result<()> {
         if g.rows.is_empty() {
             continue;
         }
-        let cells: Vec<[String; 8]> = g
+        let cells: Vec<[String; 9]> = g
             .rows
             .iter()
             .map(|row| {
                 [
-                    row.index.to_string(),
-                    row.name.clone().unwrap_or_else(|| "-".into()),
+                    row.facts.index.to_string(),
+                    row.facts.name.clone().unwrap_or_else(|| "-".into()),
                     dtype_text(row),
-                    shape_text(&row.shape),
+                    shape_text(&row.facts.shape),
                     row.elements.map_or("?".into(), human_count),
-                    human_size(row.bytes),
-                    row.offset.to_string(),
+                    human_size(row.facts.range.len() as u64),
+                    row.facts.range.start.to_string(),
+                    view_text(row),
                     notes(row),
                 ]
             })
             .collect();
         let heads = [
-            "#", "name", "dtype", "shape", "elements", "size", "offset", "links",
+            "#", "name", "dtype", "shape", "elements", "size", "offset", "view", "links",
         ];
         let mut widths: Vec<usize> = heads.iter().map(|h| h.len()).collect();
         for c in &cells {
@@ -953,11 +791,11 @@ fn write_text<W: Write>(r: &Report, out: &mut W) -> std::io::Result<()> {
             let others: usize = widths
                 .iter()
                 .enumerate()
-                .filter(|(i, _)| *i != 1 && *i != 7)
+                .filter(|(i, _)| *i != 1 && *i != 8)
                 .map(|(_, w)| w + 2)
                 .sum::<usize>()
                 + 2;
-            let room = w.saturating_sub(others + widths[7] + 2);
+            let room = w.saturating_sub(others + widths[8] + 2);
             widths[1] = widths[1].min(room.max(16));
         }
         let line = |cols: &[String]| {
@@ -1056,7 +894,7 @@ fn write_json<W: Write>(r: &Report, out: &mut JsonOut<W>) -> std::io::Result<()>
         out.begin_object()?;
         out.name("path")?;
         match &g.path {
-            Some(p) => out.string(p)?,
+            Some(p) => out.string(&p.text())?,
             None => out.literal("null")?,
         }
         out.name("offset")?;
@@ -1080,24 +918,25 @@ fn write_row<W: Write>(row: &Row, out: &mut JsonOut<W>) -> std::io::Result<()> {
         Some(s) => out.string(s),
         None => out.literal("null"),
     };
+    let t = &row.facts;
     out.begin_object()?;
     out.name("index")?;
-    uint(out, row.index as u64)?;
+    uint(out, t.index as u64)?;
     out.name("name")?;
-    opt_str(out, &row.name)?;
+    opt_str(out, &t.name)?;
     out.name("dtype")?;
-    match (&row.foreign, row.dtype) {
+    match (&row.foreign, t.dtype) {
         (Some(f), _) => out.string(f)?,
         (None, DtypeCode::Closed(d)) => out.string(d.name())?,
         (None, DtypeCode::Opaque(code)) => uint(out, code.into())?,
     }
     out.name("layout")?;
-    opt_str(out, &row.layout)?;
+    opt_str(out, &t.layout)?;
     out.name("block_size")?;
-    uint(out, row.block_size.into())?;
+    uint(out, t.block_size.into())?;
     out.name("shape")?;
     out.begin_array()?;
-    for &d in &row.shape {
+    for &d in &t.shape {
         uint(out, d)?;
     }
     out.end_array()?;
@@ -1107,30 +946,53 @@ fn write_row<W: Write>(row: &Row, out: &mut JsonOut<W>) -> std::io::Result<()> {
         None => out.literal("null")?,
     }
     out.name("bytes")?;
-    uint(out, row.bytes)?;
+    uint(out, t.range.len() as u64)?;
     out.name("offset")?;
-    uint(out, row.offset)?;
+    uint(out, t.range.start as u64)?;
     out.name("quant")?;
-    match &row.links {
-        None => out.literal("null")?,
-        Some(l) => {
+    let link = |out: &mut JsonOut<W>, axis: u16, group_size: u32, scales: usize| {
+        out.name("axis")?;
+        uint(out, axis.into())?;
+        out.name("group_size")?;
+        uint(out, group_size.into())?;
+        out.name("scales")?;
+        uint(out, scales as u64)?;
+        out.name("scales_name")?;
+        opt_str(out, &row.scales_name)
+    };
+    match t.quant {
+        QuantLink::None => out.literal("null")?,
+        QuantLink::Scales {
+            axis,
+            group_size,
+            scales,
+        } => {
             out.begin_object()?;
-            out.name("axis")?;
-            uint(out, l.axis.into())?;
-            out.name("group_size")?;
-            uint(out, l.group_size.into())?;
-            out.name("scales")?;
-            uint(out, l.scales.0 as u64)?;
-            out.name("scales_name")?;
-            opt_str(out, &l.scales.1)?;
-            if let Some(outer) = &l.outer {
-                out.name("outer")?;
-                uint(out, outer.0 as u64)?;
-                out.name("outer_name")?;
-                opt_str(out, &outer.1)?;
-            }
+            link(out, axis, group_size, scales)?;
             out.end_object()?;
         }
+        QuantLink::ScalesOuter {
+            axis,
+            group_size,
+            scales,
+            outer,
+        } => {
+            out.begin_object()?;
+            link(out, axis, group_size, scales)?;
+            out.name("outer")?;
+            uint(out, outer as u64)?;
+            out.name("outer_name")?;
+            opt_str(out, &row.outer_name)?;
+            out.end_object()?;
+        }
+    }
+    let view = row.in_place();
+    out.name("in_place")?;
+    out.literal(if view.is_yes() { "true" } else { "false" })?;
+    out.name("not_in_place")?;
+    match view {
+        InPlace::Yes => out.literal("null")?,
+        _ => out.string(view.reason())?,
     }
     out.end_object()
 }

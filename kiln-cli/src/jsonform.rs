@@ -4,10 +4,11 @@
 
 use std::io::{self, Write};
 
+use kiln_nostd::inspect::{Path, Seg};
 use kiln_nostd::schema::{NodeKind, TypeRef};
 use kiln_nostd::{
     Directory, Dtype, DtypeCode, Limits, Quant, QuantSpec, Scalar, TensorSpec, TensorView, Tensors,
-    Value,
+    Value, ValueKind,
 };
 
 use crate::jsontext::{self, f32_json, f64_json, integer, JsonError, JsonOut, Node, Object, Raw};
@@ -32,20 +33,20 @@ fn is_64_bit(scalar: Scalar) -> bool {
 /// Writes `value` (of type `ty`) as JSON.
 pub fn write_value<W: Write>(
     ty: TypeRef<'_, '_>,
-    value: &Value,
+    value: &Value<'_>,
     out: &mut JsonOut<W>,
     style: Style,
 ) -> io::Result<()> {
     let mismatch = || io::Error::other(format!("a value that is not a {ty}"));
-    match (ty.kind(), value) {
-        (NodeKind::Scalar(_), Value::Bool(b)) => out.literal(if *b { "true" } else { "false" }),
-        (NodeKind::Scalar(s), Value::Integer(n)) if is_64_bit(s) => out.string(&n.to_string()),
-        (NodeKind::Scalar(_), Value::Integer(n)) => out.literal(&n.to_string()),
-        (NodeKind::Scalar(_), Value::F32(x)) => float(out, f32_json(*x)),
-        (NodeKind::Scalar(_), Value::F64(x)) => float(out, f64_json(*x)),
-        (NodeKind::Str, Value::Str(s)) => out.string(s),
-        (NodeKind::List, Value::Bytes(b)) => out.hex(b),
-        (NodeKind::List, Value::List(items)) => {
+    match (ty.kind(), &value.kind) {
+        (NodeKind::Scalar(_), ValueKind::Bool(b)) => out.literal(if *b { "true" } else { "false" }),
+        (NodeKind::Scalar(s), ValueKind::Integer(n)) if is_64_bit(s) => out.string(&n.to_string()),
+        (NodeKind::Scalar(_), ValueKind::Integer(n)) => out.literal(&n.to_string()),
+        (NodeKind::Scalar(_), ValueKind::F32(x)) => float(out, f32_json(*x)),
+        (NodeKind::Scalar(_), ValueKind::F64(x)) => float(out, f64_json(*x)),
+        (NodeKind::Str, ValueKind::Str(s)) => out.string(s),
+        (NodeKind::List, ValueKind::Bytes(b)) => out.hex(b),
+        (NodeKind::List, ValueKind::List(items)) => {
             let element = ty.element().ok_or_else(mismatch)?;
             if element.is_zero_size() {
                 return count_form(out, items.len() as u64);
@@ -56,7 +57,7 @@ pub fn write_value<W: Write>(
             }
             out.end_array()
         }
-        (NodeKind::List, Value::Repeat { count, element }) => {
+        (NodeKind::List, ValueKind::Repeat { count, element }) => {
             let element_ty = ty.element().ok_or_else(mismatch)?;
             if element_ty.is_zero_size() {
                 return count_form(out, u64::from(*count));
@@ -67,8 +68,8 @@ pub fn write_value<W: Write>(
             }
             out.end_array()
         }
-        (NodeKind::Opt, Value::Opt(None)) => out.literal("null"),
-        (NodeKind::Opt, Value::Opt(Some(inner))) => {
+        (NodeKind::Opt, ValueKind::Opt(None)) => out.literal("null"),
+        (NodeKind::Opt, ValueKind::Opt(Some(inner))) => {
             let element = ty.element().ok_or_else(mismatch)?;
             if element.kind() == NodeKind::Opt {
                 out.begin_object()?;
@@ -79,7 +80,7 @@ pub fn write_value<W: Write>(
                 write_value(element, inner, out, style)
             }
         }
-        (NodeKind::Dict, Value::Dict(pairs)) => {
+        (NodeKind::Dict, ValueKind::Dict(pairs)) => {
             let element = ty.element().ok_or_else(mismatch)?;
             out.begin_object()?;
             for (key, item) in pairs {
@@ -88,7 +89,7 @@ pub fn write_value<W: Write>(
             }
             out.end_object()
         }
-        (NodeKind::Struct, Value::Struct(fields)) => {
+        (NodeKind::Struct, ValueKind::Struct(fields)) => {
             out.begin_object()?;
             for ((name, field_ty), (_, item)) in ty.fields().zip(fields) {
                 out.name(name)?;
@@ -96,7 +97,7 @@ pub fn write_value<W: Write>(
             }
             out.end_object()
         }
-        (NodeKind::Tensors, Value::Tensors(block)) => {
+        (NodeKind::Tensors, ValueKind::Tensors(block)) => {
             let dir = Directory::parse_with(block, Limits::uniform(u32::MAX))
                 .map_err(|e| io::Error::other(e.to_string()))?;
             write_directory(&dir, out, style)
@@ -234,17 +235,24 @@ fn preview<W: Write>(t: &TensorView<'_>, n: usize, out: &mut JsonOut<W>) -> io::
         .unwrap_or(usize::MAX)
         .min(n);
     let bytes = t.bytes();
-    let int = |width: usize, i: usize| -> Option<[u8; 8]> {
+    // A whole-byte integer, exact: its little-endian bytes, sign-extended
+    // when the dtype is signed.
+    let int = |width: usize, i: usize| -> Option<String> {
         let chunk = bytes.get(i * width..(i + 1) * width)?;
         let mut buf = [0u8; 8];
         buf[..width].copy_from_slice(chunk);
-        Some(buf)
+        let unsigned = u64::from_le_bytes(buf);
+        Some(if dtype.is_signed() {
+            let shift = 64 - 8 * width as u32;
+            (((unsigned << shift) as i64) >> shift).to_string()
+        } else {
+            unsigned.to_string()
+        })
     };
     out.begin_array()?;
     for i in 0..count {
-        let number = |s: String| Some((true, s));
-        let item = match dtype {
-            Dtype::Bool => Some((
+        let item = match (dtype, dtype.element_size()) {
+            (Dtype::Bool, _) => Some((
                 true,
                 if bytes.get(i) == Some(&1) {
                     "true"
@@ -253,21 +261,13 @@ fn preview<W: Write>(t: &TensorView<'_>, n: usize, out: &mut JsonOut<W>) -> io::
                 }
                 .to_string(),
             )),
-            Dtype::I8 => bytes.get(i).and_then(|&b| number((b as i8).to_string())),
-            Dtype::U8 => bytes.get(i).and_then(|b| number(b.to_string())),
-            Dtype::I16 => {
-                int(2, i).and_then(|b| number(i16::from_le_bytes([b[0], b[1]]).to_string()))
-            }
-            Dtype::U16 => {
-                int(2, i).and_then(|b| number(u16::from_le_bytes([b[0], b[1]]).to_string()))
-            }
-            Dtype::I32 => int(4, i)
-                .and_then(|b| number(i32::from_le_bytes([b[0], b[1], b[2], b[3]]).to_string())),
-            Dtype::U32 => int(4, i)
-                .and_then(|b| number(u32::from_le_bytes([b[0], b[1], b[2], b[3]]).to_string())),
-            Dtype::I64 => int(8, i).and_then(|b| number(i64::from_le_bytes(b).to_string())),
-            Dtype::U64 => int(8, i).and_then(|b| number(u64::from_le_bytes(b).to_string())),
-            Dtype::F64 => int(8, i).map(|b| f64_json(f64::from_le_bytes(b))),
+            (Dtype::F64, _) => bytes
+                .get(i * 8..i * 8 + 8)
+                .and_then(|b| b.try_into().ok())
+                .map(|b| f64_json(f64::from_le_bytes(b))),
+            (d, Some(width)) if !d.is_float() => int(width, i).map(|s| (true, s)),
+            // Every other float-like and packed dtype: the core's display
+            // conversion to f32.
             _ => {
                 let mut one = [0f32];
                 match t.widen_into(i as u64, &mut one) {
@@ -287,51 +287,54 @@ fn preview<W: Write>(t: &TensorView<'_>, n: usize, out: &mut JsonOut<W>) -> io::
 // ---------------------------------------------------------------------------
 // JSON to values
 
-/// A path into the value, for messages: `$`, `$.layers[2].w`.
-#[derive(Clone, Debug)]
-struct Path(String);
+/// A path in error messages: the value's [`Path`], `$` for the whole
+/// value (one syntax with `kiln inspect` and the browser module).
+struct At<'p>(&'p Path);
 
-impl Path {
-    fn field(&self, name: &str) -> Path {
-        Path(format!("{}.{name}", self.0))
-    }
-    fn index(&self, i: usize) -> Path {
-        Path(format!("{}[{i}]", self.0))
-    }
-    fn key(&self, key: &str) -> Path {
-        Path(format!("{}[{}]", self.0, jsontext::quote(key)))
+impl std::fmt::Display for At<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.0.is_root() {
+            f.write_str("$")
+        } else {
+            write!(f, "{}", self.0)
+        }
     }
 }
 
-impl std::fmt::Display for Path {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
+fn field(path: &Path, name: &str) -> Path {
+    path.child(Seg::Field(name.into()))
+}
+
+fn index(path: &Path, i: usize) -> Path {
+    path.child(Seg::Index(u32::try_from(i).unwrap_or(u32::MAX)))
 }
 
 /// Reads the JSON document `doc` as a value of type `ty`.
-pub fn read_document(ty: TypeRef<'_, '_>, doc: &str) -> Result<Value, JsonError> {
+pub fn read_document(ty: TypeRef<'_, '_>, doc: &str) -> Result<Value<'static>, JsonError> {
     let raw = Raw::document(doc)?;
-    read_value(ty, raw, &Path("$".into()))
+    read_value(ty, raw, &Path::root())
 }
 
 fn expected(raw: Raw<'_>, path: &Path, what: &str) -> JsonError {
-    raw.error(format!(
-        "{path}: expected {what}, found {}",
-        raw.kind_name()
-    ))
+    let at = At(path);
+    raw.error(format!("{at}: expected {what}, found {}", raw.kind_name()))
 }
 
-fn read_value(ty: TypeRef<'_, '_>, raw: Raw<'_>, path: &Path) -> Result<Value, JsonError> {
+fn read_value(ty: TypeRef<'_, '_>, raw: Raw<'_>, path: &Path) -> Result<Value<'static>, JsonError> {
+    let at = At(path);
     match ty.kind() {
         NodeKind::Scalar(Scalar::Bool) => match raw.node()? {
-            Node::Bool(b) => Ok(Value::Bool(b)),
+            Node::Bool(b) => Ok(Value::new(ValueKind::Bool(b))),
             _ => Err(expected(raw, path, "true or false (bool)")),
         },
-        NodeKind::Scalar(Scalar::F32) => read_float(raw, path).map(Value::F32),
-        NodeKind::Scalar(Scalar::F64) => read_float(raw, path).map(Value::F64),
+        NodeKind::Scalar(Scalar::F32) => {
+            read_float(raw, path).map(|x| Value::new(ValueKind::F32(x)))
+        }
+        NodeKind::Scalar(Scalar::F64) => {
+            read_float(raw, path).map(|x| Value::new(ValueKind::F64(x)))
+        }
         NodeKind::Scalar(scalar) => {
-            let n = integer(raw, &format!("{path} ({})", scalar.name()))?;
+            let n = integer(raw, &format!("{at} ({})", scalar.name()))?;
             let (lo, hi): (i128, i128) = match scalar {
                 Scalar::I8 => (i8::MIN.into(), i8::MAX.into()),
                 Scalar::U8 => (0, u8::MAX.into()),
@@ -344,23 +347,23 @@ fn read_value(ty: TypeRef<'_, '_>, raw: Raw<'_>, path: &Path) -> Result<Value, J
             };
             if n < lo || n > hi {
                 return Err(raw.error(format!(
-                    "{path}: {n} is outside the range of {} ({lo} to {hi})",
+                    "{at}: {n} is outside the range of {} ({lo} to {hi})",
                     scalar.name()
                 )));
             }
-            Ok(Value::Integer(n))
+            Ok(Value::new(ValueKind::Integer(n)))
         }
         NodeKind::Str => match raw.node()? {
-            Node::String(s) => Ok(Value::Str(s)),
+            Node::String(s) => Ok(Value::new(ValueKind::Str(s.into()))),
             _ => Err(expected(raw, path, "a string (str)")),
         },
         NodeKind::Tensors => read_directory(raw, path),
         NodeKind::List if ty.is_bytes() => match hex_value(raw) {
-            Ok(Some(bytes)) => Ok(Value::Bytes(bytes)),
+            Ok(Some(bytes)) => Ok(Value::new(ValueKind::Bytes(bytes.into()))),
             Ok(None) => Err(expected(raw, path, "a hex string (list<u8>)")),
             Err(e) => Err(JsonError::new(
                 e.offset,
-                format!("{path}: list<u8> is a hex string: {}", e.message),
+                format!("{at}: list<u8> is a hex string: {}", e.message),
             )),
         },
         NodeKind::List => {
@@ -374,52 +377,51 @@ fn read_value(ty: TypeRef<'_, '_>, raw: Raw<'_>, path: &Path) -> Result<Value, J
             items
                 .into_iter()
                 .enumerate()
-                .map(|(i, item)| read_value(element, item, &path.index(i)))
+                .map(|(i, item)| read_value(element, item, &index(path, i)))
                 .collect::<Result<_, _>>()
-                .map(Value::List)
+                .map(|items| Value::new(ValueKind::List(items)))
         }
         NodeKind::Opt => {
             let element = ty.element().ok_or_else(|| raw.error("bad type"))?;
             if matches!(raw.node()?, Node::Null) {
-                return Ok(Value::Opt(None));
+                return Ok(Value::new(ValueKind::Opt(None)));
             }
             let inner = if element.kind() == NodeKind::Opt {
-                let mut obj = Object::new(raw, &format!("{path} (a present {ty})"))?;
-                let inner = obj.need("some", &path.to_string())?;
-                obj.finish(&path.to_string())?;
+                let mut obj = Object::new(raw, &format!("{at} (a present {ty})"))?;
+                let inner = obj.need("some", &at.to_string())?;
+                obj.finish(&at.to_string())?;
                 inner
             } else {
                 raw
             };
-            Ok(Value::Opt(Some(Box::new(read_value(
-                element, inner, path,
-            )?))))
+            let inner = read_value(element, inner, path)?;
+            Ok(Value::new(ValueKind::Opt(Some(Box::new(inner)))))
         }
         NodeKind::Dict => {
             let element = ty.element().ok_or_else(|| raw.error("bad type"))?;
-            let obj = Object::new(raw, &format!("{path} ({ty})"))?;
+            let obj = Object::new(raw, &format!("{at} ({ty})"))?;
             obj.into_members()
                 .into_iter()
                 .map(|(key, item)| {
-                    let value = read_value(element, item, &path.key(&key))?;
-                    Ok((key, value))
+                    let value = read_value(element, item, &path.child(Seg::Key(key.clone())))?;
+                    Ok((key.into(), value))
                 })
                 .collect::<Result<_, _>>()
-                .map(Value::Dict)
+                .map(|pairs| Value::new(ValueKind::Dict(pairs)))
         }
         NodeKind::Struct => {
-            let what = path.to_string();
-            let mut obj = Object::new(raw, &format!("{path} ({ty})"))?;
+            let what = at.to_string();
+            let mut obj = Object::new(raw, &format!("{at} ({ty})"))?;
             let mut fields = Vec::with_capacity(ty.field_count());
             for (name, field_ty) in ty.fields() {
                 let item = obj.need(name, &what)?;
                 fields.push((
-                    name.to_string(),
-                    read_value(field_ty, item, &path.field(name))?,
+                    name.to_string().into(),
+                    read_value(field_ty, item, &field(path, name))?,
                 ));
             }
             obj.finish(&what)?;
-            Ok(Value::Struct(fields))
+            Ok(Value::new(ValueKind::Struct(fields)))
         }
     }
 }
@@ -429,30 +431,31 @@ fn read_count_form(
     raw: Raw<'_>,
     path: &Path,
     element: TypeRef<'_, '_>,
-) -> Result<Value, JsonError> {
+) -> Result<Value<'static>, JsonError> {
+    let at = At(path);
     let what =
-        format!("{path} (a list of {element}, which takes no bytes, written {{\"count\": N}})");
+        format!("{at} (a list of {element}, which takes no bytes, written {{\"count\": N}})");
     let mut obj = Object::new(raw, &what)?;
     let count_raw = obj.need("count", &what)?;
     obj.finish(&what)?;
-    let count = u32::try_from(integer(count_raw, &format!("{path}.count"))?)
-        .map_err(|_| count_raw.error(format!("{path}.count is outside 0 to 4294967295")))?;
+    let count = u32::try_from(integer(count_raw, &format!("{at}.count"))?)
+        .map_err(|_| count_raw.error(format!("{at}.count is outside 0 to 4294967295")))?;
     if count == 0 {
-        return Ok(Value::List(Vec::new()));
+        return Ok(Value::new(ValueKind::List(Vec::new())));
     }
-    Ok(Value::Repeat {
+    Ok(Value::new(ValueKind::Repeat {
         count,
         element: Box::new(zero_value(element)),
-    })
+    }))
 }
 
 /// The one value of a zero-size type (`struct{}` and structs of such).
-fn zero_value(ty: TypeRef<'_, '_>) -> Value {
-    Value::Struct(
+fn zero_value(ty: TypeRef<'_, '_>) -> Value<'static> {
+    Value::new(ValueKind::Struct(
         ty.fields()
-            .map(|(name, field)| (name.to_string(), zero_value(field)))
+            .map(|(name, field)| (name.to_string().into(), zero_value(field)))
             .collect(),
-    )
+    ))
 }
 
 fn hex(s: &str) -> Result<Vec<u8>, String> {
@@ -540,14 +543,15 @@ impl JsonFloat for f64 {
 }
 
 fn read_float<F: JsonFloat>(raw: Raw<'_>, path: &Path) -> Result<F, JsonError> {
+    let at = At(path);
     let name = F::NAME;
     match raw.node()? {
         Node::Number(text) => {
             let x: F = text
                 .parse()
-                .map_err(|_| raw.error(format!("{path}: {text} is not a number")))?;
+                .map_err(|_| raw.error(format!("{at}: {text} is not a number")))?;
             if x.is_infinite() {
-                return Err(raw.error(format!("{path}: {text} is beyond the range of {name}")));
+                return Err(raw.error(format!("{at}: {text} is beyond the range of {name}")));
             }
             Ok(x)
         }
@@ -559,7 +563,7 @@ fn read_float<F: JsonFloat>(raw: Raw<'_>, path: &Path) -> Result<F, JsonError> {
                 .map(F::from_hex_bits)
                 .ok_or_else(|| {
                     raw.error(format!(
-                        "{path}: an {name} is a number, \"Infinity\", \"-Infinity\", \"NaN\" or \
+                        "{at}: an {name} is a number, \"Infinity\", \"-Infinity\", \"NaN\" or \
                          its bits as \"0x\" and {} hex digits, not {}",
                         F::HEX_DIGITS,
                         jsontext::quote(&s)
@@ -598,28 +602,29 @@ fn opt_string(raw: Raw<'_>, what: &str) -> Result<Option<String>, JsonError> {
 }
 
 fn read_tensor(raw: Raw<'_>, path: &Path) -> Result<OwnedTensor, JsonError> {
-    let what = format!("{path} (a tensor)");
+    let at = At(path);
+    let what = format!("{at} (a tensor)");
     let mut obj = Object::new(raw, &what)?;
-    let name = opt_string(obj.need("name", &what)?, &format!("{path}.name"))?;
+    let name = opt_string(obj.need("name", &what)?, &format!("{at}.name"))?;
     let dtype_raw = obj.need("dtype", &what)?;
     let dtype = match dtype_raw.node()? {
         Node::String(s) => Dtype::ALL
             .iter()
             .find(|d| d.name() == s)
             .map(|&d| DtypeCode::Closed(d))
-            .ok_or_else(|| dtype_raw.error(format!("{path}.dtype: {s:?} is not a Kiln dtype")))?,
+            .ok_or_else(|| dtype_raw.error(format!("{at}.dtype: {s:?} is not a Kiln dtype")))?,
         Node::Number(_) => {
-            let code: u16 = small(dtype_raw, &format!("{path}.dtype"))?;
+            let code: u16 = small(dtype_raw, &format!("{at}.dtype"))?;
             DtypeCode::from_code(code).ok_or_else(|| {
                 dtype_raw.error(format!(
-                    "{path}.dtype: {code} is neither a closed dtype (1 to 19) nor opaque (4096 to 32767)"
+                    "{at}.dtype: {code} is neither a closed dtype (1 to 19) nor opaque (4096 to 32767)"
                 ))
             })?
         }
         _ => {
             return Err(expected(
                 dtype_raw,
-                &path.field("dtype"),
+                &field(path, "dtype"),
                 "a dtype name or an opaque code",
             ))
         }
@@ -628,25 +633,22 @@ fn read_tensor(raw: Raw<'_>, path: &Path) -> Result<OwnedTensor, JsonError> {
     let Node::Array(dims) = shape_raw.node()? else {
         return Err(expected(
             shape_raw,
-            &path.field("shape"),
+            &field(path, "shape"),
             "an array of dimensions",
         ));
     };
     let shape = dims
         .into_iter()
         .enumerate()
-        .map(|(i, d)| small::<u64>(d, &format!("{path}.shape[{i}]")))
+        .map(|(i, d)| small::<u64>(d, &format!("{at}.shape[{i}]")))
         .collect::<Result<Vec<_>, _>>()?;
-    let layout = opt_string(obj.need("layout", &what)?, &format!("{path}.layout"))?;
-    let block_size = small(
-        obj.need("block_size", &what)?,
-        &format!("{path}.block_size"),
-    )?;
+    let layout = opt_string(obj.need("layout", &what)?, &format!("{at}.layout"))?;
+    let block_size = small(obj.need("block_size", &what)?, &format!("{at}.block_size"))?;
     let quant_raw = obj.need("quant", &what)?;
     let quant = match quant_raw.node()? {
         Node::Null => QuantSpec::None,
         _ => {
-            let qwhat = format!("{path}.quant");
+            let qwhat = format!("{at}.quant");
             let mut q = Object::new(quant_raw, &qwhat)?;
             let axis = small(q.need("axis", &qwhat)?, &format!("{qwhat}.axis"))?;
             let group_size = small(
@@ -677,7 +679,7 @@ fn read_tensor(raw: Raw<'_>, path: &Path) -> Result<OwnedTensor, JsonError> {
     let Some(hex_raw) = obj.take("hex") else {
         if obj.take("preview").is_some() {
             return Err(raw.error(format!(
-                "{path} is a --preview of a tensor, which has only its first values; \
+                "{at} is a --preview of a tensor, which has only its first values; \
                  decode without --preview to get JSON that encodes"
             )));
         }
@@ -685,13 +687,8 @@ fn read_tensor(raw: Raw<'_>, path: &Path) -> Result<OwnedTensor, JsonError> {
     };
     let payload = match hex_value(hex_raw) {
         Ok(Some(bytes)) => bytes,
-        Ok(None) => return Err(expected(hex_raw, &path.field("hex"), "a hex string")),
-        Err(e) => {
-            return Err(JsonError::new(
-                e.offset,
-                format!("{path}.hex: {}", e.message),
-            ))
-        }
+        Ok(None) => return Err(expected(hex_raw, &field(path, "hex"), "a hex string")),
+        Err(e) => return Err(JsonError::new(e.offset, format!("{at}.hex: {}", e.message))),
     };
     obj.finish(&what)?;
     Ok(OwnedTensor {
@@ -706,14 +703,15 @@ fn read_tensor(raw: Raw<'_>, path: &Path) -> Result<OwnedTensor, JsonError> {
 }
 
 /// A JSON directory as the canonical block.
-fn read_directory(raw: Raw<'_>, path: &Path) -> Result<Value, JsonError> {
+fn read_directory(raw: Raw<'_>, path: &Path) -> Result<Value<'static>, JsonError> {
+    let at = At(path);
     let Node::Array(items) = raw.node()? else {
         return Err(expected(raw, path, "an array of tensors (tensors)"));
     };
     let tensors = items
         .iter()
         .enumerate()
-        .map(|(i, item)| read_tensor(*item, &path.index(i)))
+        .map(|(i, item)| read_tensor(*item, &index(path, i)))
         .collect::<Result<Vec<_>, _>>()?;
     let specs: Vec<TensorSpec<'_>> = tensors
         .iter()
@@ -728,20 +726,20 @@ fn read_directory(raw: Raw<'_>, path: &Path) -> Result<Value, JsonError> {
         })
         .collect();
     let block = kiln_nostd::to_vec(&Tensors(&specs)).map_err(|e| {
-        let at = e
+        let place = e
             .tensor()
             .and_then(|i| items.get(i as usize))
             .copied()
             .unwrap_or(raw);
         let which = e
             .tensor()
-            .map_or(path.to_string(), |i| path.index(i as usize).to_string());
-        at.error(format!(
+            .map_or(at.to_string(), |i| index(path, i as usize).to_string());
+        place.error(format!(
             "{which}: no canonical directory holds this: {}",
             e.fault()
         ))
     })?;
-    Ok(Value::Tensors(block))
+    Ok(Value::new(ValueKind::Tensors(block.into())))
 }
 
 #[cfg(test)]

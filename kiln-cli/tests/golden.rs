@@ -36,7 +36,7 @@ fn every_golden_case() {
             }
             code => {
                 assert_eq!(status, 1, "{name}: {stdout}{stderr}");
-                let prefix = format!("error: {code}: ");
+                let prefix = format!("error: standard input: {code}: ");
                 assert!(
                     stderr.starts_with(&prefix),
                     "{name}: expected {code}, got {stderr}"

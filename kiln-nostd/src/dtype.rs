@@ -53,6 +53,20 @@ pub const OPAQUE_FIRST: u16 = 4096;
 /// Last opaque dtype code.
 pub const OPAQUE_LAST: u16 = 32767;
 
+/// Which payload bytes the directory rules read for a dtype: the bytes a
+/// checker that skips payloads (a browser that keeps a model in its own
+/// buffer, say) must still see.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum PayloadRule {
+    /// No rule reads the payload: every bit pattern is a value.
+    None,
+    /// Every byte is read (`bool`: each byte is 0 or 1).
+    EveryByte,
+    /// The last byte is read when the element count is odd (packed
+    /// nibbles: the unused high nibble is 0).
+    LastByte,
+}
+
 /// How many bytes `n` elements of a closed dtype take.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Width {
@@ -136,6 +150,62 @@ impl Dtype {
         }
     }
 
+    /// Whether two elements share a byte (`i4`, `u4`, `e2m1`).
+    pub const fn is_packed(self) -> bool {
+        matches!(self.width(), Width::Nibbles)
+    }
+
+    /// Bytes per element, `None` for a packed dtype.
+    pub const fn element_size(self) -> Option<usize> {
+        match self.width() {
+            Width::Bytes(w) => Some(w as usize),
+            Width::Nibbles => None,
+        }
+    }
+
+    /// The alignment a zero-copy view of the payload needs: the element
+    /// size, 1 for packed dtypes (viewed as bytes).
+    pub const fn element_align(self) -> usize {
+        match self.width() {
+            Width::Bytes(w) => w as usize,
+            Width::Nibbles => 1,
+        }
+    }
+
+    /// Which payload bytes the directory rules read.
+    pub const fn payload_rule(self) -> PayloadRule {
+        match self {
+            Dtype::Bool => PayloadRule::EveryByte,
+            _ if self.is_packed() => PayloadRule::LastByte,
+            _ => PayloadRule::None,
+        }
+    }
+
+    /// Whether the elements are IEEE-style floats or float-like codes
+    /// (`f64` .. `f8e5m2`, `e2m1`, `e8m0`), as opposed to integers and
+    /// `bool`.
+    pub const fn is_float(self) -> bool {
+        matches!(
+            self,
+            Dtype::F64
+                | Dtype::F32
+                | Dtype::F16
+                | Dtype::Bf16
+                | Dtype::F8E4M3
+                | Dtype::F8E5M2
+                | Dtype::E2M1
+                | Dtype::E8M0
+        )
+    }
+
+    /// Whether the elements are two's-complement integers (`i4` .. `i64`).
+    pub const fn is_signed(self) -> bool {
+        matches!(
+            self,
+            Dtype::I4 | Dtype::I8 | Dtype::I16 | Dtype::I32 | Dtype::I64
+        )
+    }
+
     /// The exact byte length of `count` elements; LIMIT when the product
     /// overflows 64 bits.
     pub fn byte_length(self, count: u64) -> Result<u64> {
@@ -178,6 +248,32 @@ impl DtypeCode {
             DtypeCode::Opaque(c) => c,
         }
     }
+
+    /// The closed dtype, if it is one.
+    pub const fn closed(self) -> Option<Dtype> {
+        match self {
+            DtypeCode::Closed(d) => Some(d),
+            DtypeCode::Opaque(_) => None,
+        }
+    }
+
+    /// The alignment a zero-copy view needs: the closed dtype's
+    /// [`Dtype::element_align`]; 1 for an opaque layout (viewed as bytes).
+    pub const fn element_align(self) -> usize {
+        match self {
+            DtypeCode::Closed(d) => d.element_align(),
+            DtypeCode::Opaque(_) => 1,
+        }
+    }
+
+    /// Which payload bytes the directory rules read: none of an opaque
+    /// layout's.
+    pub const fn payload_rule(self) -> PayloadRule {
+        match self {
+            DtypeCode::Closed(d) => d.payload_rule(),
+            DtypeCode::Opaque(_) => PayloadRule::None,
+        }
+    }
 }
 
 impl From<Dtype> for DtypeCode {
@@ -215,6 +311,37 @@ mod tests {
         }
         for code in [0, 20, 4095, 4096, u16::MAX] {
             assert_eq!(Dtype::from_code(code), None);
+        }
+    }
+
+    #[test]
+    fn facts_agree_with_the_width() {
+        for d in Dtype::ALL {
+            let packed = d.width() == Width::Nibbles;
+            assert_eq!(d.is_packed(), packed, "{d}");
+            assert_eq!(d.element_size().is_none(), packed, "{d}");
+            let two = d.element_size().map_or(1, |w| 2 * w as u64);
+            assert_eq!(d.byte_length(2).ok(), Some(two), "{d}");
+            let rule = match d {
+                Dtype::Bool => PayloadRule::EveryByte,
+                _ if packed => PayloadRule::LastByte,
+                _ => PayloadRule::None,
+            };
+            assert_eq!(d.payload_rule(), rule, "{d}");
+        }
+        assert_eq!(DtypeCode::Opaque(4108).element_align(), 1);
+        assert_eq!(DtypeCode::Opaque(4108).payload_rule(), PayloadRule::None);
+        assert_eq!(DtypeCode::Closed(Dtype::F64).element_align(), 8);
+        assert!(Dtype::E8M0.is_float() && !Dtype::I8.is_float());
+        for d in Dtype::ALL {
+            // Every dtype is one of: bool, a float-like code, an integer.
+            let kinds = [
+                d == Dtype::Bool,
+                d.is_float(),
+                d.name().starts_with(['i', 'u']),
+            ];
+            assert_eq!(kinds.iter().filter(|&&k| k).count(), 1, "{d}");
+            assert_eq!(d.is_signed(), d.name().starts_with('i'), "{d}");
         }
     }
 }

@@ -14,6 +14,49 @@ pub const FRAME_LEN: usize = 16;
 /// The Frozen profile, the only one a frame may name.
 pub const PROFILE_FROZEN: u8 = 0;
 
+/// What the first 16 bytes of a framed buffer say, read without checking
+/// them against any type: [`peek`] gives it.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub struct FrameInfo {
+    /// The schema hash the frame carries: the FNV-1a hash of the canonical
+    /// type text of the value that follows.
+    pub hash: u64,
+    /// The profile byte (only [`PROFILE_FROZEN`] is valid).
+    pub profile: u8,
+    /// Whether the profile, flags and reserved bytes are what a valid
+    /// frame has; [`open`] gives the wire code when they are not.
+    pub well_formed: bool,
+}
+
+/// Whether `bytes` start with a frame, and with which schema hash: `Some`
+/// when they begin with `KLN0` and hold the 16 frame bytes. This is the
+/// one place a tool reads a frame's header without a type in hand (to
+/// pick the type a known hash names); reading the value still goes
+/// through [`open`], which checks every byte of the frame.
+///
+/// ```
+/// use kiln_nostd::{frame, to_frame_slice, Frozen};
+/// let mut buf = [0u8; 32];
+/// let framed = to_frame_slice(&7u32, &mut buf).unwrap();
+/// let info = frame::peek(framed).unwrap();
+/// assert_eq!(info.hash, u32::HASH);
+/// assert!(info.well_formed);
+/// assert_eq!(frame::peek(&framed[..15]), None);
+/// assert_eq!(frame::peek(b"KLNT"), None);
+/// ```
+pub fn peek(bytes: &[u8]) -> Option<FrameInfo> {
+    let header: &[u8; FRAME_LEN] = bytes.first_chunk()?;
+    let [m0, m1, m2, m3, profile, flags, r0, r1, hash @ ..] = *header;
+    if [m0, m1, m2, m3] != FRAME_MAGIC {
+        return None;
+    }
+    Some(FrameInfo {
+        hash: u64::from_le_bytes(hash),
+        profile,
+        well_formed: profile == PROFILE_FROZEN && flags == 0 && r0 == 0 && r1 == 0,
+    })
+}
+
 /// Checks a frame header against `expected_hash`, in the frame's check
 /// order, and returns the value's bytes (everything after the 16 bytes).
 pub fn open(buf: &[u8], expected_hash: u64) -> Result<&[u8]> {

@@ -1185,8 +1185,17 @@ impl<'de> Decode<'de> for Empty {
 // ---------------------------------------------------------------------------
 // Owned containers
 
-#[cfg(feature = "alloc")]
-pub use owned::{cautious_capacity, MAX_PREALLOCATION};
+/// The most a decoder reserves up front for a `Vec`, as serde's cautious
+/// size hint does: the allocation rule proves `count * m` bytes remain, but
+/// `m` can be far below `size_of::<T>()`, so a larger claim grows the
+/// vector as elements actually arrive.
+pub const MAX_PREALLOCATION: usize = 1024 * 1024;
+
+/// How many elements of `T` to reserve for a checked `count`.
+pub fn cautious_capacity<T>(count: u32) -> usize {
+    let per_element = core::mem::size_of::<T>().max(1);
+    (count as usize).min(MAX_PREALLOCATION / per_element)
+}
 
 #[cfg(feature = "alloc")]
 mod owned {
@@ -1247,18 +1256,6 @@ mod owned {
             })?;
             Ok(out)
         }
-    }
-
-    /// The most a decoder reserves up front for a `Vec`, as serde's
-    /// cautious size hint does: the allocation rule proves `count * m`
-    /// bytes remain, but `m` can be far below `size_of::<T>()`, so a larger
-    /// claim grows the vector as elements actually arrive.
-    pub const MAX_PREALLOCATION: usize = 1024 * 1024;
-
-    /// How many elements of `T` to reserve for a checked `count`.
-    pub fn cautious_capacity<T>(count: u32) -> usize {
-        let per_element = core::mem::size_of::<T>().max(1);
-        (count as usize).min(MAX_PREALLOCATION / per_element)
     }
 
     impl<'de, T: Decode<'de>> Decode<'de> for Vec<T> {

@@ -158,7 +158,8 @@
 //! | [`schema`] | type text compiled once; schema hash and minimum sizes |
 //! | [`walk`](mod@walk) | bytes walked against run-time type text, with absolute positions |
 //! | [`stream`] | the same check as bytes arrive, reading only what the rules read: streams, ranges, `embedded-io` |
-//! | [`value`] (`alloc`) | dynamic values |
+//! | [`value`] (`inspect`) | dynamic values: one tree, borrowed with spans when decoded, owned when built |
+//! | [`inspect`](mod@inspect) (`inspect`) | the inspection model: value tree, paths, directory and tensor facts |
 //! | [`order`] | byte order: zero-copy views, swapping copies and writers |
 //! | [`widen`] | elements to `f32` for display |
 //! | `io_write` (`embedded-io`, `embedded-io-async`) | streaming encode to embedded-io writers |
@@ -167,7 +168,10 @@
 //! ## Features
 //!
 //! - `alloc`: `Vec`, `String`, `BTreeMap` impls, [`to_vec`], owned payload
-//!   copies, [`Value`], [`AlignedBytes`].
+//!   copies, [`Value`], [`AlignedBytes`]; includes `inspect`.
+//! - `inspect`: the value tree ([`Value`]) and the inspection model
+//!   ([`inspect`](mod@inspect)) alone, with an allocator but without the
+//!   rest of `alloc` (the browser module's choice, for its size).
 //! - `std`: `alloc`, plus [`IoSink`] (any `std::io::Write`) and
 //!   [`AlignedBytes::read_file`].
 //! - `derive`: `#[derive(Frozen)]` (the kiln-derive crate) implements
@@ -207,7 +211,7 @@
     clippy::unimplemented
 )]
 
-#[cfg(feature = "alloc")]
+#[cfg(feature = "inspect")]
 extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
@@ -228,13 +232,15 @@ pub mod envelope;
 mod error;
 pub mod frame;
 pub mod frozen;
+#[cfg(feature = "inspect")]
+pub mod inspect;
 #[cfg(any(feature = "embedded-io", feature = "embedded-io-async"))]
 pub mod io_write;
 mod limits;
 pub mod order;
 pub mod schema;
 pub mod stream;
-#[cfg(feature = "alloc")]
+#[cfg(feature = "inspect")]
 pub mod value;
 pub mod walk;
 pub mod widen;
@@ -273,8 +279,8 @@ pub use heapless;
 pub use limits::{Framing, Limits, Options, DEFAULT_CAP, WIRE_MAX};
 pub use order::Element;
 pub use schema::{CompiledType, Field, Scalar, Schema};
-#[cfg(feature = "alloc")]
-pub use value::{decode_value, encode_value, Value};
+#[cfg(feature = "inspect")]
+pub use value::{decode_value, encode_value, Value, ValueKind};
 pub use walk::{walk, Visitor};
 #[cfg(feature = "std")]
 pub use wire::IoSink;

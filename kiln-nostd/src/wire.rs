@@ -660,7 +660,7 @@ impl Sink for CountingSink {
     }
 }
 
-#[cfg(feature = "alloc")]
+#[cfg(feature = "inspect")]
 impl Sink for alloc::vec::Vec<u8> {
     #[inline]
     fn put(&mut self, bytes: &[u8]) -> Result<()> {

@@ -166,20 +166,22 @@ fn owned_vectors_of_zero_size_values_grow_with_the_input_not_the_counts() {
 #[cfg(feature = "alloc")]
 #[test]
 fn dynamic_values_hold_a_zero_size_list_as_its_count() {
-    use kiln_nostd::Value;
-    let value =
-        kiln_nostd::decode_value("list<list<struct{}>>", &one_kib(), Options::BARE).unwrap();
-    let Value::List(lists) = &value else {
+    use kiln_nostd::{Value, ValueKind};
+    let bytes = one_kib();
+    let value = kiln_nostd::decode_value("list<list<struct{}>>", &bytes, Options::BARE).unwrap();
+    let ValueKind::List(lists) = &value.kind else {
         panic!("{value:?}")
     };
     assert_eq!(lists.len(), 255);
     assert_eq!(
         lists[0],
-        Value::Repeat {
+        Value::new(ValueKind::Repeat {
             count: 16_777_216,
-            element: Box::new(Value::Struct(vec![]))
-        }
+            element: Box::new(Value::new(ValueKind::Struct(vec![])))
+        })
     );
+    // Each inner list is its count word: four bytes, in place.
+    assert_eq!(lists[1].span, 8..12);
     // And it writes back the same bytes.
     let again = kiln_nostd::encode_value("list<list<struct{}>>", &value, Options::BARE).unwrap();
     assert_eq!(again, one_kib());

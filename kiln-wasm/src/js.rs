@@ -6,10 +6,12 @@ use alloc::string::String;
 
 use js_sys::{Array, Function, Object, Reflect, Uint8Array};
 use kiln_nostd::dtype::Dtype;
-use kiln_nostd::{Error, Framing, Limits};
+use kiln_nostd::inspect::{push_decimal, InPlace, QuantLink, TensorFacts};
+use kiln_nostd::schema::{NodeKind, Scalar, TypeRef};
+use kiln_nostd::{CompiledType, Error, Framing, Limits, Value, ValueKind};
 use wasm_bindgen::prelude::*;
 
-use crate::open::{self, push_decimal, Opened, Source, TensorFacts, Val};
+use crate::open::{self, Opened, Source, TYPE_NODES};
 
 #[wasm_bindgen(typescript_custom_section)]
 const TYPES: &'static str = r#"
@@ -101,6 +103,15 @@ export type KilnValue =
   | null | boolean | number | bigint | string | Uint8Array | TensorsRef
   | KilnValue[] | { [key: string]: KilnValue } | { $repeat: number; element: KilnValue };
 
+/** What `peekFrame` says of bytes that start with a frame. */
+export interface FrameInfo {
+  /** The schema hash the frame carries (compare with `schemaHash(typeText)`). */
+  hash: bigint;
+  profile: number;
+  /** Whether profile, flags and reserved bytes are those of a valid frame. */
+  wellFormed: boolean;
+}
+
 /** Every error thrown by this module. */
 export interface KilnError extends Error {
   /** One of FRAME LIMIT EOF TYPE UTF8 TRAILING SCHEMA DEPTH, or a refusal name. */
@@ -186,6 +197,41 @@ impl Source for Bytes<'_> {
     }
 }
 
+/// Whether `bytes` start with a Kiln frame, and with which schema hash:
+/// `null` unless they begin with `KLN0` and hold the 16 frame bytes
+/// (`kiln_nostd::frame::peek`). Reads 16 bytes.
+#[wasm_bindgen(js_name = peekFrame, unchecked_return_type = "FrameInfo | null")]
+pub fn peek_frame(bytes: &Uint8Array) -> JsValue {
+    let mut head = [0u8; kiln_nostd::frame::FRAME_LEN];
+    if (bytes.length() as usize) < head.len() {
+        return JsValue::NULL;
+    }
+    bytes.subarray(0, head.len() as u32).copy_to(&mut head);
+    match kiln_nostd::frame::peek(&head) {
+        None => JsValue::NULL,
+        Some(info) => {
+            let o = Object::new();
+            set(&o, "hash", JsValue::from(info.hash));
+            set(&o, "profile", num(info.profile));
+            set(&o, "wellFormed", JsValue::from_bool(info.well_formed));
+            o.into()
+        }
+    }
+}
+
+/// The schema hash of type text (what a frame of that type carries).
+/// Throws a `KilnError` (`BadTypeText`) for text that does not parse.
+#[wasm_bindgen(js_name = schemaHash)]
+pub fn schema_hash(#[wasm_bindgen(js_name = typeText)] type_text: &str) -> Result<u64, JsValue> {
+    compile(type_text).map(|ty| ty.hash())
+}
+
+fn compile(type_text: &str) -> Result<alloc::boxed::Box<CompiledType<'_, TYPE_NODES>>, JsValue> {
+    CompiledType::parse(type_text)
+        .map(alloc::boxed::Box::new)
+        .map_err(|e| kiln_error(&e))
+}
+
 /// A checked Kiln file whose bytes stay in the caller's buffer.
 #[wasm_bindgen]
 pub struct KilnFile {
@@ -269,9 +315,11 @@ impl KilnFile {
             .iter()
             .map(|d| {
                 let o = Object::new();
-                set(&o, "path", JsValue::from_str(d.path.as_str()));
-                set(&o, "offset", JsValue::from_f64(d.range.start as f64));
-                set(&o, "length", JsValue::from_f64(d.range.len() as f64));
+                let mut path = String::new();
+                d.path.write_to(&mut path);
+                set(&o, "path", JsValue::from_str(&path));
+                set(&o, "offset", JsValue::from_f64(d.span.start as f64));
+                set(&o, "length", JsValue::from_f64(d.span.len() as f64));
                 set(
                     &o,
                     "payloadOffset",
@@ -301,7 +349,8 @@ impl KilnFile {
     #[wasm_bindgen(unchecked_return_type = "KilnValue")]
     pub fn value(&self) -> Result<JsValue, JsValue> {
         self.live()?;
-        Ok(self.js_value(&self.opened.value))
+        let ty = compile(&self.opened.type_text)?;
+        Ok(self.js_value(ty.root(), &self.opened.value))
     }
 
     /// The payload of tensor `index` as a typed array over the file's own
@@ -311,17 +360,21 @@ impl KilnFile {
     pub fn view(&self, index: u32) -> Result<Object, JsValue> {
         let t = self.facts(index)?;
         self.live()?;
-        let (ctor_name, width) = array_type(t.dtype);
+        let (ctor_name, width) = array_type(t.dtype.closed());
         let ctor = constructor(ctor_name)?;
-        let abs = self.bytes.byte_offset() as usize + t.range.start;
+        let base = self.bytes.byte_offset() as usize;
+        let abs = base + t.range.start;
         let count = t.range.len() / width;
-        let copied = !abs.is_multiple_of(width);
-        if width > 1 && !host_is_little_endian() {
-            return Err(refusal(
-                "BigEndianHost",
-                "typed arrays on this host are big-endian: use widen",
-            ));
-        }
+        let copied = match t.in_place(base, host_is_little_endian()) {
+            InPlace::Yes => false,
+            InPlace::Misaligned { .. } => true,
+            InPlace::BigEndianHost => {
+                return Err(refusal(
+                    "BigEndianHost",
+                    "typed arrays on this host are big-endian: use widen",
+                ))
+            }
+        };
         let array = if copied {
             let args = Array::of1(&JsValue::from_f64(count as f64));
             let array = Reflect::construct(&ctor, &args)?;
@@ -415,17 +468,31 @@ impl KilnFile {
             j.and_then(|j| self.opened.tensors.get(first + j))
                 .and_then(|t| t.name.as_deref())
         };
+        let (axis, group_size, scales, outer) = match t.quant {
+            QuantLink::None => (None, 0, None, None),
+            QuantLink::Scales {
+                axis,
+                group_size,
+                scales,
+            } => (Some(axis), group_size, Some(scales), None),
+            QuantLink::ScalesOuter {
+                axis,
+                group_size,
+                scales,
+                outer,
+            } => (Some(axis), group_size, Some(scales), Some(outer)),
+        };
+        let mut path = String::new();
+        if let Some(d) = dir {
+            d.path.write_to(&mut path);
+        }
         set(&o, "index", JsValue::from_f64(i as f64));
         set(&o, "directory", JsValue::from_f64(t.directory as f64));
         set(&o, "indexInDirectory", JsValue::from_f64(t.index as f64));
-        set(
-            &o,
-            "path",
-            JsValue::from_str(dir.map_or("", |d| d.path.as_str())),
-        );
+        set(&o, "path", JsValue::from_str(&path));
         set(&o, "name", opt_str(t.name.as_deref()));
         set(&o, "dtype", JsValue::from_str(&t.dtype_name()));
-        set(&o, "dtypeCode", num(t.dtype_code));
+        set(&o, "dtypeCode", num(t.dtype.code()));
         let shape: Array = t
             .shape
             .iter()
@@ -437,68 +504,113 @@ impl KilnFile {
         set(&o, "byteLength", JsValue::from_f64(t.range.len() as f64));
         set(&o, "layout", opt_str(t.layout.as_deref()));
         set(&o, "blockSize", num(t.block_size));
-        set(&o, "quant", JsValue::from_str(t.quant_name()));
-        set(&o, "quantScheme", num(t.quant.scheme));
-        set(&o, "axis", opt_num(t.quant.axis.map(usize::from)));
-        set(&o, "groupSize", num(t.quant.group_size));
-        set(&o, "scale", opt_num(t.quant.scales.map(|j| first + j)));
-        set(&o, "scaleName", opt_str(name_of(t.quant.scales)));
-        set(&o, "outer", opt_num(t.quant.outer.map(|j| first + j)));
-        set(&o, "outerName", opt_str(name_of(t.quant.outer)));
+        set(&o, "quant", JsValue::from_str(t.quant.name()));
+        set(&o, "quantScheme", num(t.quant.scheme()));
+        set(&o, "axis", opt_num(axis.map(usize::from)));
+        set(&o, "groupSize", num(group_size));
+        set(&o, "scale", opt_num(scales.map(|j| first + j)));
+        set(&o, "scaleName", opt_str(name_of(scales)));
+        set(&o, "outer", opt_num(outer.map(|j| first + j)));
+        set(&o, "outerName", opt_str(name_of(outer)));
         set(
             &o,
             "elementAlign",
-            JsValue::from_f64(t.element_align as f64),
+            JsValue::from_f64(t.element_align() as f64),
         );
-        let abs = self.bytes.byte_offset() as usize + t.range.start;
+        let base = self.bytes.byte_offset() as usize;
         set(
             &o,
             "aligned",
-            JsValue::from_bool(abs.is_multiple_of(array_type(t.dtype).1)),
+            JsValue::from_bool(!matches!(
+                t.in_place(base, true),
+                InPlace::Misaligned { .. }
+            )),
         );
         o
     }
 
-    fn js_value(&self, v: &Val) -> JsValue {
-        let entries = |pairs: &[(String, Val)]| -> JsValue {
+    /// The JS form of `v`, a value of type `ty`: the type says which
+    /// integers are BigInt.
+    fn js_value(&self, ty: TypeRef<'_, '_>, v: &Value<'_>) -> JsValue {
+        match (&v.kind, ty.kind()) {
+            (ValueKind::Integer(n), NodeKind::Scalar(Scalar::I64 | Scalar::Int)) => {
+                JsValue::from(*n as i64)
+            }
+            (ValueKind::Integer(n), NodeKind::Scalar(Scalar::U64 | Scalar::Uint)) => {
+                JsValue::from(*n as u64)
+            }
+            _ => self.js_plain(ty, v),
+        }
+    }
+
+    fn js_plain(&self, ty: TypeRef<'_, '_>, v: &Value<'_>) -> JsValue {
+        let element = ty.element();
+        let entries = |pairs: &[(alloc::borrow::Cow<'_, str>, Value<'_>)],
+                       types: &mut dyn Iterator<Item = Option<TypeRef<'_, '_>>>|
+         -> JsValue {
             let list: Array = pairs
                 .iter()
-                .map(|(k, v)| JsValue::from(Array::of2(&JsValue::from_str(k), &self.js_value(v))))
+                .zip(types)
+                .map(|((k, v), t)| {
+                    let value = t.map_or(JsValue::NULL, |t| self.js_value(t, v));
+                    JsValue::from(Array::of2(&JsValue::from_str(k), &value))
+                })
                 .collect();
             // fromEntries defines own properties, so a key "__proto__" is
             // a key like any other.
             Object::from_entries(&list).map_or(JsValue::NULL, JsValue::from)
         };
-        match v {
-            Val::Bool(b) => JsValue::from_bool(*b),
-            Val::Number(n) => JsValue::from_f64(*n),
-            Val::I64(v) => JsValue::from(*v),
-            Val::U64(v) => JsValue::from(*v),
-            Val::Str(s) => JsValue::from_str(s),
-            Val::Bytes(range) => self
+        match &v.kind {
+            ValueKind::Bool(b) => JsValue::from_bool(*b),
+            // 32 bits or fewer here (the wider ones are BigInt above): the
+            // i64 step keeps the 128-bit float conversion out of the module.
+            ValueKind::Integer(n) => JsValue::from_f64(*n as i64 as f64),
+            ValueKind::F32(x) => JsValue::from_f64(f64::from(*x)),
+            ValueKind::F64(x) => JsValue::from_f64(*x),
+            ValueKind::Str(s) => JsValue::from_str(s),
+            // The outline keeps the span (length word included); the
+            // bytes are the caller's.
+            ValueKind::Bytes(_) => self
                 .bytes
-                .subarray(range.start as u32, range.end as u32)
+                .subarray(v.span.start.saturating_add(4) as u32, v.span.end as u32)
                 .into(),
-            Val::List(items) => items
+            ValueKind::List(items) => items
                 .iter()
-                .map(|v| self.js_value(v))
+                .map(|item| element.map_or(JsValue::NULL, |e| self.js_value(e, item)))
                 .collect::<Array>()
                 .into(),
-            Val::Repeat { count, element } => {
+            ValueKind::Repeat {
+                count,
+                element: one,
+            } => {
                 let o = Object::new();
                 set(&o, "$repeat", num(*count));
-                set(&o, "element", self.js_value(element));
+                set(
+                    &o,
+                    "element",
+                    element.map_or(JsValue::NULL, |e| self.js_value(e, one)),
+                );
                 o.into()
             }
-            Val::Opt(inner) => inner.as_ref().map_or(JsValue::NULL, |v| self.js_value(v)),
-            Val::Dict(pairs) | Val::Struct(pairs) => entries(pairs),
-            Val::Tensors(d) => {
+            ValueKind::Opt(inner) => match (inner, element) {
+                (Some(inner), Some(e)) => self.js_value(e, inner),
+                _ => JsValue::NULL,
+            },
+            ValueKind::Dict(pairs) => entries(pairs, &mut core::iter::repeat(element)),
+            ValueKind::Struct(fields) => entries(fields, &mut ty.fields().map(|(_, t)| Some(t))),
+            ValueKind::Tensors(_) => {
                 let o = Object::new();
-                set(&o, "$tensors", JsValue::from_f64(*d as f64));
-                if let Some(dir) = self.opened.directories.get(*d) {
-                    set(&o, "path", JsValue::from_str(dir.path.as_str()));
-                    set(&o, "tensorCount", JsValue::from_f64(dir.count as f64));
-                    set(&o, "firstTensor", JsValue::from_f64(dir.first as f64));
+                let dirs = &self.opened.directories;
+                // Directories are in wire order: found by their block's start.
+                if let Ok(d) = dirs.binary_search_by_key(&v.span.start, |d| d.span.start) {
+                    set(&o, "$tensors", JsValue::from_f64(d as f64));
+                    if let Some(dir) = dirs.get(d) {
+                        let mut path = String::new();
+                        dir.path.write_to(&mut path);
+                        set(&o, "path", JsValue::from_str(&path));
+                        set(&o, "tensorCount", JsValue::from_f64(dir.count as f64));
+                        set(&o, "firstTensor", JsValue::from_f64(dir.first as f64));
+                    }
                 }
                 o.into()
             }

@@ -79,19 +79,24 @@
 //! found, when it is known.
 //!
 //! The Rust logic is in plain functions ([`open()`]) that the host tests
-//! run; the `#[wasm_bindgen]` layer ([`KilnFile`]) only converts.
+//! run; the `#[wasm_bindgen]` layer ([`KilnFile`], `peekFrame`,
+//! `schemaHash`) only converts. What a file holds (the value tree, every
+//! directory with its path, every tensor's facts) is the core's inspection
+//! model ([`kiln_nostd::inspect`]), the same one `kiln inspect` renders.
 //!
 //! ## Size
 //!
 //! The module must stay under 64 KiB after `wasm-opt -Oz` (scripts/www.sh
-//! checks it); it is about 57 KiB. What keeps it there: the crate is an
+//! checks it); it is about 63 KiB. What keeps it there: the crate is an
 //! rlib, and scripts/www.sh links the module with `cargo rustc
 //! --crate-type cdylib` under a `wasm-release` profile (opt-level "z",
 //! fat LTO, one codegen unit, abort on panic); the browser build (feature
 //! `module`) is `no_std` with a panic handler that traps, so no panic
 //! message and little of `core::fmt` is linked (std's allocator, dlmalloc,
-//! is named explicitly); and messages are built without `format!`. No
-//! `unsafe` is needed for any of it.
+//! is named explicitly); messages are built without `format!`; and the
+//! core is built with its `inspect` feature alone (the inspection model
+//! with an allocator), not `alloc`, whose hash-table name check would add
+//! several KiB. No `unsafe` is needed for any of it.
 
 // The browser module (feature `module`) is no_std: its panic handler traps
 // without formatting; every other build (host, tests) has std.
@@ -111,7 +116,8 @@ mod js;
 pub mod open;
 
 pub use js::KilnFile;
-pub use open::{open, Opened, Source, TensorFacts, Val};
+pub use kiln_nostd::inspect::{DirectoryFacts, TensorFacts};
+pub use open::{open, Opened, Source};
 
 /// A panic traps. Nothing in this crate is meant to panic (every index
 /// into input is checked); if something does, the call throws a

@@ -35,11 +35,10 @@ use alloc::vec::Vec;
 use core::ops::Range;
 
 use kiln_nostd::directory::{align_up, DESCRIPTOR_LEN, HEADER_LEN, MAGIC};
-use kiln_nostd::dtype::Dtype;
-use kiln_nostd::walk::{ScalarValue, Span, Visitor};
-use kiln_nostd::{
-    CompiledType, Directory, Error, Framing, Limits, Options, Quant, Refusal, Result,
-};
+use kiln_nostd::dtype::{DtypeCode, PayloadRule, Width};
+use kiln_nostd::inspect::{Collector, DirectoryFacts, TensorFacts};
+use kiln_nostd::schema::TOOL_NODES;
+use kiln_nostd::{CompiledType, Error, Framing, Limits, Options, Refusal, Result, Value};
 
 /// Files up to this size are copied into the shadow whole.
 pub const SMALL_FILE: usize = 1 << 20;
@@ -51,8 +50,9 @@ pub const MIN_HOLE: u64 = 4096;
 /// The first prefix of a large file, and the first step it grows by.
 pub const GROW_STEP: usize = 64 * 1024;
 
-/// How many nodes the type text may compile to.
-pub const TYPE_NODES: usize = 1024;
+/// How many nodes the type text may compile to: the tools' one cap, so
+/// the browser accepts every type `kiln check` accepts.
+pub const TYPE_NODES: usize = TOOL_NODES;
 
 /// Where the file's bytes are: [`Source::read`] copies a range of them.
 pub trait Source {
@@ -78,130 +78,6 @@ impl Source for [u8] {
     }
 }
 
-/// What is in the file, besides the tensors.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Val {
-    /// `bool`.
-    Bool(bool),
-    /// `f32`, `f64`, and the integers of 32 bits or fewer (exact in f64).
-    Number(f64),
-    /// `i64` and `int` (BigInt in JS).
-    I64(i64),
-    /// `u64` and `uint` (BigInt in JS).
-    U64(u64),
-    /// `str`.
-    Str(String),
-    /// `list<u8>`: where its bytes are in the file.
-    Bytes(Range<usize>),
-    /// `list<T>`.
-    List(Vec<Val>),
-    /// A list of zero-size elements: `count` times `element`.
-    Repeat {
-        /// Elements.
-        count: u32,
-        /// The one value.
-        element: Box<Val>,
-    },
-    /// `opt<T>`.
-    Opt(Option<Box<Val>>),
-    /// `dict<str,V>`, in key order.
-    Dict(Vec<(String, Val)>),
-    /// `struct{...}`, in field order.
-    Struct(Vec<(String, Val)>),
-    /// A `tensors` value: index into [`Opened::directories`].
-    Tensors(usize),
-}
-
-/// One `tensors` value of the file.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct DirFacts {
-    /// Path in the message: `""` for the root, `batch`, `layers[2].w`,
-    /// `meta["k"]`.
-    pub path: String,
-    /// Absolute byte range of the block.
-    pub range: Range<usize>,
-    /// Absolute offset of the payload region.
-    pub payload_offset: usize,
-    /// Tensors in this directory.
-    pub count: usize,
-    /// Index of its first tensor in [`Opened::tensors`].
-    pub first: usize,
-    /// Whether the name flag is set.
-    pub named: bool,
-    /// Whether names are in increasing byte order.
-    pub names_sorted: bool,
-}
-
-/// How a tensor is quantized (links are tensor indices in the same
-/// directory).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct QuantFacts {
-    /// 0 none, 1 scales, 2 scales and outer.
-    pub scheme: u8,
-    /// Dimension the groups run along.
-    pub axis: Option<u16>,
-    /// Elements per group.
-    pub group_size: u32,
-    /// Index of the scale tensor in the directory.
-    pub scales: Option<usize>,
-    /// Index of the outer tensor in the directory.
-    pub outer: Option<usize>,
-}
-
-/// Everything known about one tensor without reading its payload.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct TensorFacts {
-    /// Index of its directory in [`Opened::directories`].
-    pub directory: usize,
-    /// Index in its directory.
-    pub index: usize,
-    /// Name, when the directory names its tensors.
-    pub name: Option<String>,
-    /// Dtype code.
-    pub dtype_code: u16,
-    /// The closed dtype, if any.
-    pub dtype: Option<Dtype>,
-    /// Dimensions.
-    pub shape: Vec<u64>,
-    /// Element count.
-    pub elements: u64,
-    /// Absolute payload byte range in the file.
-    pub range: Range<usize>,
-    /// Opaque layout name.
-    pub layout: Option<String>,
-    /// Opaque block size.
-    pub block_size: u32,
-    /// Quantization.
-    pub quant: QuantFacts,
-    /// Bytes per element for a typed array (1 for one-byte, packed and
-    /// opaque dtypes).
-    pub element_align: usize,
-}
-
-impl TensorFacts {
-    /// The dtype's name: `f32`, or `opaque(4108)`.
-    pub fn dtype_name(&self) -> String {
-        match self.dtype {
-            Some(d) => d.name().into(),
-            None => {
-                let mut s = String::from("opaque(");
-                push_decimal(&mut s, self.dtype_code.into());
-                s.push(')');
-                s
-            }
-        }
-    }
-
-    /// `none`, `scales` or `scales+outer`.
-    pub fn quant_name(&self) -> &'static str {
-        match self.quant.scheme {
-            1 => "scales",
-            2 => "scales+outer",
-            _ => "none",
-        }
-    }
-}
-
 /// A file that passed every check.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Opened {
@@ -213,10 +89,12 @@ pub struct Opened {
     pub hash: u64,
     /// File length.
     pub len: usize,
-    /// The value (tensors values point into `directories`).
-    pub value: Val,
+    /// The value's outline (the core's tree without the bytes of byte
+    /// runs and directories, which stay in the caller's buffer and are
+    /// reached by their spans).
+    pub value: Value<'static>,
     /// Every `tensors` value, in wire order.
-    pub directories: Vec<DirFacts>,
+    pub directories: Vec<DirectoryFacts>,
     /// Every tensor of every directory, in wire order.
     pub tensors: Vec<TensorFacts>,
     /// Bytes copied into wasm memory for the check.
@@ -268,11 +146,11 @@ pub fn open<S: Source + ?Sized>(
     let mut step = GROW_STEP;
     loop {
         walks += 1;
-        let mut collect = Collect::new(start);
+        let mut collect = Collector::new(start);
         let walked = ty.walk(shadow.prefix(), options, &mut collect);
         let complete = shadow.frontier == shadow.len;
         if complete || !matches!(&walked, Err(e) if e.code() == Some(kiln_nostd::Code::Eof)) {
-            let reported: Vec<usize> = collect.dirs.iter().map(|d| d.range.start).collect();
+            let reported: Vec<usize> = collect.directories().iter().map(|d| d.span.start).collect();
             if shadow.unconfirmed(&reported) {
                 // Not every hole lies in a block the walk checked: copy
                 // them in and walk again.
@@ -281,15 +159,16 @@ pub fn open<S: Source + ?Sized>(
             }
             match walked {
                 Ok(()) if complete => {
+                    let seen = collect.finish()?;
                     return Ok(Opened {
                         // parse accepts canonical text only.
                         type_text: type_text.into(),
                         framed: options.is_framed(),
                         hash: ty.hash(),
                         len: shadow.len,
-                        value: collect.root.unwrap_or(Val::Struct(Vec::new())),
-                        directories: collect.dirs,
-                        tensors: collect.tensors,
+                        value: seen.value.into_outline(),
+                        directories: seen.directories,
+                        tensors: seen.tensors,
                         copied: shadow.copied,
                         walks,
                     });
@@ -309,7 +188,7 @@ pub fn open<S: Source + ?Sized>(
             }
         }
         // EOF inside the prefix: a block to load, or more bytes.
-        if shadow.load_block(collect.cursor) {
+        if shadow.load_block(collect.cursor()) {
             step = GROW_STEP;
         } else {
             shadow.fill_to(shadow.frontier.saturating_add(step));
@@ -422,7 +301,13 @@ impl<'s, S: Source + ?Sized> Shadow<'s, S> {
                 u64::from_le_bytes(v)
             };
             let (dtype, offset, length) = (field(0, 2), field(32, 8), field(40, 8));
-            if dtype == u64::from(Dtype::Bool.code()) || length < MIN_HOLE {
+            let rule = u16::try_from(dtype)
+                .ok()
+                .and_then(DtypeCode::from_code)
+                .map_or(PayloadRule::None, DtypeCode::payload_rule);
+            // Every byte a rule reads is copied: a bool payload whole; the
+            // last byte of the others (a packed count's odd tail) below.
+            if rule == PayloadRule::EveryByte || length < MIN_HOLE {
                 continue;
             }
             // The interior: all but the last byte (the odd packed tail).
@@ -483,318 +368,6 @@ impl<'s, S: Source + ?Sized> Shadow<'s, S> {
     }
 }
 
-// ---------------------------------------------------------------------------
-// The visitor: the value tree, the directories and the tensors' facts.
-
-enum Frame {
-    /// A struct (field names) or a dict (keys).
-    Pairs {
-        pairs: Vec<(String, Val)>,
-        next: String,
-        dict: bool,
-    },
-    List {
-        items: Vec<Val>,
-        repeat: Option<u32>,
-    },
-    Opt {
-        inner: Option<Val>,
-    },
-}
-
-struct Collect {
-    stack: Vec<Frame>,
-    root: Option<Val>,
-    dirs: Vec<DirFacts>,
-    tensors: Vec<TensorFacts>,
-    /// End of the last complete thing seen: where the next value starts.
-    cursor: usize,
-}
-
-fn quoted(key: &str) -> String {
-    let mut out = String::from("[\"");
-    for c in key.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            c => out.push(c),
-        }
-    }
-    out.push_str("\"]");
-    out
-}
-
-impl Collect {
-    fn new(start: usize) -> Collect {
-        Collect {
-            stack: Vec::new(),
-            root: None,
-            dirs: Vec::new(),
-            tensors: Vec::new(),
-            cursor: start,
-        }
-    }
-
-    /// The path of the value about to be added, from the open
-    /// containers: only built for a tensors value.
-    fn path(&self) -> String {
-        let mut out = String::new();
-        for frame in &self.stack {
-            match frame {
-                Frame::Pairs {
-                    next, dict: true, ..
-                } => out.push_str(&quoted(next)),
-                Frame::Pairs { next, .. } => {
-                    if !out.is_empty() {
-                        out.push('.');
-                    }
-                    out.push_str(next);
-                }
-                Frame::List { items, .. } => {
-                    out.push('[');
-                    push_decimal(&mut out, items.len() as u64);
-                    out.push(']');
-                }
-                Frame::Opt { .. } => {}
-            }
-        }
-        out
-    }
-
-    fn add(&mut self, value: Val) {
-        match self.stack.last_mut() {
-            None => self.root = Some(value),
-            Some(Frame::Pairs { pairs, next, .. }) => pairs.push((core::mem::take(next), value)),
-            Some(Frame::List { items, .. }) => items.push(value),
-            Some(Frame::Opt { inner, .. }) => *inner = Some(value),
-        }
-    }
-
-    fn close(&mut self) {
-        let value = match self.stack.pop() {
-            Some(Frame::Pairs { pairs, dict, .. }) => {
-                if dict {
-                    Val::Dict(pairs)
-                } else {
-                    Val::Struct(pairs)
-                }
-            }
-            Some(Frame::List { mut items, repeat }) => match (repeat, items.pop()) {
-                (Some(more), Some(first)) if items.is_empty() => Val::Repeat {
-                    count: more.saturating_add(1),
-                    element: Box::new(first),
-                },
-                (_, last) => {
-                    items.extend(last);
-                    Val::List(items)
-                }
-            },
-            Some(Frame::Opt { inner }) => Val::Opt(inner.map(Box::new)),
-            None => return,
-        };
-        self.add(value);
-    }
-}
-
-fn scalar_val(value: ScalarValue) -> Val {
-    match value {
-        ScalarValue::Bool(b) => Val::Bool(b),
-        ScalarValue::I8(v) => Val::Number(v.into()),
-        ScalarValue::U8(v) => Val::Number(v.into()),
-        ScalarValue::I16(v) => Val::Number(v.into()),
-        ScalarValue::U16(v) => Val::Number(v.into()),
-        ScalarValue::I32(v) => Val::Number(v.into()),
-        ScalarValue::U32(v) => Val::Number(v.into()),
-        ScalarValue::I64(v) | ScalarValue::Int(v) => Val::I64(v),
-        ScalarValue::U64(v) | ScalarValue::Uint(v) => Val::U64(v),
-        ScalarValue::F32(v) => Val::Number(v.into()),
-        ScalarValue::F64(v) => Val::Number(v),
-    }
-}
-
-impl<'de> Visitor<'de> for Collect {
-    fn scalar(&mut self, at: usize, value: ScalarValue) -> Result<()> {
-        let width = match value {
-            ScalarValue::Bool(_) | ScalarValue::I8(_) | ScalarValue::U8(_) => 1,
-            ScalarValue::I16(_) | ScalarValue::U16(_) => 2,
-            ScalarValue::I32(_) | ScalarValue::U32(_) | ScalarValue::F32(_) => 4,
-            _ => 8,
-        };
-        self.cursor = at.saturating_add(width);
-        self.add(scalar_val(value));
-        Ok(())
-    }
-
-    fn str(&mut self, span: Span, value: &'de str) -> Result<()> {
-        self.cursor = span.end;
-        self.add(Val::Str(value.into()));
-        Ok(())
-    }
-
-    fn bytes(&mut self, span: Span, _value: &'de [u8]) -> Result<()> {
-        self.cursor = span.end;
-        self.add(Val::Bytes(span));
-        Ok(())
-    }
-
-    fn begin_list(&mut self, at: usize, _count: u32) -> Result<()> {
-        self.cursor = at.saturating_add(4);
-        self.stack.push(Frame::List {
-            items: Vec::new(),
-            repeat: None,
-        });
-        Ok(())
-    }
-
-    fn repeat(&mut self, times: u32) -> Result<()> {
-        if let Some(Frame::List { repeat, .. }) = self.stack.last_mut() {
-            *repeat = Some(times);
-        }
-        Ok(())
-    }
-
-    fn end_list(&mut self) -> Result<()> {
-        self.close();
-        Ok(())
-    }
-
-    fn begin_opt(&mut self, at: usize, _present: bool) -> Result<()> {
-        self.cursor = at.saturating_add(1);
-        self.stack.push(Frame::Opt { inner: None });
-        Ok(())
-    }
-
-    fn end_opt(&mut self) -> Result<()> {
-        self.close();
-        Ok(())
-    }
-
-    fn begin_dict(&mut self, at: usize, _count: u32) -> Result<()> {
-        self.cursor = at.saturating_add(4);
-        self.stack.push(Frame::Pairs {
-            pairs: Vec::new(),
-            next: String::new(),
-            dict: true,
-        });
-        Ok(())
-    }
-
-    fn key(&mut self, span: Span, key: &'de str) -> Result<()> {
-        self.cursor = span.end;
-        if let Some(Frame::Pairs { next, .. }) = self.stack.last_mut() {
-            *next = key.into();
-        }
-        Ok(())
-    }
-
-    fn end_dict(&mut self) -> Result<()> {
-        self.close();
-        Ok(())
-    }
-
-    fn begin_struct(&mut self, at: usize, _fields: usize) -> Result<()> {
-        self.cursor = at;
-        self.stack.push(Frame::Pairs {
-            pairs: Vec::new(),
-            next: String::new(),
-            dict: false,
-        });
-        Ok(())
-    }
-
-    fn field(&mut self, name: &str) -> Result<()> {
-        if let Some(Frame::Pairs { next, .. }) = self.stack.last_mut() {
-            *next = name.into();
-        }
-        Ok(())
-    }
-
-    fn end_struct(&mut self) -> Result<()> {
-        self.close();
-        Ok(())
-    }
-
-    fn tensors(&mut self, dir: Directory<'de>) -> Result<()> {
-        self.cursor = dir.byte_range().end;
-        let index = self.dirs.len();
-        let first = self.tensors.len();
-        for t in &dir {
-            let (scheme, axis, group_size, scales, outer) = match t.quant() {
-                Quant::None => (0, None, 0, None, None),
-                Quant::Scales {
-                    axis,
-                    group_size,
-                    scales,
-                } => (1, Some(axis), group_size, Some(scales.index()), None),
-                Quant::ScalesOuter {
-                    axis,
-                    group_size,
-                    scales,
-                    outer,
-                } => (
-                    2,
-                    Some(axis),
-                    group_size,
-                    Some(scales.index()),
-                    Some(outer.index()),
-                ),
-            };
-            self.tensors.push(TensorFacts {
-                directory: index,
-                index: t.index(),
-                name: t.name().map(String::from),
-                dtype_code: t.dtype().code(),
-                dtype: t.closed_dtype(),
-                shape: t.shape().to_vec(),
-                elements: t.element_count(),
-                range: t.byte_range(),
-                layout: t.layout().map(String::from),
-                block_size: t.block_size(),
-                quant: QuantFacts {
-                    scheme,
-                    axis,
-                    group_size,
-                    scales,
-                    outer,
-                },
-                element_align: t.element_align(),
-            });
-        }
-        self.dirs.push(DirFacts {
-            path: self.path(),
-            range: dir.byte_range(),
-            payload_offset: dir.payload_offset(),
-            count: dir.len(),
-            first,
-            named: dir.has_names(),
-            names_sorted: dir.names_sorted(),
-        });
-        self.add(Val::Tensors(index));
-        Ok(())
-    }
-}
-
-/// Appends `n` in decimal (without `core::fmt`, which would add to the
-/// module's size).
-pub fn push_decimal(out: &mut String, n: u64) {
-    let mut digits = [0u8; 20];
-    let mut i = digits.len();
-    let mut n = n;
-    loop {
-        i -= 1;
-        if let Some(d) = digits.get_mut(i) {
-            *d = b'0' + (n % 10) as u8;
-        }
-        n /= 10;
-        if n == 0 || i == 0 {
-            break;
-        }
-    }
-    for &d in digits.get(i..).unwrap_or(&[]) {
-        out.push(char::from(d));
-    }
-}
-
 /// Refusal for a range of elements outside a tensor.
 pub fn out_of_range() -> Error {
     Error::refused(
@@ -807,7 +380,7 @@ pub fn out_of_range() -> Error {
 /// tensor, and the index of element `first` within them: what
 /// [`widen_range`] needs, so that a caller copies only those bytes.
 pub fn element_bytes(t: &TensorFacts, first: u64, count: u64) -> Result<(Range<usize>, u64, u64)> {
-    let dtype = t.dtype.ok_or(Error::refused(
+    let dtype = t.dtype.closed().ok_or(Error::refused(
         Refusal::WrongElementType,
         "an opaque dtype has no elements to widen",
     ))?;
@@ -816,12 +389,12 @@ pub fn element_bytes(t: &TensorFacts, first: u64, count: u64) -> Result<(Range<u
     // step is checked (an overflow is a range outside the tensor).
     let last = first.checked_add(count).ok_or_else(out_of_range)?;
     let (start, end, skip) = match dtype.width() {
-        kiln_nostd::dtype::Width::Bytes(w) => {
+        Width::Bytes(w) => {
             let w = u64::from(w);
             let bytes = |n: u64| n.checked_mul(w).ok_or_else(out_of_range);
             (bytes(first)?, bytes(last)?, 0)
         }
-        kiln_nostd::dtype::Width::Nibbles => (first / 2, last.div_ceil(2), first % 2),
+        Width::Nibbles => (first / 2, last.div_ceil(2), first % 2),
     };
     let to = |v: u64| usize::try_from(v).map_err(|_| out_of_range());
     let (start, end) = (to(start)?, to(end)?);
@@ -838,7 +411,7 @@ pub fn element_bytes(t: &TensorFacts, first: u64, count: u64) -> Result<(Range<u
 /// Widens `count` elements starting at `first` for display, given the
 /// bytes [`element_bytes`] named. Bits only: no scale is applied.
 pub fn widen_range(t: &TensorFacts, bytes: &[u8], first: u64, count: u64) -> Result<Vec<f32>> {
-    let dtype = t.dtype.ok_or(out_of_range())?;
+    let dtype = t.dtype.closed().ok_or(out_of_range())?;
     let (_, skip, total) = element_bytes(t, first, count)?;
     let n = usize::try_from(total - skip).map_err(|_| out_of_range())?;
     let mut out = vec![0f32; n];

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { initSync, KilnFile } from '../../www/pkg/kiln_wasm.js';
+import { initSync, KilnFile, peekFrame, schemaHash } from '../../www/pkg/kiln_wasm.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const wasm = initSync({ module: fs.readFileSync(path.join(root, 'www/pkg/kiln_wasm_bg.wasm')) });
@@ -114,6 +114,27 @@ test('message values: ids as BigInt, strings, lists, dicts, tensors paths', () =
   const paths = file.directories().map((d) => d.path);
   assert.deepEqual(paths, meta.paths);
   assert.equal(v.batch.$tensors, paths.indexOf('batch'));
+});
+
+test('peekFrame says whether bytes are framed and with which hash', () => {
+  for (const s of samples) {
+    const bytes = new Uint8Array(fs.readFileSync(path.join(root, 'www/samples', s.file)));
+    const frame = peekFrame(bytes);
+    if (!s.framed) continue;
+    assert.ok(frame, s.file);
+    assert.equal(frame.wellFormed, true, s.file);
+    if (s.file !== 'invalid.kiln') assert.equal(frame.hash, schemaHash(s.type), s.file);
+  }
+  assert.equal(peekFrame(new TextEncoder().encode('KLN0')), null); // fewer than 16 bytes
+  assert.equal(peekFrame(new TextEncoder().encode('KLNT0123456789abcdef')), null);
+  const odd = new Uint8Array(16);
+  odd.set(new TextEncoder().encode('KLN0'));
+  odd[5] = 1; // nonzero flags
+  assert.equal(peekFrame(odd).wellFormed, false);
+  // The one type-node cap: a type kiln check takes (over 1,024 nodes) opens here.
+  const wide = `struct{${Array.from({ length: 1500 }, (_, i) => `f${i}:u8,`).join('')}}`;
+  assert.equal(typeof schemaHash(wide), 'bigint');
+  assert.throws(() => schemaHash('struct{a:}'), (e) => e.code === 'BadTypeText');
 });
 
 test('quantized tensors link to their scale and outer tensors', () => {

@@ -602,10 +602,7 @@ impl<'a> TensorView<'a> {
     /// dtype wider than one byte, else 1 (one-byte, packed and opaque
     /// dtypes are plain bytes).
     pub fn element_align(&self) -> usize {
-        match self.closed_dtype().map(Dtype::width) {
-            Some(crate::dtype::Width::Bytes(w)) => usize::from(w),
-            _ => 1,
-        }
+        self.dtype().element_align()
     }
 
     /// Whether the payload's absolute offset is a multiple of its element

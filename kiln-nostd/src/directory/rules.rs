@@ -4,7 +4,7 @@
 //! first byte; callers shift them.
 
 use super::descriptor::{Fields, MAX_RANK, NO_AXIS, NO_INDEX};
-use crate::dtype::{Dtype, DtypeCode};
+use crate::dtype::{Dtype, DtypeCode, PayloadRule};
 use crate::error::{Code, Error, Result};
 
 const fn type_fault(fault: &'static str, field: usize) -> Error {
@@ -159,13 +159,14 @@ pub(crate) fn bits_read(d: impl Fields, len: u64) -> (u64, u64) {
 /// reference reports it.
 #[cfg_attr(feature = "small-code", inline(always))] // see check_shape_and_range
 pub(crate) fn check_payload_bits(d: impl Fields, payload: &[u8]) -> Result<()> {
-    match Dtype::from_code(d.dtype()) {
-        Some(Dtype::Bool) => {
+    let rule = Dtype::from_code(d.dtype()).map_or(PayloadRule::None, Dtype::payload_rule);
+    match rule {
+        PayloadRule::EveryByte => {
             if let Some(k) = payload.iter().position(|&b| b > 1) {
                 return Err(type_fault("bool byte other than 0 or 1", k));
             }
         }
-        Some(Dtype::I4 | Dtype::U4 | Dtype::E2M1) => {
+        PayloadRule::LastByte => {
             let odd = count_of(d).is_some_and(|n| n % 2 == 1);
             if odd && payload.last().is_some_and(|&b| b & 0xF0 != 0) {
                 return Err(type_fault(
@@ -174,7 +175,7 @@ pub(crate) fn check_payload_bits(d: impl Fields, payload: &[u8]) -> Result<()> {
                 ));
             }
         }
-        _ => {}
+        PayloadRule::None => {}
     }
     Ok(())
 }

@@ -21,6 +21,13 @@ use crate::error::{Error, Refusal, Result};
 /// microcontroller's stack (about 2.5 KiB on a 32-bit target).
 pub const DEFAULT_NODES: usize = 128;
 
+/// How many nodes the tools compile run-time type text into: `kiln`
+/// (check, decode, encode, inspect), kiln-convert and the browser module
+/// (kiln-wasm) all use this one cap, so a type one of them accepts the
+/// others accept too. The table is about 40 bytes a node on a 64-bit host
+/// (160 KiB): tools keep it on the heap (`Box<CompiledType<TOOL_NODES>>`).
+pub const TOOL_NODES: usize = 4096;
+
 /// How deeply type text may nest. Deeper than the 64 containers a value
 /// may enter, so that type text which is only deep in branches a value
 /// never takes is still accepted (the format's depth rule is about values).
