@@ -28,6 +28,8 @@
 #              (scripts/stages/bounds.sh)
 #   thumb      kiln-nostd for thumbv7em-none-eabihf, without and with defmt+derive
 #   bigendian  kiln-nostd tests + doc tests on s390x and powerpc64 (qemu-user)
+#   cross      the same through `cross` in a local Debian image, and the swap
+#              mutants (scripts/stages/cross.sh)
 #   firmware   Cortex-M3 under qemu-system-arm: demo, defmt-test golden suite,
 #              flash/RAM report
 #   nopanic    release firmware whose link fails if any panic path survives
@@ -43,7 +45,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$PWD"
 
-ALL_STAGES=(fmt clippy doc python test package demo differential convert cli fuzz bounds thumb bigendian firmware nopanic wasm wasm-js www bench)
+ALL_STAGES=(fmt clippy doc python test package demo differential convert cli fuzz bounds thumb bigendian cross firmware nopanic wasm wasm-js www bench)
 if [ $# -gt 0 ]; then STAGES=("$@"); else STAGES=("${ALL_STAGES[@]}"); fi
 for stage in "${STAGES[@]}"; do
     [[ " ${ALL_STAGES[*]} " == *" $stage "* ]] || { echo "unknown stage: $stage (${ALL_STAGES[*]})" >&2; exit 2; }
@@ -71,13 +73,15 @@ prune_after() { # stage
     case "$1" in
         fuzz) rm -rf fuzz/target ;;
         bigendian) rm -rf target/s390x-unknown-linux-gnu target/powerpc64-unknown-linux-gnu ;;
+        cross) rm -rf target/cross ;;
         nopanic) rm -rf target/thumbv7em-none-eabihf ;;
         www) rm -rf target/wasm32-unknown-unknown target/e2e-files ;;
     esac
 }
 
 SKIP_MARK="$(mktemp -u)"
-trap 'rm -f "$SKIP_MARK"' EXIT
+NOTE_FILE="$(mktemp -u)"
+trap 'rm -f "$SKIP_MARK" "$NOTE_FILE"' EXIT
 passed=0
 failed=0
 skipped=0
@@ -85,6 +89,9 @@ SUMMARY=()
 
 banner() { printf '\n=== %s ===\n' "$*"; }
 skip() { echo "WARNING: skipped: $*"; touch "$SKIP_MARK"; }
+# A stage's own figures, shown in the summary under its line.
+note() { echo "$*" >>"$NOTE_FILE"; }
+add_notes() { [ ! -f "$NOTE_FILE" ] || while read -r line; do SUMMARY+=("              $line"); done <"$NOTE_FILE"; }
 
 finish() {
     printf '\n=== summary ===\n'
@@ -94,7 +101,7 @@ finish() {
 
 run_stage() { # name function
     local name="$1" start=$SECONDS
-    rm -f "$SKIP_MARK"
+    rm -f "$SKIP_MARK" "$NOTE_FILE"
     banner "stage $name"
     # In a subshell outside any `if`, so that `set -e` stops the stage at
     # its first failing command (inside an `if` condition bash ignores -e).
@@ -115,9 +122,11 @@ run_stage() { # name function
             passed=$((passed + 1))
             SUMMARY+=("$(printf '%-13s passed   %4d s  %s' "$name" $((SECONDS - start)) "$(disk_report)")")
         fi
+        add_notes
     else
         failed=$((failed + 1))
         SUMMARY+=("$(printf '%-13s FAILED   %4d s  %s' "$name" $((SECONDS - start)) "$(disk_report)")")
+        add_notes
         finish
         exit 1
     fi
@@ -251,6 +260,7 @@ source "$ROOT/scripts/stages/www.sh"
 source "$ROOT/scripts/stages/bench.sh"
 source "$ROOT/scripts/stages/fuzz.sh"
 source "$ROOT/scripts/stages/bounds.sh"
+source "$ROOT/scripts/stages/cross.sh"
 
 # ---------------------------------------------------------------------------
 
