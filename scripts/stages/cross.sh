@@ -204,10 +204,12 @@ stage_cross() {
     SWAP_MUTANT_CARGO="cross +$toolchain" SWAP_MUTANT_TESTS="--test byte_order --test golden" \
         bash scripts/check-swap-mutant.sh "${CROSS_TARGETS[0]}"
     times+=("swap mutants $((SECONDS - start)) s")
-    [ "${CI:-}" != true ] || echo "cross: build output $(du -sh "$CARGO_TARGET_DIR" | cut -f1), engine storage $(du -sh "$KILN_CROSS_HOME" 2>/dev/null | cut -f1)"
+    # What CI removes when the stage ends (prune_after, cross_engine_stop).
+    local disk="target/cross $(du -sh "$CARGO_TARGET_DIR" | cut -f1)"
+    [ -z "$CROSS_DAEMON_PID" ] || disk+=", engine storage $(du -sh "$KILN_CROSS_HOME" | cut -f1)"
 
     local figures
-    figures="install $install_s s, engine $engine_s s, image $image_s s ($image_state, $image_mb MB), tests: $(IFS=,; echo "${times[*]}" | sed 's/,/, /g')"
+    figures="install $install_s s, engine $engine_s s, image $image_s s ($image_state, $image_mb MB), tests: $(IFS=,; echo "${times[*]}" | sed 's/,/, /g'); disk: $disk"
     echo "cross: $figures"
     note "$figures"
 }
