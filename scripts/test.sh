@@ -50,7 +50,7 @@ ROOT="$PWD"
 ALL_STAGES=(fmt clippy doc python test package demo differential convert cli fuzz bounds thumb cross firmware nopanic wasm wasm-js www bench)
 if [ $# -gt 0 ]; then STAGES=("$@"); else STAGES=("${ALL_STAGES[@]}"); fi
 for stage in "${STAGES[@]}"; do
-    [[ " ${ALL_STAGES[*]} bigendian " == *" $stage "* ]] || { echo "unknown stage: $stage (${ALL_STAGES[*]})" >&2; exit 2; }
+    [[ " ${ALL_STAGES[*]} bigendian " == *" $stage "* ]] || { echo "unknown stage: $stage (${ALL_STAGES[*]} bigendian)" >&2; exit 2; }
 done
 
 # Disk. A CI machine may have only a few GiB free, and a full run builds for
