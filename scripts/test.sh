@@ -30,7 +30,8 @@
 #   fuzz             a bounded run of every fuzz target (libFuzzer, ASan), then every input that ever failed
 #   bounds           work and heap bounds of the inputs that once took unbounded time (callgrind, DHAT)
 #   thumb            kiln-nostd for thumbv7em-none-eabihf: without features, with defmt+derive, with the envelope, embedded-io and small-code
-#   bigendian        kiln-nostd tests and doc tests on s390x and powerpc64 (qemu-user)
+#   cross            kiln-nostd tests and doc tests on s390x and powerpc64 through cross in a Debian-built image, and the swap mutants
+#   bigendian        (by name only) the cross stage's tests with .cargo/config.toml's qemu-user runners, for a machine without a container engine
 #   firmware         Cortex-M3 under qemu-system-arm: demo, golden suite (check and typed decoders), flash/RAM
 #   firmware-m0      demo, golden suite and no-panic proof on a Cortex-M0 (qemu microbit)
 #   firmware-riscv   demo, golden suite and no-panic proof on RISC-V (qemu-system-riscv32 virt)
@@ -47,12 +48,21 @@ ROOT="$PWD"
 
 # The stage list: `stage NAME "one-line description"` right above each
 # stage_NAME function declares it (see the header).
+# `stage --by-name NAME "..."` declares a stage that runs only when named
+# (an alternative to another stage, for machines without what that one
+# needs); --list marks it so.
 ALL_STAGES=()
+DEFAULT_STAGES=()
 declare -A STAGE_DESCRIPTION=()
-stage() { # name description
+stage() { # [--by-name] name description
+    local by_name=false
+    if [ "$1" = --by-name ]; then by_name=true; shift; fi
     [ -z "${STAGE_DESCRIPTION[$1]+set}" ] || { echo "test.sh: stage $1 declared twice" >&2; exit 2; }
     ALL_STAGES+=("$1")
+    $by_name || DEFAULT_STAGES+=("$1")
     STAGE_DESCRIPTION[$1]="$2"
+    $by_name && STAGE_DESCRIPTION[$1]="(by name only) $2"
+    return 0
 }
 
 # Disk. A CI machine may have only a few GiB free, and a full run builds for
@@ -77,13 +87,15 @@ prune_after() { # stage
     case "$1" in
         fuzz) rm -rf fuzz/target ;;
         bigendian) rm -rf target/s390x-unknown-linux-gnu target/powerpc64-unknown-linux-gnu ;;
+        cross) rm -rf target/cross ;;
         nopanic) rm -rf target/thumbv7em-none-eabihf ;;
         www) rm -rf target/wasm32-unknown-unknown target/e2e-files ;;
     esac
 }
 
 SKIP_MARK="$(mktemp -u)"
-trap 'rm -f "$SKIP_MARK"' EXIT
+NOTE_FILE="$(mktemp -u)"
+trap 'rm -f "$SKIP_MARK" "$NOTE_FILE"' EXIT
 passed=0
 failed=0
 skipped=0
@@ -108,6 +120,10 @@ need_tool() {
     return 1
 }
 
+# A stage's own figures, shown in the summary under its line.
+note() { echo "$*" >>"$NOTE_FILE"; }
+add_notes() { [ ! -f "$NOTE_FILE" ] || while read -r line; do SUMMARY+=("                 $line"); done <"$NOTE_FILE"; }
+
 finish() {
     printf '\n=== summary ===\n'
     printf '%s\n' "${SUMMARY[@]}"
@@ -116,7 +132,7 @@ finish() {
 
 run_stage() { # name function
     local name="$1" start=$SECONDS
-    rm -f "$SKIP_MARK"
+    rm -f "$SKIP_MARK" "$NOTE_FILE"
     banner "stage $name"
     # In a subshell outside any `if`, so that `set -e` stops the stage at
     # its first failing command (inside an `if` condition bash ignores -e).
@@ -132,14 +148,16 @@ run_stage() { # name function
     if [ "$status" -eq 0 ]; then
         if [ -e "$SKIP_MARK" ]; then
             skipped=$((skipped + 1))
-            SUMMARY+=("$(printf '%-13s skipped  %4d s  %s' "$name" $((SECONDS - start)) "$(disk_report)")")
+            SUMMARY+=("$(printf '%-16s skipped  %4d s  %s' "$name" $((SECONDS - start)) "$(disk_report)")")
         else
             passed=$((passed + 1))
-            SUMMARY+=("$(printf '%-13s passed   %4d s  %s' "$name" $((SECONDS - start)) "$(disk_report)")")
+            SUMMARY+=("$(printf '%-16s passed   %4d s  %s' "$name" $((SECONDS - start)) "$(disk_report)")")
         fi
+        add_notes
     else
         failed=$((failed + 1))
-        SUMMARY+=("$(printf '%-13s FAILED   %4d s  %s' "$name" $((SECONDS - start)) "$(disk_report)")")
+        SUMMARY+=("$(printf '%-16s FAILED   %4d s  %s' "$name" $((SECONDS - start)) "$(disk_report)")")
+        add_notes
         finish
         exit 1
     fi
@@ -231,7 +249,9 @@ stage_thumb() {
     cargo build -p kiln-nostd --target thumbv7em-none-eabihf --features envelope,embedded-io,embedded-io-async,small-code
 }
 
-stage bigendian "kiln-nostd tests and doc tests on s390x and powerpc64 (qemu-user)"
+source "$ROOT/scripts/stages/cross.sh"
+
+stage --by-name bigendian "the cross stage's tests with .cargo/config.toml's qemu-user runners, for a machine without a container engine"
 stage_bigendian() {
     # Runners and linkers: .cargo/config.toml. Doc tests run under the
     # runner too (cross-target doc tests are stable since Rust 1.89).
@@ -292,11 +312,11 @@ source "$ROOT/scripts/stages/bench.sh"
 
 if [ "${1:-}" = --list ]; then
     for stage in "${ALL_STAGES[@]}"; do
-        printf '%-13s %s\n' "$stage" "${STAGE_DESCRIPTION[$stage]}"
+        printf '%-16s %s\n' "$stage" "${STAGE_DESCRIPTION[$stage]}"
     done
     exit 0
 fi
-if [ $# -gt 0 ]; then STAGES=("$@"); else STAGES=("${ALL_STAGES[@]}"); fi
+if [ $# -gt 0 ]; then STAGES=("$@"); else STAGES=("${DEFAULT_STAGES[@]}"); fi
 for stage in "${STAGES[@]}"; do
     [ -n "${STAGE_DESCRIPTION[$stage]+set}" ] || {
         echo "unknown stage: $stage (bash scripts/test.sh --list shows them: ${ALL_STAGES[*]})" >&2
@@ -308,11 +328,11 @@ done
 # summary (scripts/setup.sh writes one `STEP SECONDS NOTE` line per step).
 banner "setup"
 SETUP_TIMES="$(mktemp)"
-trap 'rm -f "$SKIP_MARK" "$SETUP_TIMES"' EXIT
+trap 'rm -f "$SKIP_MARK" "$NOTE_FILE" "$SETUP_TIMES"' EXIT
 setup_status=0
 KILN_SETUP_TIMES="$SETUP_TIMES" bash scripts/setup.sh || setup_status=$?
 while read -r step seconds note; do
-    SUMMARY+=("$(printf '%-13s %-17s %4d s  %s' setup "$step" "$seconds" "$note")")
+    SUMMARY+=("$(printf '%-16s %-17s %4d s  %s' setup "$step" "$seconds" "$note")")
 done <"$SETUP_TIMES"
 if [ "$setup_status" -ne 0 ]; then
     SUMMARY+=("setup         FAILED")
