@@ -68,12 +68,15 @@ def main() -> int:
     with open(os.path.join(ROOT, "spec", "kiln-v2-cases.json")) as f:
         cases = json.load(f)
     seeds = {t: [] for t in ("directory", "check", "walk_value", "typed", "roundtrip",
-                             "convert", "slow", "wasm")}
+                             "convert", "slow", "wasm", "envelope")}
     for case in cases:
         data = bytes.fromhex(case["hex"])
         typed = header(case["type"], case["framed"], case.get("cap")) + data
         for target in ("check", "walk_value", "slow"):
             seeds[target].append(typed)
+        # envelope: [buffer length / 16][split][stream]; the target seals
+        # the first half of the stream itself.
+        seeds["envelope"].append(bytes([255, 7]) + data)
         # wasm: [type][flags][cap][first u64][count u64][bytes]; flag bit 1
         # pads the file past 1 MiB (the large-file path).
         ranges = (1).to_bytes(8, "little") + (16).to_bytes(8, "little")

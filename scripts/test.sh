@@ -11,7 +11,7 @@
 #   doc        rustdoc -D warnings
 #   python     reference codec: case file up to date, unit tests
 #   test       cargo test --workspace --all-features (host), without alloc,
-#              and the two example programs
+#              with and without small-code, and the two example programs
 #   package    cargo package of every library crate
 #   demo       the README's main job: kiln check over samples/ (scripts/demo.sh)
 #   differential  Python reference vs Rust check, walker, Value and typed
@@ -26,7 +26,8 @@
 #   bounds     work and allocation bounds: instruction counts (callgrind)
 #              and heap (DHAT) of the inputs that once took unbounded time
 #              (scripts/stages/bounds.sh)
-#   thumb      kiln-nostd for thumbv7em-none-eabihf, without and with defmt+derive
+#   thumb      kiln-nostd for thumbv7em-none-eabihf, without and with defmt+derive,
+#              and with the envelope and the embedded-io encoders
 #   bigendian  kiln-nostd tests + doc tests on s390x and powerpc64 (qemu-user)
 #   firmware   Cortex-M3 under qemu-system-arm: demo, golden suite (check and
 #              typed decoders on every case), flash/RAM report
@@ -138,6 +139,7 @@ stage_fmt() {
 stage_clippy() {
     cargo clippy --workspace --all-targets -- -D warnings
     cargo clippy --workspace --all-targets --all-features -- -D warnings
+    cargo clippy -p kiln-nostd --all-targets --features small-code,derive -- -D warnings
     (cd tests/firmware && cargo clippy --all-targets -- -D warnings)
 }
 
@@ -162,6 +164,12 @@ stage_test() {
     cargo test --workspace --all-features
     # Without alloc: the no-allocator paths (name sort, storage) on the host.
     cargo test -p kiln-nostd --features derive
+    # --all-features has small-code; these two run each alternative of the
+    # directory check without it too (small-code without alloc: names
+    # compared pairwise), and the streaming encoders and the envelope with
+    # the default directory check and CRC table.
+    cargo test -p kiln-nostd --features small-code,derive
+    cargo test -p kiln-nostd --features derive,alloc,envelope,embedded-io,embedded-io-async
     # The two newcomer programs of the README.
     cargo run -q -p kiln-nostd --features derive --example telemetry
     cargo run -q -p kiln-nostd --features std --example weights "$(mktemp -d)/weights.kiln"
@@ -191,6 +199,7 @@ stage_differential() {
 stage_thumb() {
     cargo build -p kiln-nostd --target thumbv7em-none-eabihf
     cargo build -p kiln-nostd --target thumbv7em-none-eabihf --features defmt,derive
+    cargo build -p kiln-nostd --target thumbv7em-none-eabihf --features envelope,embedded-io,embedded-io-async,small-code
 }
 
 stage_bigendian() {

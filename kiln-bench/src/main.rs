@@ -378,7 +378,7 @@ fn report(opts: &Opts) {
     let root = repo_root();
     if opts.footprint && opts.only.is_none() {
         table.section(
-            "Footprint (thumbv7m-none-eabi, opt-level \"s\", fat LTO, kiln-nostd with no-error-text; over an empty firmware)",
+            "Footprint (thumbv7m-none-eabi, opt-level \"s\", fat LTO, kiln-nostd with no-error-text and small-code; over an empty firmware)",
         );
         footprint(&root, opts, &mut table);
     }
@@ -483,12 +483,14 @@ fn run_ok(cmd: &mut Command, what: &str) -> String {
 }
 
 /// The firmware bins of the footprint comparison (tests/firmware/src/bin).
-const FIRMWARE: [&str; 5] = [
+const FIRMWARE: [&str; 7] = [
     "fp-empty",
     "fp-kiln",
     "fp-postcard",
     "fp-kiln-tensors",
     "fp-kiln-into",
+    "fp-kiln-envelope",
+    "fp-postcard-cobs",
 ];
 
 /// The firmware features of the footprint rows: Kiln's errors without
@@ -700,6 +702,8 @@ fn footprint(root: &Path, opts: &Opts, table: &mut Table) {
         ..Row::default()
     });
 
+    envelope_rows(&sizes, &stacks, table);
+
     // The browser module, as scripts/www.sh builds it (wasm-bindgen, then
     // wasm-opt -Oz); the full run only, and only with its tools.
     let built = if opts.scale == Scale::Full && have("wasm-bindgen") {
@@ -735,6 +739,49 @@ fn footprint(root: &Path, opts: &Opts, table: &mut Table) {
         what: "kiln-wasm module (scripts/www.sh --build-only: wasm-bindgen, wasm-opt -Oz)".into(),
         kiln: value,
         goal,
+        ..Row::default()
+    });
+}
+
+/// The link envelope's receiver (fp-kiln-envelope: the stream decoder fed
+/// the enveloped record, then from_bytes) against postcard's COBS and CRC
+/// flavors (fp-postcard-cobs: `cobs::decode_in_place`, then
+/// `from_bytes_crc32`), both with CRC-32C, each over its own plain decode
+/// (fp-kiln, fp-postcard). The firmware builds kiln-nostd with
+/// `small-code`, so Kiln's CRC has no table; postcard's API takes a
+/// `crc::Digest` with the crate's default 1 KiB table.
+fn envelope_rows(sizes: &[Sizes], stacks: &[Option<u64>], table: &mut Table) {
+    let flash_over = |i: usize, base: usize| sizes[i].flash() as i64 - sizes[base].flash() as i64;
+    let ram_over = |i: usize, base: usize| sizes[i].ram() as i64 - sizes[base].ram() as i64;
+    let stack = |i: usize| {
+        stacks[i]
+            .map(|s| format!("{s} B"))
+            .unwrap_or_else(|| "—".into())
+    };
+    let (kiln, postcard) = (flash_over(5, 1), flash_over(6, 2));
+    table.row(Row {
+        what: "receiving that record through a link envelope (COBS + CRC-32C): flash over the plain decode (from_bytes; postcard from_bytes); Kiln: kiln_nostd::envelope::Decoder fed 8 bytes at a time, CRC without table (small-code)".into(),
+        kiln: format!("{kiln} B"),
+        peer: "postcard: cobs::decode_in_place + from_bytes_crc32 (crc's 1 KiB table)".into(),
+        peer_time: format!("{postcard} B"),
+        ratio: format!("{:.2}", postcard as f64 / kiln.max(1) as f64),
+        ..Row::default()
+    });
+    table.row(Row {
+        what: "same envelope: flash of the whole receiver over the empty firmware; static RAM over the plain decode; peak stack of the whole run (64-byte frame buffer on the stack)".into(),
+        kiln: format!(
+            "{} B; RAM {} B; stack {}",
+            flash_over(5, 0),
+            ram_over(5, 1),
+            stack(5)
+        ),
+        peer: "postcard".into(),
+        peer_time: format!(
+            "{} B; RAM {} B; stack {}",
+            flash_over(6, 0),
+            ram_over(6, 2),
+            stack(6)
+        ),
         ..Row::default()
     });
 }

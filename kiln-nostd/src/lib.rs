@@ -154,6 +154,8 @@
 //! | [`value`] (`alloc`) | dynamic values |
 //! | [`order`] | byte order: zero-copy views, swapping copies and writers |
 //! | [`widen`] | elements to `f32` for display |
+//! | `io_write` (`embedded-io`, `embedded-io-async`) | streaming encode to embedded-io writers |
+//! | `envelope` (`envelope`) | a link envelope outside the format: COBS framing and a CRC-32C |
 //!
 //! ## Features
 //!
@@ -171,6 +173,16 @@
 //!   32-bit microcontroller), for firmware short of flash: about 700 bytes
 //!   for a small struct decoder, 4 KB with a `tensors` field (the benchmark
 //!   table in the README).
+//! - `small-code`: the smaller of two equivalent directory checks (no
+//!   one-pass shortcut, unsorted names compared pairwise without an
+//!   allocator or scratch, the envelope's CRC without a table): the same
+//!   verdicts and codes in less flash, for firmware.
+//! - `embedded-io`, `embedded-io-async`: `io_write::to_writer` and
+//!   `io_write::to_async_writer` encode to a UART or USB writer with no
+//!   buffer for the message.
+//! - `envelope`: the `envelope` module, COBS framing and a CRC-32C per
+//!   message for byte links (not part of the format, which has no
+//!   checksum).
 
 #![cfg_attr(not(test), no_std)]
 #![forbid(unsafe_code)]
@@ -200,9 +212,13 @@ mod aligned;
 mod check;
 pub mod directory;
 pub mod dtype;
+#[cfg(feature = "envelope")]
+pub mod envelope;
 mod error;
 pub mod frame;
 pub mod frozen;
+#[cfg(any(feature = "embedded-io", feature = "embedded-io-async"))]
+pub mod io_write;
 mod limits;
 pub mod order;
 pub mod schema;

@@ -171,7 +171,53 @@ fn typed<'a, T: Decode<'a> + Encode>(case: &'a Case) -> Result<(), Option<Code>>
     }
     .unwrap_or_else(|e| panic!("{}: re-encode failed: {e}", case.name));
     assert_eq!(written, &bytes[..], "{}: not canonical", case.name);
+    #[cfg(all(feature = "embedded-io", feature = "embedded-io-async"))]
+    streamed::same_bytes(&value, case.framed, written, &case.name);
     Ok(())
+}
+
+/// The streaming encoders (kiln_nostd::io_write) give the bytes of
+/// `to_slice`: a blocking writer taking 3 bytes per call, and the async
+/// encoder through staging buffers of 1, 7 and 64 bytes.
+#[cfg(all(feature = "embedded-io", feature = "embedded-io-async"))]
+#[path = "support/writers.rs"]
+mod writers;
+
+#[cfg(all(feature = "embedded-io", feature = "embedded-io-async"))]
+mod streamed {
+    use super::writers::{block_on, ShortWriter};
+    use kiln_nostd::io_write::{
+        to_async_writer, to_frame_async_writer, to_frame_writer, to_writer,
+    };
+    use kiln_nostd::Encode;
+
+    pub fn same_bytes<T: Encode>(value: &T, framed: bool, want: &[u8], name: &str) {
+        let mut w = ShortWriter::new(3);
+        let n = if framed {
+            to_frame_writer(value, &mut w)
+        } else {
+            to_writer(value, &mut w)
+        }
+        .unwrap_or_else(|e| panic!("{name}: streaming encode failed: {e}"));
+        assert_eq!((n, &w.bytes[..]), (want.len(), want), "{name}: to_writer");
+        for staging in [1usize, 7, 64] {
+            let mut w = ShortWriter::new(5);
+            let mut chunk = vec![0u8; staging];
+            let n = block_on(async {
+                if framed {
+                    to_frame_async_writer(value, &mut w, &mut chunk).await
+                } else {
+                    to_async_writer(value, &mut w, &mut chunk).await
+                }
+            })
+            .unwrap_or_else(|e| panic!("{name}: async encode failed: {e}"));
+            assert_eq!(
+                (n, &w.bytes[..]),
+                (want.len(), want),
+                "{name}: async, {staging}-byte staging"
+            );
+        }
+    }
 }
 
 #[derive(Frozen)]

@@ -19,7 +19,10 @@ Mutants of every golden case (accepted and rejected), from a fixed seed:
 The reference's verdicts come from a pool of worker processes; Rust's from
 one process (`kiln-nostd/examples/verdicts.rs --lines`) that runs `check`,
 the walker, dynamic values (re-encoding accepted ones) and the typed
-decoders, and fails loudly when those disagree among themselves. Any
+decoders, and fails loudly when those disagree among themselves. That
+helper is built twice, with and without kiln-nostd's `small-code` feature
+(the two alternatives of the directory check), and both must agree with
+the reference on every input. Any
 disagreement fails the run and is written to a JSON file in the golden-case
 format, ready to become a golden case.
 
@@ -34,6 +37,7 @@ import json
 import multiprocessing
 import os
 import random
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -337,12 +341,25 @@ def rust_verdicts(binary: str, cases: list[dict]) -> list[str]:
     return lines
 
 
-def build(release: bool) -> str:
+# The Rust helper's builds: kiln-nostd's feature sets, each one alternative
+# of the directory check.
+BUILDS = {"default": "alloc,derive", "small-code": "alloc,derive,small-code"}
+
+
+def build(release: bool) -> dict[str, str]:
+    """Builds the helper once per feature set; cargo keeps each build's
+    artifacts, so only the copy of the example differs between them."""
     profile = ["--release"] if release else []
-    subprocess.run(["cargo", "build", "-q", "-p", "kiln-nostd", "--features", "alloc,derive",
-                    "--example", "verdicts", *profile], cwd=ROOT, check=True)
     target = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
-    return os.path.join(target, "release" if release else "debug", "examples", "verdicts")
+    examples = os.path.join(target, "release" if release else "debug", "examples")
+    binaries = {}
+    for name, features in BUILDS.items():
+        subprocess.run(["cargo", "build", "-q", "-p", "kiln-nostd", "--features", features,
+                        "--example", "verdicts", *profile], cwd=ROOT, check=True)
+        copy = os.path.join(examples, f"verdicts-differential-{name}")
+        shutil.copy2(os.path.join(examples, "verdicts"), copy)
+        binaries[name] = copy
+    return binaries
 
 
 def main() -> int:
@@ -357,7 +374,7 @@ def main() -> int:
                                                       "kiln-differential-disagreements.json"))
     args = parser.parse_args()
     start_time = time.monotonic()
-    binary = build(args.release)
+    binaries = build(args.release)
     with open(os.path.join(ROOT, "spec", "kiln-v2-cases.json")) as f:
         golden = json.load(f)
 
@@ -372,20 +389,23 @@ def main() -> int:
             if cases is None:
                 cases = generate(golden, min(args.batch, args.count - start), args.seed, start)
             expected = pool.map(reference_verdict, cases, chunksize=chunk)
-            got = rust_verdicts(binary, cases)
-            if len(got) != len(cases):
-                print(f"differential: Rust printed {len(got)} verdicts for {len(cases)} inputs")
-                return 1
-            for case, e, g in zip(cases, expected, got):
+            for e in expected:
                 counts[e] = counts.get(e, 0) + 1
-                if e != g:
-                    bad.append({**case, "expect": e, "rust": g})
+            for build_name, binary in binaries.items():
+                got = rust_verdicts(binary, cases)
+                if len(got) != len(cases):
+                    print(f"differential: Rust ({build_name}) printed {len(got)} verdicts "
+                          f"for {len(cases)} inputs")
+                    return 1
+                for case, e, g in zip(cases, expected, got):
+                    if e != g:
+                        bad.append({**case, "expect": e, "rust": g, "build": build_name})
             total += len(cases)
             if args.count >= 200_000:
                 print(f"differential: {total} inputs, {len(bad)} disagreements, "
                       f"{time.monotonic() - start_time:.0f} s", flush=True)
     for m in bad[:20]:
-        print(f"MISMATCH {m['name']} type={m['type'][:80]} framed={m['framed']} "
+        print(f"MISMATCH ({m['build']}) {m['name']} type={m['type'][:80]} framed={m['framed']} "
               f"cap={m.get('cap')}: reference {m['expect']}, rust {m['rust']}\n  hex {m['hex'][:400]}")
     if bad:
         with open(args.out, "w") as f:
@@ -395,8 +415,10 @@ def main() -> int:
                        sorted(counts.items(), key=lambda item: -item[1]))
     print(f"differential: verdicts {spread}")
     print(f"differential: {total} inputs in {time.monotonic() - start_time:.0f} s "
-          f"({args.jobs} reference processes)")
-    print(f"differential: {total - len(bad)} passed, {len(bad)} failed")
+          f"({args.jobs} reference processes; Rust builds: {', '.join(binaries)})")
+    checks = total * len(binaries)
+    print(f"differential: {checks - len(bad)} passed, {len(bad)} failed "
+          f"({total} inputs x {len(binaries)} builds)")
     return 1 if bad else 0
 
 

@@ -113,8 +113,8 @@ impl<'a> Directory<'a> {
     /// [`Directory::parse_with`], with `scratch` (one `u32` per tensor) for
     /// the name uniqueness check: O(n log n) for names in any order with no
     /// allocator. Without it, a build with no `alloc` compares unsorted
-    /// names pairwise on a microcontroller, O(n²), and chunk by chunk on a
-    /// host, O(n²/256); sorted names take one pass either way. A `scratch`
+    /// names pairwise with the `small-code` feature, O(n²), and chunk by
+    /// chunk otherwise, O(n²/256); sorted names take one pass either way. A `scratch`
     /// too small is not used.
     pub fn parse_with_scratch(
         buf: &'a [u8],
@@ -298,8 +298,8 @@ impl<'a> Directory<'a> {
 
     /// The name bytes of tensor `index` (empty when unnamed), read straight
     /// from the two fields of its record.
-    #[cfg_attr(not(target_os = "none"), inline)] // lookups on a host; one copy in firmware flash
-    #[cfg_attr(target_os = "none", inline(never))]
+    #[cfg_attr(not(feature = "small-code"), inline)] // inlined into lookups; `small-code` keeps one copy
+    #[cfg_attr(feature = "small-code", inline(never))]
     fn name_at(&self, index: u32) -> &'a [u8] {
         let heap_start = self.heap_start();
         let (records, heap) = self

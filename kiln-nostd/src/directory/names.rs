@@ -9,17 +9,18 @@
 //!   sort, O(n log n), when hostile names collide;
 //! - in caller scratch ([`Directory::parse_with_scratch`], one `u32` per
 //!   tensor): O(n log n) with no allocator;
-//! - otherwise, without an allocator, on a host: in a fixed 256-entry
-//!   stack buffer (512 bytes): names are inserted in order into a sorted
+//! - otherwise, without an allocator or `small-code`: in a fixed
+//!   256-entry stack buffer (512 bytes): names are inserted in order into a sorted
 //!   chunk of up to 256 (binary search, then a shift), so a repeat inside
 //!   the chunk is found as it is inserted; every later name is then
 //!   binary-searched in the chunk, and the next chunk starts. O(n log n)
 //!   up to 256 names, O(n² / 256 · log 256) beyond. No method does better
 //!   with constant extra memory over read-only bytes, which is why the
 //!   scratch path exists;
-//! - on a microcontroller (`target_os = "none"`) without an allocator or
-//!   scratch: each name against every earlier one, n(n - 1)/2 name
-//!   comparisons (4,950 for 100 unsorted names, about 500,000 for 1,000),
+//! - with the `small-code` feature (what a firmware short of flash builds)
+//!   and without an allocator or scratch: each name against every earlier
+//!   one, n(n - 1)/2 name comparisons (4,950 for 100 unsorted names, about
+//!   500,000 for 1,000),
 //!   in about 90 bytes of flash where the chunked sort took about 540.
 //!   Such a firmware's blocks are small, and sorted names (what every
 //!   converter of ours writes) never get here; a firmware that must accept
@@ -49,7 +50,7 @@ use super::{Directory, TensorView};
 use crate::error::{Error, Refusal, Result};
 
 /// Stack scratch for sorting names without an allocator.
-#[cfg(all(not(feature = "alloc"), not(target_os = "none")))]
+#[cfg(all(not(feature = "alloc"), not(feature = "small-code")))]
 const STACK_NAMES: usize = 256;
 
 /// The first tensor whose name repeats an earlier one (the smallest `i`
@@ -98,15 +99,15 @@ fn first_repeat_unsorted<'n>(count: u32, name: &impl Fn(u32) -> &'n [u8]) -> Opt
     repeat_in_sorted(&order, name)
 }
 
-#[cfg(all(not(feature = "alloc"), target_os = "none"))]
+#[cfg(all(not(feature = "alloc"), feature = "small-code"))]
 fn first_repeat_unsorted<'n>(count: u32, name: &impl Fn(u32) -> &'n [u8]) -> Option<u32> {
     first_repeat_pairwise(count, name)
 }
 
 /// The first repeat by comparing each name with every earlier one:
-/// n(n - 1)/2 comparisons, the least code (firmware without an allocator
+/// n(n - 1)/2 comparisons, the least code (`small-code` without an allocator
 /// or scratch; see the module docs).
-#[cfg(any(test, all(not(feature = "alloc"), target_os = "none")))]
+#[cfg(any(test, all(not(feature = "alloc"), feature = "small-code")))]
 fn first_repeat_pairwise<'n>(count: u32, name: &impl Fn(u32) -> &'n [u8]) -> Option<u32> {
     (1..count).find(|&i| {
         let this = name(i);
@@ -114,7 +115,7 @@ fn first_repeat_pairwise<'n>(count: u32, name: &impl Fn(u32) -> &'n [u8]) -> Opt
     })
 }
 
-#[cfg(all(not(feature = "alloc"), not(target_os = "none")))]
+#[cfg(all(not(feature = "alloc"), not(feature = "small-code")))]
 fn first_repeat_unsorted<'n>(count: u32, name: &impl Fn(u32) -> &'n [u8]) -> Option<u32> {
     // Chunks of STACK_NAMES indices, in order. Each is sorted by inserting
     // its indices one by one, in index order: the first whose name equals
@@ -172,7 +173,7 @@ fn first_repeat_unsorted<'n>(count: u32, name: &impl Fn(u32) -> &'n [u8]) -> Opt
 
 /// Where `this` is, or would go, among the indices of `sorted` (in name
 /// order): one function for both searches of [`first_repeat_unsorted`].
-#[cfg(all(not(feature = "alloc"), not(target_os = "none")))]
+#[cfg(all(not(feature = "alloc"), not(feature = "small-code")))]
 fn find_name<'n>(
     sorted: &[u16],
     this: &[u8],
@@ -288,13 +289,13 @@ fn repeat_in_sorted<'n>(order: &[u32], name: &impl Fn(u32) -> &'n [u8]) -> Optio
         .min()
 }
 
-/// The bytewise order of two names: `<[u8]>::cmp` (a `memcmp` call) in
-/// firmware, where it is the smallest code; [`cmp_bytes`] on a host.
+/// The bytewise order of two names: `<[u8]>::cmp` (a `memcmp` call) with
+/// `small-code`, the smallest code; [`cmp_bytes`] otherwise.
 #[inline] // per descriptor in the parse loop
 pub(crate) fn cmp_names(a: &[u8], b: &[u8]) -> Ordering {
-    #[cfg(target_os = "none")]
+    #[cfg(feature = "small-code")]
     return a.cmp(b);
-    #[cfg(not(target_os = "none"))]
+    #[cfg(not(feature = "small-code"))]
     cmp_bytes(a, b)
 }
 

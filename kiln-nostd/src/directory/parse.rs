@@ -10,12 +10,12 @@
 //! which step of the text each one is): the first fault the format names
 //! is the first descriptor that breaks step 8a, else the first that
 //! breaks 8b, and so on ([`in_order`]: each step over every descriptor
-//! before the next starts). A valid block has no first fault, so on a
-//! host the steps first run together, in one pass that reads each
+//! before the next starts). A valid block has no first fault, so by
+//! default the steps first run together, in one pass that reads each
 //! descriptor once ([`one_pass`]); only a block that fails it is checked
-//! again in order, to name the fault the format names. A firmware build
-//! (`target_os = "none"`) runs the ordered check alone: it is the smaller
-//! code, and its blocks are small.
+//! again in order, to name the fault the format names. With the
+//! `small-code` feature (a firmware short of flash) the ordered check runs
+//! alone: it is the smaller code, and such a firmware's blocks are small.
 
 use super::descriptor::*;
 use super::names;
@@ -261,9 +261,9 @@ fn check_descriptors(
     trusted: bool,
     scratch: Option<&mut [u32]>,
 ) -> Result<bool> {
-    #[cfg(not(target_os = "none"))]
+    #[cfg(not(feature = "small-code"))]
     let mut scratch = scratch;
-    #[cfg(not(target_os = "none"))]
+    #[cfg(not(feature = "small-code"))]
     {
         let mut walk = Walk::new(dir, payload_bytes, trusted);
         if one_pass(&mut walk, scratch.as_deref_mut()).is_ok() {
@@ -299,7 +299,9 @@ fn in_order(walk: &mut Walk<'_, '_>, mut scratch: Option<&mut [u32]>) -> Result<
 /// for memory. So the first loop leaves them, and a second loop ORs every
 /// gap byte into one accumulator, checked once at the end: no branch
 /// depends on a byte read, so the processor keeps many reads in flight.
-#[cfg(not(target_os = "none"))]
+// Compiled for the unit tests with `small-code` too, which compare it
+// with the ordered check.
+#[cfg(any(test, not(feature = "small-code")))]
 fn one_pass(walk: &mut Walk<'_, '_>, mut scratch: Option<&mut [u32]>) -> Result<()> {
     walk.payload_later = true;
     for (i, r) in walk.dir.records() {
@@ -359,10 +361,10 @@ impl<'d, 'a> Walk<'d, 'a> {
             payload_bytes,
             trusted,
             // Every slice lies inside the heap (8b), so an ASCII heap has
-            // only UTF-8 slices: a host skips step 8c for it. (Firmware
+            // only UTF-8 slices: step 8c is skipped for it. (`small-code`
             // leaves the shortcut out: from_utf8 has its own ASCII loop,
             // and the flash matters more there.)
-            check_utf8: !trusted && (cfg!(target_os = "none") || !dir.heap().is_ascii()),
+            check_utf8: !trusted && (cfg!(feature = "small-code") || !dir.heap().is_ascii()),
             names_end: 0,
             layouts: None,
             first_layout: None,
@@ -416,7 +418,7 @@ impl<'d, 'a> Walk<'d, 'a> {
                 let cursor = match self.layouts {
                     Some(cursor) => cursor,
                     // One pass: the first layout name starts the walk.
-                    #[cfg(not(target_os = "none"))]
+                    #[cfg(any(test, not(feature = "small-code")))]
                     None if len != 0 => *self.first_layout.insert(u32::from(off)),
                     None => 0,
                 };
@@ -490,9 +492,9 @@ impl<'d, 'a> Walk<'d, 'a> {
                     let gap = dir.payload_region(end, offset);
                     // The OR of the gap is one vector loop; only a nonzero
                     // gap is searched for the byte to report.
-                    // (Firmware searches at once: one loop less in flash.)
-                    let any =
-                        cfg!(target_os = "none") || gap.iter().fold(0u8, |acc, &b| acc | b) != 0;
+                    // (`small-code` searches at once: one loop less.)
+                    let any = cfg!(feature = "small-code")
+                        || gap.iter().fold(0u8, |acc, &b| acc | b) != 0;
                     if let Some(k) = gap.iter().position(|&b| any && b != 0) {
                         // A position inside the block (the previous
                         // payload passed step 9): no truncation, no wrap.
@@ -582,7 +584,7 @@ impl<'d, 'a> Walk<'d, 'a> {
     /// the descriptor): an empty slice has no offset; a present one starts
     /// at `cursor` and ends inside the heap. Returns where the next one
     /// starts.
-    #[cfg_attr(target_os = "none", inline(always))] // see rules::check_shape_and_range
+    #[cfg_attr(feature = "small-code", inline(always))] // see rules::check_shape_and_range
     fn slice(&self, i: u32, off: u16, len: u16, cursor: u32, field: usize) -> Result<u32> {
         let dir = self.dir;
         if len == 0 {

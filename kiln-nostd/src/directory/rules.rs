@@ -32,7 +32,7 @@ fn count_of(d: impl Fields) -> Option<u64> {
 /// tensor's scales. One function for both, so that firmware carries one
 /// copy of the loop. A zero dimension makes the count 0 whatever the
 /// others are; otherwise a product above 2^64 - 1 is `None`.
-#[cfg_attr(target_os = "none", inline(never))] // several callers: one copy in firmware flash
+#[cfg_attr(feature = "small-code", inline(never))] // several callers: one copy in flash
 fn grouped_count(d: impl Fields, axis: usize, group: u32) -> Option<u64> {
     let mut product = Some(1u64);
     let mut zero = false;
@@ -55,10 +55,10 @@ fn grouped_count(d: impl Fields, axis: usize, group: u32) -> Option<u64> {
 /// Step 9 for one descriptor: dtype code, rank, shape tail, shape product,
 /// then the opaque or closed length rules, then the payload range.
 /// Returns the element count.
-// Firmware inlines the three rule functions into the parse, their one
+// `small-code` inlines the three rule functions into the parse, their one
 // caller there: no call, and no error copied back through memory
 // (with `Walk::slice`, the same: −392 B of flash on a Cortex-M3).
-#[cfg_attr(target_os = "none", inline(always))]
+#[cfg_attr(feature = "small-code", inline(always))]
 pub(crate) fn check_shape_and_range(d: impl Fields, payload_bytes: u64) -> Result<u64> {
     // (Errors are built only on their paths, never up front as `ok_or`
     // would: this runs once per descriptor.)
@@ -69,10 +69,10 @@ pub(crate) fn check_shape_and_range(d: impl Fields, payload_bytes: u64) -> Resul
     if rank > MAX_RANK {
         return Err(type_fault("rank above 8", 2));
     }
-    // The slots at and past the rank. A host ORs them first (one
-    // unrolled loop) and looks for the nonzero one only when there is
-    // one; firmware looks at once, in less code.
-    let tail = cfg!(target_os = "none")
+    // The slots at and past the rank. By default they are ORed first
+    // (one unrolled loop) and searched for the nonzero one only when
+    // there is one; `small-code` searches at once, in less code.
+    let tail = cfg!(feature = "small-code")
         || (0..8).fold(0, |acc, k| {
             acc | if k >= usize::from(rank) { d.dim(k) } else { 0 }
         }) != 0;
@@ -140,7 +140,7 @@ pub(crate) fn check_shape_and_range(d: impl Fields, payload_bytes: u64) -> Resul
 /// nibbles leaves the last high nibble 0. `payload` is this tensor's bytes;
 /// an error's offset is the offending byte's within `payload` (the caller
 /// shifts it to the payload's place), as the reference reports it.
-#[cfg_attr(target_os = "none", inline(always))] // see check_shape_and_range
+#[cfg_attr(feature = "small-code", inline(always))] // see check_shape_and_range
 pub(crate) fn check_payload_bits(d: impl Fields, payload: &[u8]) -> Result<()> {
     match Dtype::from_code(d.dtype()) {
         Some(Dtype::Bool) => {
@@ -165,7 +165,7 @@ pub(crate) fn check_payload_bits(d: impl Fields, payload: &[u8]) -> Result<()> {
 /// Step 11, second part: the quantization fields of tensor `index` and the
 /// tensors they link to. `get` returns another descriptor of the same
 /// directory; `count` is how many there are.
-#[cfg_attr(target_os = "none", inline(always))] // see check_shape_and_range
+#[cfg_attr(feature = "small-code", inline(always))] // see check_shape_and_range
 pub(crate) fn check_quant<F: Fields>(
     index: u32,
     d: F,

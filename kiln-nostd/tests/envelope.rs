@@ -1,0 +1,266 @@
+//! The link envelope (kiln_nostd::envelope, outside the Kiln format):
+//! frames are the reference COBS of message + CRC-32C between delimiters;
+//! every single-bit flip of an enveloped golden message is refused, on the
+//! buffer path and the stream path; a stream with garbage before, between
+//! and after messages, fed in pieces of any size, yields exactly the valid
+//! messages in order.
+
+#![cfg(feature = "envelope")]
+
+use kiln_nostd::envelope::{open, seal, sealed_len, Decoder, Encoder, EnvelopeError, CHECK_LEN};
+use kiln_nostd::Sink;
+
+const CASES: &str = include_str!("../../spec/kiln-v2-cases.json");
+
+/// The bytes of every accepted golden case (the messages a link carries).
+fn accepted_messages() -> Vec<(String, Vec<u8>)> {
+    let json: Vec<serde_json::Value> = serde_json::from_str(CASES).expect("JSON");
+    json.iter()
+        .filter(|c| c["expect"] == "accept")
+        .map(|c| {
+            let hex = c["hex"].as_str().unwrap();
+            let bytes = (0..hex.len())
+                .step_by(2)
+                .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
+                .collect();
+            (c["name"].as_str().unwrap().to_string(), bytes)
+        })
+        .collect()
+}
+
+/// The frame built from the two crates directly, not through the module.
+fn reference_frame(message: &[u8]) -> Vec<u8> {
+    let crc = crc::Crc::<u32>::new(&crc::CRC_32_ISCSI).checksum(message);
+    let mut body = message.to_vec();
+    body.extend_from_slice(&crc.to_le_bytes());
+    let mut coded = vec![0u8; cobs::max_encoding_length(body.len())];
+    let n = cobs::encode(&body, &mut coded);
+    let mut frame = vec![0u8];
+    frame.extend_from_slice(&coded[..n]);
+    frame.push(0);
+    frame
+}
+
+fn sealed(message: &[u8]) -> Vec<u8> {
+    let mut out = vec![0u8; sealed_len(message.len())];
+    seal(message, &mut out).unwrap().to_vec()
+}
+
+/// Feeds `stream` in pieces of the sizes `sizes` yields; returns every
+/// event (messages as `Ok`).
+fn decode_stream(
+    stream: &[u8],
+    buf_len: usize,
+    mut sizes: impl FnMut() -> usize,
+) -> Vec<Result<Vec<u8>, EnvelopeError>> {
+    let mut buf = vec![0u8; buf_len];
+    let mut decoder = Decoder::new(&mut buf);
+    let mut events = vec![];
+    let mut at = 0;
+    while at < stream.len() {
+        let end = (at + sizes().max(1)).min(stream.len());
+        let mut piece = &stream[at..end];
+        while !piece.is_empty() {
+            let (used, event) = decoder.feed(piece);
+            assert!(used > 0 && used <= piece.len());
+            if let Some(event) = event {
+                events.push(event.map(<[u8]>::to_vec));
+            }
+            piece = &piece[used..];
+        }
+        at = end;
+    }
+    events
+}
+
+fn messages_of(events: &[Result<Vec<u8>, EnvelopeError>]) -> Vec<Vec<u8>> {
+    events.iter().filter_map(|e| e.clone().ok()).collect()
+}
+
+/// A small deterministic generator (xorshift64*).
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+/// Messages around the COBS block boundaries (254 bytes with no zero),
+/// with and without zeros, and the golden ones.
+fn sample_messages() -> Vec<Vec<u8>> {
+    let mut out: Vec<Vec<u8>> = accepted_messages().into_iter().map(|(_, b)| b).collect();
+    for len in [
+        0usize, 1, 2, 249, 250, 251, 253, 254, 255, 507, 508, 509, 1000,
+    ] {
+        out.push((0..len).map(|i| (i % 255 + 1) as u8).collect());
+        out.push((0..len).map(|i| (i % 7) as u8).collect());
+        out.push(vec![0; len]);
+    }
+    out
+}
+
+#[test]
+fn seal_and_the_stream_encoder_write_the_reference_frame_and_open_reads_it_back() {
+    let messages = sample_messages();
+    assert!(messages.len() > 100);
+    for m in &messages {
+        let want = reference_frame(m);
+        let frame = sealed(m);
+        assert_eq!(frame, want, "seal, {} bytes", m.len());
+        assert!(frame.len() <= sealed_len(m.len()));
+        assert!(!frame[1..frame.len() - 1].contains(&0));
+        // The stream encoder, fed in uneven pieces, twice in a row.
+        let mut two = vec![0u8; 2 * want.len()];
+        let mut enc = Encoder::new(kiln_nostd::SliceSink::new(&mut two));
+        for _ in 0..2 {
+            for piece in m.chunks(37) {
+                enc.put(piece).unwrap();
+            }
+            enc.finish().unwrap();
+        }
+        assert_eq!(
+            enc.into_inner().into_written(),
+            &[want.clone(), want.clone()].concat()[..]
+        );
+        // Back: with and without the delimiters around it.
+        let mut out = vec![0u8; frame.len()];
+        assert_eq!(open(&frame, &mut out).unwrap(), &m[..]);
+        assert_eq!(open(&frame[1..frame.len() - 1], &mut out).unwrap(), &m[..]);
+        // Room for the message and its checksum, and no less.
+        let mut exact = vec![0u8; m.len() + CHECK_LEN];
+        assert_eq!(open(&frame, &mut exact).unwrap(), &m[..]);
+        let mut short = vec![0u8; m.len() + CHECK_LEN - 1];
+        assert_eq!(open(&frame, &mut short), Err(EnvelopeError::TooLong));
+        let mut small = vec![0u8; frame.len() - 1];
+        assert_eq!(
+            seal(m, &mut small).map(<[u8]>::len),
+            Err(EnvelopeError::TooLong)
+        );
+    }
+}
+
+#[test]
+fn every_single_bit_flip_of_an_enveloped_message_is_refused() {
+    let goldens = accepted_messages();
+    // Fourteen golden messages of sizes from 0 to 833 bytes (several COBS
+    // blocks); the 4 KB one would take seconds in a debug build.
+    let mut picked: Vec<&(String, Vec<u8>)> =
+        goldens.iter().filter(|(_, b)| b.len() < 1000).collect();
+    picked.sort_by_key(|(_, b)| b.len());
+    let step = (picked.len() / 12).max(1);
+    let mut chosen: Vec<&(String, Vec<u8>)> = picked.iter().step_by(step).copied().collect();
+    chosen.push(picked[picked.len() - 1]);
+    assert!(chosen.last().unwrap().1.len() > 508);
+    let good = sealed(b"the frame after");
+    let mut flips = 0usize;
+    for (name, message) in chosen {
+        let frame = sealed(message);
+        let mut out = vec![0u8; frame.len() + 8];
+        for bit in 0..frame.len() * 8 {
+            let mut bad = frame.clone();
+            bad[bit / 8] ^= 1 << (bit % 8);
+            flips += 1;
+            // Buffer path: refused.
+            let opened = open(&bad, &mut out).map(<[u8]>::to_vec);
+            assert!(
+                opened.is_err(),
+                "{name}: flip of bit {bit} accepted: {opened:?}"
+            );
+            // Stream path: the flipped frame then a good one; only the
+            // good one comes out.
+            let stream = [bad, good.clone()].concat();
+            let events = decode_stream(&stream, stream.len(), || stream.len());
+            assert_eq!(
+                messages_of(&events),
+                vec![b"the frame after".to_vec()],
+                "{name}: flip of bit {bit}"
+            );
+        }
+    }
+    assert!(flips > 10_000, "only {flips} flips");
+}
+
+#[test]
+fn a_stream_with_garbage_yields_exactly_the_valid_messages() {
+    let messages = sample_messages();
+    for seed in 1..=8u64 {
+        let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        let mut stream = vec![];
+        let mut sent = vec![];
+        let garbage = |rng: &mut Rng, stream: &mut Vec<u8>| {
+            let len = rng.below(300);
+            // Sometimes without a zero, so it runs straight into the frame.
+            let zero_free = rng.below(2) == 0;
+            for _ in 0..len {
+                let b = rng.next() as u8;
+                stream.push(if zero_free { b | 1 } else { b });
+            }
+        };
+        garbage(&mut rng, &mut stream);
+        for _ in 0..20 {
+            let m = &messages[rng.below(messages.len())];
+            stream.extend_from_slice(&sealed(m));
+            sent.push(m.clone());
+            if rng.below(3) > 0 {
+                garbage(&mut rng, &mut stream);
+            }
+        }
+        garbage(&mut rng, &mut stream);
+        let longest = sent.iter().map(Vec::len).max().unwrap() + CHECK_LEN;
+        // In one piece, one byte at a time, and at random split points.
+        let whole = decode_stream(&stream, longest, || stream.len());
+        assert_eq!(messages_of(&whole), sent, "seed {seed}, whole");
+        let bytewise = decode_stream(&stream, longest, || 1);
+        assert_eq!(bytewise, whole, "seed {seed}, byte by byte");
+        let mut split = Rng(seed);
+        let random = decode_stream(&stream, longest, || split.below(64));
+        assert_eq!(random, whole, "seed {seed}, random splits");
+    }
+}
+
+#[test]
+fn frames_too_long_or_too_short_are_refused_and_the_next_frame_still_decodes() {
+    let long = vec![9u8; 100];
+    let short = b"ok".to_vec();
+    let stream = [sealed(&long), vec![0, 2, 1, 0], sealed(&short)].concat();
+    let events = decode_stream(&stream, 16, || 5);
+    assert_eq!(
+        events,
+        vec![
+            Err(EnvelopeError::TooLong),
+            Err(EnvelopeError::TooShort),
+            Ok(short.clone())
+        ]
+    );
+    let mut out = [0u8; 64];
+    assert_eq!(open(&[0, 0], &mut out), Err(EnvelopeError::Empty));
+    assert_eq!(open(&[], &mut out), Err(EnvelopeError::Empty));
+    let frame = sealed(&short);
+    let mut joined = frame.clone();
+    joined.insert(3, 0);
+    assert_eq!(open(&joined, &mut out), Err(EnvelopeError::BadCobs));
+    // A run that claims more bytes than arrive before the delimiter.
+    assert_eq!(
+        decode_stream(&[0, 9, 1, 2, 0], 16, || 5),
+        vec![Err(EnvelopeError::BadCobs)]
+    );
+}
+
+#[cfg(feature = "embedded-io")]
+#[test]
+fn a_value_sealed_into_a_writer_is_the_sealed_message() {
+    use kiln_nostd::{to_slice, TensorSpec, Tensors};
+    let values: Vec<f32> = (0..700).map(|i| i as f32).collect();
+    let specs = [TensorSpec::from_host(&[700], &values).named("w")];
+    let mut buf = vec![0u8; 8192];
+    let message = to_slice(&Tensors(&specs), &mut buf).unwrap().to_vec();
+    let mut out = vec![0u8; 8192];
+    let n = kiln_nostd::envelope::seal_to_writer(&Tensors(&specs), &mut out[..]).unwrap();
+    assert_eq!(&out[..n], &sealed(&message)[..]);
+}
