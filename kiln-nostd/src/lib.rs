@@ -222,6 +222,7 @@ pub mod io_write;
 mod limits;
 pub mod order;
 pub mod schema;
+pub mod stream;
 #[cfg(feature = "alloc")]
 pub mod value;
 pub mod walk;

@@ -1,0 +1,677 @@
+//! The incremental checker against the whole-buffer `check`: every golden
+//! case fed in one piece, one byte at a time and at random split points,
+//! with the length known and not, and read by ranges, gives the same
+//! error (code, offset, tensor, sentence, numbers). Hostile counts read
+//! no further than the bytes that arrive and allocate nothing; a stream
+//! that ends early is EOF; a reader by ranges reads only what it claims;
+//! the scratch the report names is exactly the smallest that works.
+#![cfg(not(target_arch = "wasm32"))]
+
+#[path = "support/counting.rs"]
+mod counting;
+
+use counting::{allocated_by, Counting};
+use kiln_nostd::stream::{check_at, Checker, Need, ReadAt, Report};
+use kiln_nostd::{
+    check, Code, CompiledType, Detail, Directory, Error, Framing, Kind, Limits, Options, Refusal,
+    TensorSpec, WIRE_MAX,
+};
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+const NODES: usize = 512;
+
+struct Case {
+    name: String,
+    type_text: String,
+    bytes: Vec<u8>,
+    options: Options,
+}
+
+fn cases() -> Vec<Case> {
+    let text = include_str!("../../spec/kiln-v2-cases.json");
+    let json: Vec<serde_json::Value> = serde_json::from_str(text).expect("JSON");
+    json.iter()
+        .map(|c| {
+            let hex = c["hex"].as_str().unwrap();
+            let limits = c
+                .get("cap")
+                .and_then(|c| c.as_u64())
+                .map_or(Limits::DEFAULT, |cap| Limits::uniform_checked(cap).unwrap());
+            let framing = if c["framed"].as_bool().unwrap() {
+                Framing::Framed
+            } else {
+                Framing::Bare
+            };
+            Case {
+                name: c["name"].as_str().unwrap().into(),
+                type_text: c["type"].as_str().unwrap().into(),
+                bytes: (0..hex.len())
+                    .step_by(2)
+                    .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
+                    .collect(),
+                options: Options { framing, limits },
+            }
+        })
+        .collect()
+}
+
+/// An error without the framed hint (which the checker gives only once it
+/// has seen the first four bytes): everything else must match.
+type Seen = (Kind, Option<u64>, Option<u32>, Detail, &'static str);
+
+fn seen(result: Result<(), Error>) -> Result<(), Seen> {
+    result.map_err(|e| (e.kind(), e.offset(), e.tensor(), e.detail(), e.fault()))
+}
+
+/// Feeds `pieces` in order, then ends the input.
+fn fed<const N: usize>(
+    ty: &CompiledType<'_, N>,
+    bytes: &[u8],
+    options: Options,
+    known: bool,
+    cuts: &[usize],
+    scratch: &mut [u8],
+) -> (Result<(), Error>, Report) {
+    let mut checker = if known {
+        Checker::with_len(ty, options, scratch, bytes.len() as u64)
+    } else {
+        Checker::new(ty, options, scratch)
+    };
+    let mut from = 0;
+    for &cut in cuts.iter().chain([bytes.len()].iter()) {
+        let piece = &bytes[from..cut.max(from)];
+        from = cut.max(from);
+        match checker.feed(piece) {
+            Ok(n) if n < piece.len() => {
+                // Done before the bytes ran out: only with a known length,
+                // which then equals the bytes given.
+                assert!(matches!(checker.next(), Ok(Need::Done)));
+                break;
+            }
+            Ok(_) => {}
+            Err(e) => return (Err(e), checker.report()),
+        }
+    }
+    let result = loop {
+        match checker.next() {
+            Ok(Need::Done) => break Ok(()),
+            Ok(_) => {
+                if let Err(e) = checker.end() {
+                    break Err(e);
+                }
+            }
+            Err(e) => break Err(e),
+        }
+    };
+    (result, checker.report())
+}
+
+/// A small seeded generator (xorshift64*), so that split points are the
+/// same on every run.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    fn cuts(&mut self, len: usize) -> Vec<usize> {
+        let mut cuts: Vec<usize> = (0..self.next() % 6)
+            .map(|_| (self.next() % (len as u64 + 1)) as usize)
+            .collect();
+        cuts.sort_unstable();
+        cuts
+    }
+}
+
+#[test]
+fn every_golden_case_in_any_pieces_gives_checks_error() {
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let mut scratch = vec![0u8; 1 << 16];
+    let mut runs = 0;
+    for case in cases() {
+        let ty = CompiledType::<NODES>::parse(&case.type_text).unwrap();
+        let want = seen(check(&case.type_text, &case.bytes, case.options));
+        let n = case.bytes.len();
+        let mut splits = vec![vec![], (1..n).collect::<Vec<_>>()];
+        splits.extend((0..8).map(|_| rng.cuts(n)));
+        for cuts in &splits {
+            for known in [true, false] {
+                let (got, _) = fed(&ty, &case.bytes, case.options, known, cuts, &mut scratch);
+                assert_eq!(
+                    seen(got),
+                    want,
+                    "{}: known length {known}, cuts {cuts:?}",
+                    case.name
+                );
+                runs += 1;
+            }
+        }
+        let by_ranges = check_at(&ty, case.bytes.as_slice(), case.options, &mut scratch);
+        assert_eq!(
+            seen(by_ranges.map(|_| ())),
+            want,
+            "{}: by ranges",
+            case.name
+        );
+    }
+    assert!(runs > 4000, "{runs}");
+}
+
+#[test]
+fn the_scratch_the_report_names_is_the_smallest_that_works() {
+    let mut roomy = vec![0u8; 1 << 16];
+    let mut checked = 0;
+    for case in cases() {
+        let ty = CompiledType::<NODES>::parse(&case.type_text).unwrap();
+        let want = seen(check(&case.type_text, &case.bytes, case.options));
+        for known in [true, false] {
+            let (got, report) = fed(&ty, &case.bytes, case.options, known, &[], &mut roomy);
+            assert_eq!(seen(got), want, "{}", case.name);
+            if want.is_err() || report.scratch_needed == 0 {
+                continue;
+            }
+            let needed = report.scratch_needed;
+            let mut exact = vec![0u8; needed];
+            let (got, _) = fed(&ty, &case.bytes, case.options, known, &[], &mut exact);
+            assert_eq!(seen(got), want, "{}: scratch of {needed}", case.name);
+            let mut short = vec![0u8; needed - 1];
+            let (got, _) = fed(&ty, &case.bytes, case.options, known, &[], &mut short);
+            let refused = got.unwrap_err();
+            assert_eq!(refused.refusal(), Some(Refusal::Capacity), "{}", case.name);
+            checked += 1;
+        }
+    }
+    assert!(checked > 100, "{checked}");
+}
+
+/// A directory of one tensor whose header claims `count` u32 elements
+/// (the payload not there).
+fn claiming_directory(count: u64) -> Vec<u8> {
+    let mut block = vec![0u8; 1024];
+    let dir = Directory::build(
+        &[TensorSpec::from_host(&[1], &[7u32]).named("big")],
+        &mut block,
+    )
+    .unwrap();
+    let payload_base = dir.payload_offset();
+    let mut head = dir.as_bytes()[..payload_base].to_vec();
+    head[16..24].copy_from_slice(&(count * 4).to_le_bytes()); // payload_bytes
+    head[64 + 40..64 + 48].copy_from_slice(&(count * 4).to_le_bytes()); // byte_length
+    head[64 + 48..64 + 56].copy_from_slice(&count.to_le_bytes()); // shape[0]
+    head
+}
+
+/// A reader that counts the bytes it hands out.
+struct Counted<'a> {
+    bytes: &'a [u8],
+    given: usize,
+}
+
+impl Counted<'_> {
+    /// Up to `buf.len()` bytes, as a UART driver gives them.
+    fn read(&mut self, buf: &mut [u8]) -> usize {
+        let n = buf.len().min(self.bytes.len() - self.given).min(3);
+        buf[..n].copy_from_slice(&self.bytes[self.given..self.given + n]);
+        self.given += n;
+        n
+    }
+}
+
+/// Drives a checker from a reader that ends: what a streaming decoder does.
+fn pull<const N: usize>(
+    ty: &CompiledType<'_, N>,
+    reader: &mut Counted<'_>,
+    options: Options,
+    scratch: &mut [u8],
+) -> Result<Report, Error> {
+    let mut checker = Checker::new(ty, options, scratch);
+    loop {
+        if let Need::Done = checker.next()? {
+            return Ok(checker.report());
+        }
+        let buf = checker.unfilled();
+        let n = reader.read(buf);
+        if n == 0 {
+            checker.end()?;
+        } else {
+            checker.filled(n)?;
+        }
+    }
+}
+
+#[test]
+fn hostile_counts_read_only_what_arrives_and_allocate_nothing() {
+    let everything = Options::BARE.with_limits(Limits::uniform(WIRE_MAX));
+    // 2^32 - 1 elements claimed, 8 bytes sent.
+    let mut list = u32::MAX.to_le_bytes().to_vec();
+    list.extend([1, 2, 3, 4]);
+    let list_ty = CompiledType::<4>::parse("list<u32>").unwrap();
+    let bools_ty = CompiledType::<4>::parse("list<bool>").unwrap();
+    let strs_ty = CompiledType::<4>::parse("list<str>").unwrap();
+    let dir = claiming_directory(1 << 32);
+    let dir_ty = CompiledType::<4>::parse("tensors").unwrap();
+    let mut scratch = [0u8; 1024];
+    let bytes = allocated_by(|| {
+        for ty in [&list_ty, &bools_ty, &strs_ty] {
+            let mut reader = Counted {
+                bytes: &list,
+                given: 0,
+            };
+            let err = pull(ty, &mut reader, everything, &mut scratch).unwrap_err();
+            assert_eq!(err.code(), Some(Code::Eof));
+            assert_eq!(err.offset(), Some(0));
+            assert_eq!(reader.given, list.len(), "read past what arrived");
+            assert_eq!(
+                seen(Err(err)),
+                seen(ty.check(&list, everything)),
+                "the whole-buffer check's error"
+            );
+        }
+        let mut reader = Counted {
+            bytes: &dir,
+            given: 0,
+        };
+        let err = pull(&dir_ty, &mut reader, everything, &mut scratch).unwrap_err();
+        assert_eq!(seen(Err(err)), seen(dir_ty.check(&dir, everything)));
+        assert_eq!(err.code(), Some(Code::Eof));
+        assert_eq!(reader.given, dir.len());
+    });
+    assert_eq!(bytes, 0, "the checker allocated {bytes} bytes");
+}
+
+#[test]
+fn a_stream_that_ends_early_is_eof() {
+    let mut block = vec![0u8; 4096];
+    let values = [1.5f32, 2.5, -3.0];
+    let dir = Directory::build(
+        &[TensorSpec::from_host(&[3], &values).named("w")],
+        &mut block,
+    )
+    .unwrap();
+    let mut message = vec![9u8, 0, 0, 0, b'm', b'o', b'd', b'e', b'l'];
+    message.truncate(4 + 1);
+    message[0] = 5;
+    message.extend(b"odel");
+    message.extend(dir.as_bytes());
+    let ty = CompiledType::<8>::parse("struct{name:str,w:tensors,}").unwrap();
+    assert!(ty.check(&message, Options::BARE).is_ok());
+    let mut scratch = [0u8; 512];
+    for cut in 0..message.len() {
+        let short = &message[..cut];
+        let mut reader = Counted {
+            bytes: short,
+            given: 0,
+        };
+        let err = pull(&ty, &mut reader, Options::BARE, &mut scratch).unwrap_err();
+        assert_eq!(err.code(), Some(Code::Eof), "cut at {cut}");
+        assert_eq!(seen(Err(err)), seen(ty.check(short, Options::BARE)));
+    }
+    let mut reader = Counted {
+        bytes: &message,
+        given: 0,
+    };
+    let report = pull(&ty, &mut reader, Options::BARE, &mut scratch).unwrap();
+    assert_eq!(report.payload, 12);
+    assert_eq!(report.read + report.payload, message.len() as u64);
+}
+
+/// A source that records every range it is asked for.
+struct Logged<R> {
+    inner: R,
+    ranges: Vec<(u64, usize)>,
+}
+
+impl<R: ReadAt> ReadAt for &mut Logged<R> {
+    fn len(&self) -> kiln_nostd::Result<u64> {
+        self.inner.len()
+    }
+    fn read_at(&mut self, offset: u64, buf: &mut [u8]) -> kiln_nostd::Result<()> {
+        self.ranges.push((offset, buf.len()));
+        self.inner.read_at(offset, buf)
+    }
+}
+
+#[test]
+fn by_ranges_a_256_mib_payload_costs_its_head() {
+    let count: u64 = 64 << 20; // u32 elements: 256 MiB
+    let head = claiming_directory(count);
+    let path = std::env::temp_dir().join(format!("kiln-stream-sparse-{}.kiln", std::process::id()));
+    {
+        let file = std::fs::File::create(&path).unwrap();
+        std::os::unix::fs::FileExt::write_all_at(&file, &head, 0).unwrap();
+        file.set_len(head.len() as u64 + count * 4).unwrap();
+    }
+    let ty = CompiledType::<4>::parse("tensors").unwrap();
+    let mut logged = Logged {
+        inner: std::fs::File::open(&path).unwrap(),
+        ranges: Vec::new(),
+    };
+    let mut scratch = [0u8; 1024];
+    let checked = check_at(&ty, &mut logged, Options::BARE, &mut scratch);
+    std::fs::remove_file(&path).unwrap();
+    let report = checked.unwrap();
+    let read: usize = logged.ranges.iter().map(|r| r.1).sum();
+    println!(
+        "256 MiB payload: {read} bytes read in {} ranges, {} skipped",
+        logged.ranges.len(),
+        report.payload
+    );
+    assert!(read < 1 << 20, "read {read} bytes");
+    assert_eq!(read as u64, report.read);
+    assert_eq!(report.payload, count * 4);
+    // Each range once, in order, inside the file.
+    for pair in logged.ranges.windows(2) {
+        assert!(pair[0].0 + pair[0].1 as u64 <= pair[1].0);
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Over embedded-io: blocking and async readers
+
+/// A reader that gives a seeded number of bytes per read (1 to 17).
+#[cfg(feature = "embedded-io")]
+struct Uart<'a> {
+    bytes: &'a [u8],
+    given: usize,
+    rng: Rng,
+}
+
+#[cfg(feature = "embedded-io")]
+impl<'a> Uart<'a> {
+    fn new(bytes: &'a [u8], seed: u64) -> Self {
+        Uart {
+            bytes,
+            given: 0,
+            rng: Rng(seed | 1),
+        }
+    }
+
+    fn give(&mut self, buf: &mut [u8]) -> usize {
+        let size = 1 + (self.rng.next() % 17) as usize;
+        let n = buf.len().min(self.bytes.len() - self.given).min(size);
+        buf[..n].copy_from_slice(&self.bytes[self.given..self.given + n]);
+        self.given += n;
+        n
+    }
+}
+
+#[cfg(feature = "embedded-io")]
+impl embedded_io::ErrorType for Uart<'_> {
+    type Error = core::convert::Infallible;
+}
+
+#[cfg(feature = "embedded-io")]
+impl embedded_io::Read for Uart<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> Result<usize, Self::Error> {
+        Ok(self.give(buf))
+    }
+}
+
+/// Every payload byte, at its place in its block, as a flash writer would
+/// store it, and each head at the block's start.
+#[cfg(feature = "embedded-io")]
+#[derive(Default)]
+struct Flash {
+    blocks: Vec<Vec<u8>>,
+    runs: usize,
+}
+
+#[cfg(feature = "embedded-io")]
+impl kiln_nostd::stream::PayloadSink for Flash {
+    fn head(&mut self, block: u32, head: &[u8]) -> kiln_nostd::Result<()> {
+        assert_eq!(
+            block as usize,
+            self.blocks.len(),
+            "heads in order, once each"
+        );
+        self.blocks.push(head.to_vec());
+        Ok(())
+    }
+
+    fn payload(&mut self, part: kiln_nostd::stream::Part, bytes: &[u8]) -> kiln_nostd::Result<()> {
+        let block = &mut self.blocks[part.block as usize];
+        let end = part.block_offset as usize + bytes.len();
+        if block.len() < end {
+            block.resize(end, 0);
+        }
+        block[part.block_offset as usize..end].copy_from_slice(bytes);
+        self.runs += 1;
+        Ok(())
+    }
+}
+
+#[cfg(feature = "embedded-io")]
+fn kiln_error<E: core::fmt::Debug>(e: kiln_nostd::stream::ReadError<E>) -> Error {
+    match e {
+        kiln_nostd::stream::ReadError::Kiln(e) => e,
+        kiln_nostd::stream::ReadError::Io(e) => panic!("reader failed: {e:?}"),
+    }
+}
+
+#[cfg(feature = "embedded-io")]
+#[test]
+fn embedded_io_reads_give_checks_error_and_every_payload_byte() {
+    use kiln_nostd::stream::check_from;
+    let mut scratch = vec![0u8; 1 << 16];
+    for (k, case) in cases().into_iter().enumerate() {
+        let ty = CompiledType::<NODES>::parse(&case.type_text).unwrap();
+        let want = check(&case.type_text, &case.bytes, case.options);
+        let mut flash = Flash::default();
+        let uart = Uart::new(&case.bytes, k as u64);
+        let got = check_from(&ty, case.options, uart, &mut scratch, &mut flash).map_err(kiln_error);
+        assert_eq!(seen(got.map(|_| ())), seen(want), "{}", case.name);
+        if want.is_ok() && case.type_text == "tensors" && !case.options.is_framed() {
+            // The stored block is the message's, byte for byte.
+            assert_eq!(flash.blocks.len(), 1);
+            let mut stored = flash.blocks[0].clone();
+            stored.resize(case.bytes.len(), 0);
+            assert_eq!(stored, case.bytes, "{}", case.name);
+        }
+    }
+}
+
+/// An async reader that is pending before every read (waking itself), so
+/// the decoder's future is really suspended and resumed.
+#[cfg(feature = "embedded-io-async")]
+struct AsyncUart<'a> {
+    inner: Uart<'a>,
+    pendings: u64,
+}
+
+#[cfg(feature = "embedded-io-async")]
+impl embedded_io::ErrorType for AsyncUart<'_> {
+    type Error = core::convert::Infallible;
+}
+
+#[cfg(feature = "embedded-io-async")]
+impl embedded_io_async::Read for AsyncUart<'_> {
+    async fn read(&mut self, buf: &mut [u8]) -> Result<usize, Self::Error> {
+        let mut yielded = false;
+        core::future::poll_fn(|cx| {
+            if yielded {
+                core::task::Poll::Ready(())
+            } else {
+                yielded = true;
+                cx.waker().wake_by_ref();
+                core::task::Poll::Pending
+            }
+        })
+        .await;
+        self.pendings += 1;
+        Ok(self.inner.give(buf))
+    }
+}
+
+/// Polls `future` to completion with a waker that does nothing (the
+/// reader wakes itself): a minimal executor.
+#[cfg(feature = "embedded-io-async")]
+fn block_on<F: core::future::Future>(future: F) -> (F::Output, u64) {
+    let mut future = core::pin::pin!(future);
+    let mut cx = core::task::Context::from_waker(core::task::Waker::noop());
+    let mut polls = 0;
+    loop {
+        polls += 1;
+        if let core::task::Poll::Ready(out) = future.as_mut().poll(&mut cx) {
+            return (out, polls);
+        }
+    }
+}
+
+#[cfg(feature = "embedded-io-async")]
+#[test]
+fn embedded_io_async_reads_give_checks_error() {
+    use kiln_nostd::stream::{check_from_async, Discard};
+    let mut scratch = vec![0u8; 1 << 16];
+    let mut suspended = 0;
+    for (k, case) in cases().into_iter().enumerate() {
+        let ty = CompiledType::<NODES>::parse(&case.type_text).unwrap();
+        let want = check(&case.type_text, &case.bytes, case.options);
+        let mut uart = AsyncUart {
+            inner: Uart::new(&case.bytes, 7 * k as u64),
+            pendings: 0,
+        };
+        let (got, polls) = block_on(check_from_async(
+            &ty,
+            case.options,
+            &mut uart,
+            &mut scratch,
+            &mut Discard,
+        ));
+        assert_eq!(
+            seen(got.map(|_| ()).map_err(kiln_error)),
+            seen(want),
+            "{}",
+            case.name
+        );
+        assert!(polls > uart.pendings, "{}: polled {polls} times", case.name);
+        suspended += uart.pendings;
+    }
+    assert!(suspended > 1000, "{suspended}");
+}
+
+#[cfg(all(feature = "embedded-io", feature = "derive"))]
+mod record {
+    use super::*;
+    use kiln_nostd::stream::decode_from;
+    use kiln_nostd::{to_frame_slice, Dtype, Frozen, PodList};
+
+    /// A model update: metadata fields around a tensors field.
+    #[derive(Frozen, Debug)]
+    struct Update<'a> {
+        version: u32,
+        name: &'a str,
+        weights: Directory<'a>,
+        scale: PodList<'a, f32>,
+        crc: u32,
+    }
+
+    const UPDATE: CompiledType<'static, 16> = CompiledType::from_schema(&Update::SCHEMA);
+
+    #[test]
+    fn a_record_with_a_tensors_field_streams_its_fields_and_its_tensors() {
+        let w: Vec<f32> = (0..300).map(|i| i as f32 * 0.5).collect();
+        let mask = [1u8, 0, 1];
+        let mut block = vec![0u8; 4096];
+        let dir = Directory::build(
+            &[
+                TensorSpec::new(Dtype::Bool, &[3], &mask).named("mask"),
+                TensorSpec::from_host(&[300], &w).named("w"),
+            ],
+            &mut block,
+        )
+        .unwrap();
+        let sent = Update {
+            version: 42,
+            name: "encoder",
+            weights: dir,
+            scale: PodList::from_slice(&[0.5, 2.0]),
+            crc: 0xDEAD_BEEF,
+        };
+        let mut buf = vec![0u8; 8192];
+        let message = to_frame_slice(&sent, &mut buf).unwrap().to_vec();
+
+        let mut scratch = vec![0u8; 1024];
+        let mut flash = Flash::default();
+        let mut place = Update {
+            version: 0,
+            name: "",
+            weights: Directory::EMPTY,
+            scale: PodList::from_slice(&[]),
+            crc: 0,
+        };
+        let report = decode_from(
+            &UPDATE,
+            Options::FRAMED,
+            Uart::new(&message, 3),
+            &mut scratch,
+            &mut flash,
+            &mut place,
+        )
+        .map_err(kiln_error)
+        .unwrap();
+        assert_eq!(
+            (place.version, place.name, place.crc),
+            (42, "encoder", 0xDEAD_BEEF)
+        );
+        assert_eq!(place.scale.iter().collect::<Vec<_>>(), [0.5, 2.0]);
+        assert_eq!(place.weights.as_bytes(), Directory::EMPTY.as_bytes());
+        // The tensors went to the sink: the stored block parses in place.
+        let stored = Directory::parse(&flash.blocks[0]).unwrap();
+        assert_eq!(stored.as_bytes(), dir.as_bytes());
+        let mut out = [0f32; 300];
+        assert_eq!(
+            stored.by_name("w").unwrap().view_or_copy(&mut out).unwrap(),
+            &w[..]
+        );
+        // The 1,200 payload bytes of `w` passed through, never held.
+        assert_eq!(report.payload, 1200);
+        assert!(report.scratch_needed < message.len(), "{report:?}");
+        println!(
+            "record of {} bytes: scratch {} bytes, {} payload runs",
+            message.len(),
+            report.scratch_needed,
+            flash.runs
+        );
+
+        // A flipped bit in a bool payload byte: TYPE, as check says.
+        let mask_at = message.len() - 4 - 12 - 1200 - 64;
+        let mut bad = message.clone();
+        assert_eq!(bad[mask_at + 1], 0);
+        bad[mask_at + 1] = 2;
+        let want = check(&UPDATE.to_string(), &bad, Options::FRAMED).unwrap_err();
+        let (mut scratch, mut place) = (vec![0u8; 1024], Update { name: "", ..place });
+        let got = decode_from(
+            &UPDATE,
+            Options::FRAMED,
+            Uart::new(&bad, 5),
+            &mut scratch,
+            &mut Flash::default(),
+            &mut place,
+        )
+        .map_err(kiln_error)
+        .unwrap_err();
+        assert_eq!(got, want);
+        assert_eq!(got.code(), Some(Code::Type));
+
+        // Another record's type is refused before a byte is read.
+        let other = CompiledType::<16>::parse("struct{version:u32,}").unwrap();
+        let (mut scratch, mut place) = (vec![0u8; 1024], Update { name: "", ..place });
+        let refused = decode_from(
+            &other,
+            Options::FRAMED,
+            Uart::new(&message, 3),
+            &mut scratch,
+            &mut Flash::default(),
+            &mut place,
+        )
+        .map_err(kiln_error)
+        .unwrap_err();
+        assert_eq!(refused.refusal(), Some(Refusal::WrongValue));
+    }
+}
