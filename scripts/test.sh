@@ -27,7 +27,8 @@
 #              and heap (DHAT) of the inputs that once took unbounded time
 #              (scripts/stages/bounds.sh)
 #   thumb      kiln-nostd for thumbv7em-none-eabihf, without and with defmt+derive,
-#              and with the envelope and the embedded-io encoders
+#              with the envelope and the embedded-io encoders, and the streaming
+#              decoder over embedded-io
 #   bigendian  kiln-nostd tests + doc tests on s390x and powerpc64 (qemu-user)
 #   firmware   Cortex-M3 under qemu-system-arm: demo, golden suite (check and
 #              typed decoders on every case), flash/RAM report
@@ -199,6 +200,7 @@ stage_differential() {
 stage_thumb() {
     cargo build -p kiln-nostd --target thumbv7em-none-eabihf
     cargo build -p kiln-nostd --target thumbv7em-none-eabihf --features defmt,derive
+    cargo build -p kiln-nostd --target thumbv7em-none-eabihf --features embedded-io,embedded-io-async
     cargo build -p kiln-nostd --target thumbv7em-none-eabihf --features envelope,embedded-io,embedded-io-async,small-code
 }
 

@@ -230,7 +230,7 @@ fn streamed(
         }
     }
     loop {
-        match checker.next()? {
+        match checker.need()? {
             Need::Done => return Ok(()),
             _ => checker.end()?,
         }

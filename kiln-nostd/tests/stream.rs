@@ -87,7 +87,7 @@ fn fed<const N: usize>(
             Ok(n) if n < piece.len() => {
                 // Done before the bytes ran out: only with a known length,
                 // which then equals the bytes given.
-                assert!(matches!(checker.next(), Ok(Need::Done)));
+                assert!(matches!(checker.need(), Ok(Need::Done)));
                 break;
             }
             Ok(_) => {}
@@ -95,7 +95,7 @@ fn fed<const N: usize>(
         }
     }
     let result = loop {
-        match checker.next() {
+        match checker.need() {
             Ok(Need::Done) => break Ok(()),
             Ok(_) => {
                 if let Err(e) = checker.end() {
@@ -232,7 +232,7 @@ fn pull<const N: usize>(
 ) -> Result<Report, Error> {
     let mut checker = Checker::new(ty, options, scratch);
     loop {
-        if let Need::Done = checker.next()? {
+        if let Need::Done = checker.need()? {
             return Ok(checker.report());
         }
         let buf = checker.unfilled();
@@ -328,8 +328,8 @@ struct Logged<R> {
 }
 
 impl<R: ReadAt> ReadAt for &mut Logged<R> {
-    fn len(&self) -> kiln_nostd::Result<u64> {
-        self.inner.len()
+    fn size(&self) -> kiln_nostd::Result<u64> {
+        self.inner.size()
     }
     fn read_at(&mut self, offset: u64, buf: &mut [u8]) -> kiln_nostd::Result<()> {
         self.ranges.push((offset, buf.len()));
@@ -337,6 +337,7 @@ impl<R: ReadAt> ReadAt for &mut Logged<R> {
     }
 }
 
+#[cfg(all(feature = "std", unix))]
 #[test]
 fn by_ranges_a_256_mib_payload_costs_its_head() {
     let count: u64 = 64 << 20; // u32 elements: 256 MiB
@@ -674,4 +675,11 @@ mod record {
         .unwrap_err();
         assert_eq!(refused.refusal(), Some(Refusal::WrongValue));
     }
+}
+
+#[test]
+fn the_checker_state_is_small() {
+    let size = core::mem::size_of::<Checker<'_, '_, '_, 16>>();
+    println!("Checker state: {size} bytes");
+    assert!(size < 4096, "{size}");
 }

@@ -110,14 +110,19 @@ pub struct Report {
 struct Claim {
     base: u64,
     needed: u64,
-    what: &'static str,
+    /// Which EOF sentence, in [`BEYOND`].
+    what: u8,
 }
+
+/// The EOF sentences of claims beyond the bytes that remain (an index into
+/// this table keeps a frame small).
+const BEYOND: [&str; 4] = [STR_BEYOND, BYTES_BEYOND, LIST_BEYOND, DICT_BEYOND];
 
 impl Claim {
     const NONE: Claim = Claim {
         base: 0,
         needed: 0,
-        what: "",
+        what: 0,
     };
 
     /// The claim's fault when the input ends at `end`.
@@ -127,7 +132,10 @@ impl Claim {
             1,
             0,
             end.saturating_sub(self.base),
-            self.what,
+            BEYOND
+                .get(usize::from(self.what))
+                .copied()
+                .unwrap_or(STR_BEYOND),
             0,
         )
         .map(|_| ())
@@ -252,7 +260,7 @@ struct Cur {
 /// The incremental checker of one message against a [`CompiledType`]: push
 /// style and sans-IO, so the same state machine serves a blocking reader,
 /// an async one, a file read by ranges and a browser that awaits each
-/// range. [`Checker::next`] says what it needs; the caller gives bytes
+/// range. [`Checker::need`] says what it needs; the caller gives bytes
 /// ([`Checker::feed`], or [`Checker::unfilled`] and [`Checker::filled`]),
 /// skips payload bytes ([`Checker::skip`]) and says where the input ends
 /// ([`Checker::end`]). The verdict, the error code and the offset are those
@@ -268,12 +276,12 @@ struct Cur {
 /// let mut checker = Checker::new(&ty, Options::BARE, &mut scratch);
 /// // One byte at a time, as a UART gives them.
 /// for byte in message {
-///     assert!(matches!(checker.next().unwrap(), Need::Bytes { .. }));
+///     assert!(matches!(checker.need().unwrap(), Need::Bytes { .. }));
 ///     checker.feed(&[byte]).unwrap();
 /// }
-/// assert_eq!(checker.next().unwrap(), Need::End); // a byte more is TRAILING
+/// assert_eq!(checker.need().unwrap(), Need::End); // a byte more is TRAILING
 /// checker.end().unwrap();
-/// assert_eq!(checker.next().unwrap(), Need::Done);
+/// assert_eq!(checker.need().unwrap(), Need::Done);
 /// ```
 pub struct Checker<'c, 't, 's, const N: usize> {
     ty: &'c CompiledType<'t, N>,
@@ -386,7 +394,7 @@ impl<'c, 't, 's, const N: usize> Checker<'c, 't, 's, N> {
 
     /// What the checker needs next, or the fault it found (the same fault
     /// on every later call).
-    pub fn next(&mut self) -> Result<Need> {
+    pub fn need(&mut self) -> Result<Need> {
         self.ensure_started();
         match self.state {
             State::Failed(e) => Err(e),
@@ -931,7 +939,7 @@ impl<'c, 't, 's, const N: usize> Checker<'c, 't, 's, N> {
         let node = self.ty.node_at(index);
         let inner = index.saturating_add(1);
         match node.kind() {
-            NodeKind::Scalar(s) => self.want(u64::from(s.width()), Want::Scalar(s))?,
+            NodeKind::Scalar(s) => self.want(s.width(), Want::Scalar(s))?,
             NodeKind::Str => self.want(4, Want::Word(Word::Str))?,
             NodeKind::Tensors => {
                 self.block = Some(Block {
@@ -1137,14 +1145,15 @@ impl<'c, 't, 's, const N: usize> Checker<'c, 't, 's, N> {
         let base = at.saturating_add(4);
         let unread = self.len.map_or(u64::MAX, |l| l.saturating_sub(base));
         let limits = self.options.limits;
-        let claim = |cap, min, over, what| -> Result<Claim> {
-            let needed = check_claim(value, cap, min, over, what, unread, 0)
+        let claim = |cap, min, over, what: u8| -> Result<Claim> {
+            let beyond = BEYOND.get(usize::from(what)).copied().unwrap_or(STR_BEYOND);
+            let needed = check_claim(value, cap, min, over, beyond, unread, 0)
                 .map_err(|e| e.shifted_u64(at))?;
             Ok(Claim { base, needed, what })
         };
         match word {
             Word::Str | Word::Key => {
-                self.run = Some(claim(limits.byte_cap, 1, OVER_BYTE_CAP, STR_BEYOND)?);
+                self.run = Some(claim(limits.byte_cap, 1, OVER_BYTE_CAP, 0)?);
                 self.run_base = self.top;
                 self.carry = 0;
                 if word == Word::Key {
@@ -1154,7 +1163,7 @@ impl<'c, 't, 's, const N: usize> Checker<'c, 't, 's, N> {
                 }
             }
             Word::Bytes => {
-                self.run = Some(claim(limits.byte_cap, 1, OVER_BYTE_CAP, BYTES_BEYOND)?);
+                self.run = Some(claim(limits.byte_cap, 1, OVER_BYTE_CAP, 1)?);
                 self.run_base = self.top;
                 self.want_run(Run::Bytes, u64::from(value))
             }
@@ -1163,20 +1172,14 @@ impl<'c, 't, 's, const N: usize> Checker<'c, 't, 's, N> {
                     return Ok(());
                 };
                 let node = self.ty.node_at(element);
-                let checked = claim(
-                    limits.count_cap,
-                    node.min_size(),
-                    OVER_COUNT_CAP,
-                    LIST_BEYOND,
-                )?;
+                let checked = claim(limits.count_cap, node.min_size(), OVER_COUNT_CAP, 2)?;
                 // Fixed-width numbers: one run of bytes, every pattern a
                 // value. A zero-size element: walked once (it may still be
                 // too deep), whatever the count.
                 let (left, numbers) = match node.kind() {
-                    NodeKind::Scalar(s) if s != Scalar::Bool => (
-                        0,
-                        Some(u64::from(value).saturating_mul(u64::from(s.width()))),
-                    ),
+                    NodeKind::Scalar(s) if s != Scalar::Bool => {
+                        (0, Some(u64::from(value).saturating_mul(s.width())))
+                    }
                     _ if node.is_zero_size() => (value.min(1), None),
                     _ => (value, None),
                 };
@@ -1200,7 +1203,7 @@ impl<'c, 't, 's, const N: usize> Checker<'c, 't, 's, N> {
                     return Ok(());
                 };
                 let pair_min = self.ty.node_at(v).min_size().saturating_add(4);
-                let checked = claim(limits.count_cap, pair_min, OVER_COUNT_CAP, DICT_BEYOND)?;
+                let checked = claim(limits.count_cap, pair_min, OVER_COUNT_CAP, 3)?;
                 if let Some(Frame::Dict { left, claim: c, .. }) = self.frame_mut() {
                     *left = value;
                     *c = checked;

@@ -66,7 +66,7 @@ impl<E: core::fmt::Debug> core::fmt::Display for ReadError<E> {
 
 /// Where the next read goes, and whose payload it carries.
 fn next_read<const N: usize>(checker: &mut Checker<'_, '_, '_, N>) -> Result<Option<Option<Part>>> {
-    Ok(match checker.next()? {
+    Ok(match checker.need()? {
         Need::Done => None,
         Need::Bytes { payload, .. } => Some(payload),
         Need::Payload { part, .. } => Some(Some(part)),
