@@ -35,8 +35,9 @@
 #              (scripts/stages/firmware.sh)
 #   firmware-m0  demo, golden suite, no-panic proof on a Cortex-M0 (qemu microbit)
 #   firmware-riscv  the same on RISC-V (qemu-system-riscv32 virt)
-#   firmware-update  a model received over the micro:bit's UART into flash,
-#              checked, read in place; a corrupted transfer refused
+#   firmware-update  a model received in enveloped chunks over the micro:bit's
+#              UART, checked as it streams, into flash, read in place;
+#              noise passed over; changed, lost, cut, oversized refused
 #   nopanic    release firmware whose link fails if any panic path survives
 #   wasm       kiln-nostd tests in node (wasm-bindgen-test-runner)
 #   wasm-js    kiln-wasm's JS layer in node and headless Chromium
