@@ -483,7 +483,7 @@ fn run_ok(cmd: &mut Command, what: &str) -> String {
 }
 
 /// The firmware bins of the footprint comparison (tests/firmware/src/bin).
-const FIRMWARE: [&str; 7] = [
+const FIRMWARE: [&str; 8] = [
     "fp-empty",
     "fp-kiln",
     "fp-postcard",
@@ -491,6 +491,7 @@ const FIRMWARE: [&str; 7] = [
     "fp-kiln-into",
     "fp-kiln-envelope",
     "fp-postcard-cobs",
+    "fp-kiln-stream",
 ];
 
 /// The firmware features of the footprint rows: Kiln's errors without
@@ -711,6 +712,7 @@ fn footprint(root: &Path, opts: &Opts, table: &mut Table) {
     });
 
     envelope_rows(&sizes, &stacks, table);
+    stream_rows(&sizes, &stacks, table);
 
     // The browser module, as scripts/www.sh builds it (wasm-bindgen, then
     // wasm-opt -Oz); the full run only, and only with its tools.
@@ -790,6 +792,36 @@ fn envelope_rows(sizes: &[Sizes], stacks: &[Option<u64>], table: &mut Table) {
             ram_over(6, 2),
             stack(6)
         ),
+        ..Row::default()
+    });
+}
+
+/// The streaming decoder (fp-kiln-stream: `stream::decode_from` over an
+/// embedded-io reader, the record decoded from the bytes the checker kept
+/// in a 64-byte scratch) against the plain decode of the same record
+/// (fp-kiln). postcard has no decoder that needs less than the whole
+/// message (`from_io` reads it into a buffer first), so its plain decode
+/// is the peer.
+fn stream_rows(sizes: &[Sizes], stacks: &[Option<u64>], table: &mut Table) {
+    let flash_over = |i: usize, base: usize| sizes[i].flash() as i64 - sizes[base].flash() as i64;
+    let ram_over = |i: usize, base: usize| sizes[i].ram() as i64 - sizes[base].ram() as i64;
+    let stack = |i: usize| {
+        stacks[i]
+            .map(|s| format!("{s} B"))
+            .unwrap_or_else(|| "—".into())
+    };
+    table.row(Row {
+        what: "decoding that record with the streaming decoder (stream::decode_from over an embedded-io reader: the incremental checker, 64-byte scratch, no buffer for the message): flash over the empty firmware; over the plain decode (from_bytes)".into(),
+        kiln: format!("{} B; +{} B", flash_over(7, 0), flash_over(7, 1)),
+        peer: "postcard from_bytes (no decoder that needs less than the message)".into(),
+        peer_time: format!("{} B", flash_over(2, 0)),
+        ..Row::default()
+    });
+    table.row(Row {
+        what: "same streaming decode: static RAM over the empty firmware; peak stack of the whole run (the checker's state, most of it its stack of 64 open containers, on the stack)".into(),
+        kiln: format!("RAM {} B; stack {}", ram_over(7, 0), stack(7)),
+        peer: "postcard from_bytes".into(),
+        peer_time: format!("RAM {} B; stack {}", ram_over(2, 0), stack(2)),
         ..Row::default()
     });
 }

@@ -35,6 +35,13 @@
 //! (a CRC stops noise, not an attacker; use a MAC for that), and an
 //! accepted message is still checked by the Kiln reader as any bytes are.
 //!
+//! A message larger than the receiver's RAM (a model written to flash as
+//! it arrives) travels as a sequence of frames, each a [`Chunk`]: its
+//! offset in the message, the message's length and CRC-32C, then the
+//! bytes. [`chunks`] splits a message for the sender; [`Reassembly`] takes
+//! each chunk a receiver decodes, in order, and says when the message is
+//! complete and its digest matches.
+//!
 //! Two paths, the same bytes:
 //!
 //! - buffers: [`seal`] a message into a frame, [`open`] a frame;
@@ -126,6 +133,12 @@ pub enum EnvelopeError {
     TooShort,
     /// [`open`] was given no frame at all (only delimiters, or nothing).
     Empty,
+    /// A [`Chunk`] that is not the next of its transfer: a frame was lost
+    /// or repeated, or the receiver joined the transfer after its start.
+    OutOfOrder,
+    /// A [`Chunk`] that disagrees with its transfer: another total length
+    /// or digest than the chunks before it, or bytes past the total.
+    ChunkMismatch,
 }
 
 impl EnvelopeError {
@@ -137,6 +150,8 @@ impl EnvelopeError {
             EnvelopeError::TooLong => "TooLong",
             EnvelopeError::TooShort => "TooShort",
             EnvelopeError::Empty => "Empty",
+            EnvelopeError::OutOfOrder => "OutOfOrder",
+            EnvelopeError::ChunkMismatch => "ChunkMismatch",
         }
     }
 }
@@ -149,6 +164,10 @@ impl fmt::Display for EnvelopeError {
             EnvelopeError::TooLong => "envelope: message longer than the buffer",
             EnvelopeError::TooShort => "envelope: frame shorter than its checksum",
             EnvelopeError::Empty => "envelope: no frame",
+            EnvelopeError::OutOfOrder => {
+                "envelope: a chunk out of order (a frame lost or repeated)"
+            }
+            EnvelopeError::ChunkMismatch => "envelope: a chunk disagrees with its transfer",
         })
     }
 }
@@ -494,5 +513,226 @@ pub fn seal_to_writer<T: crate::Encode + ?Sized, W: embedded_io::Write>(
     match encoded.and_then(|()| encoder.finish()) {
         Ok(()) => Ok(encoder.get_ref().written()),
         Err(e) => Err(encoder.into_inner().stop(e)),
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Chunked transfers
+
+/// Bytes of a [`Chunk`]'s header: offset, total length and digest, each a
+/// `u32`, little-endian.
+pub const CHUNK_HEADER_LEN: usize = 12;
+
+/// One frame's share of a message sent in several frames. The frame's
+/// message is the header (`offset`, `total`, `digest`, each `u32`
+/// little-endian) followed by `bytes`, so each frame has its own CRC and a
+/// receiver needs a buffer for one chunk, not for the message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Chunk<'a> {
+    /// Where `bytes` start in the message.
+    pub offset: u32,
+    /// The whole message's length, the same in every chunk.
+    pub total: u32,
+    /// The CRC-32C of the whole message, the same in every chunk: the
+    /// receiver compares it once the last chunk is in, so a message put
+    /// together from two transfers of the same length is refused.
+    pub digest: u32,
+    /// This chunk's bytes of the message.
+    pub bytes: &'a [u8],
+}
+
+impl<'a> Chunk<'a> {
+    /// The chunk a decoded frame's message holds: [`EnvelopeError::TooShort`]
+    /// without a whole header, [`EnvelopeError::ChunkMismatch`] when its
+    /// bytes run past the total.
+    pub fn parse(message: &'a [u8]) -> Result<Self, EnvelopeError> {
+        let (header, bytes) = message
+            .split_at_checked(CHUNK_HEADER_LEN)
+            .ok_or(EnvelopeError::TooShort)?;
+        let word = |i: usize| {
+            header
+                .get(i..i.saturating_add(4))
+                .and_then(|w| w.try_into().ok())
+                .map_or(0, u32::from_le_bytes)
+        };
+        let chunk = Chunk {
+            offset: word(0),
+            total: word(4),
+            digest: word(8),
+            bytes,
+        };
+        let end = u64::from(chunk.offset).saturating_add(bytes.len() as u64);
+        if end > u64::from(chunk.total) {
+            return Err(EnvelopeError::ChunkMismatch);
+        }
+        Ok(chunk)
+    }
+
+    /// The chunk's header, as it precedes the bytes in the frame.
+    pub fn header(&self) -> [u8; CHUNK_HEADER_LEN] {
+        let mut header = [0u8; CHUNK_HEADER_LEN];
+        for (slot, word) in header
+            .chunks_exact_mut(4)
+            .zip([self.offset, self.total, self.digest])
+        {
+            slot.copy_from_slice(&word.to_le_bytes());
+        }
+        header
+    }
+
+    /// Seals the chunk into `out` as one frame (the bytes of [`seal`] over
+    /// the header and the bytes, with no copy of them): `sealed_len` of
+    /// [`CHUNK_HEADER_LEN`] plus the bytes' length is always room enough.
+    pub fn seal<'o>(&self, out: &'o mut [u8]) -> Result<&'o [u8], EnvelopeError> {
+        let mut enc = Encoder::new(SliceOut { buf: out, len: 0 });
+        enc.put(&self.header())
+            .and_then(|()| enc.put(self.bytes))
+            .and_then(|()| enc.finish())
+            .map_err(|_| EnvelopeError::TooLong)?;
+        let out = enc.into_inner();
+        let len = out.len;
+        Ok(out.buf.get(..len).unwrap_or_default())
+    }
+}
+
+/// Splits `message` into chunks of at most `size` bytes (at least 1), in
+/// order; an empty message is one empty chunk, so that the receiver still
+/// learns it is complete. [`EnvelopeError::TooLong`] for a message of 4 GiB
+/// or more, whose offsets a chunk cannot hold.
+pub fn chunks(message: &[u8], size: usize) -> Result<Chunks<'_>, EnvelopeError> {
+    let total = u32::try_from(message.len()).map_err(|_| EnvelopeError::TooLong)?;
+    Ok(Chunks {
+        message,
+        size: size.max(1),
+        total,
+        digest: checksum(message),
+        at: 0,
+        done: false,
+    })
+}
+
+/// The chunks of a message, from [`chunks`].
+#[derive(Debug, Clone)]
+pub struct Chunks<'a> {
+    message: &'a [u8],
+    size: usize,
+    total: u32,
+    digest: u32,
+    at: usize,
+    done: bool,
+}
+
+impl<'a> Iterator for Chunks<'a> {
+    type Item = Chunk<'a>;
+
+    fn next(&mut self) -> Option<Chunk<'a>> {
+        if self.done {
+            return None;
+        }
+        let end = self.at.saturating_add(self.size).min(self.message.len());
+        let bytes = self.message.get(self.at..end).unwrap_or_default();
+        let chunk = Chunk {
+            // The whole message's length fits a u32 (checked in `chunks`).
+            offset: u32::try_from(self.at).unwrap_or(u32::MAX),
+            total: self.total,
+            digest: self.digest,
+            bytes,
+        };
+        self.at = end;
+        self.done = end >= self.message.len();
+        Some(chunk)
+    }
+}
+
+/// Puts a message sent in chunks back together, for a receiver that
+/// stores each chunk as it comes (at its offset: to flash, to a file).
+/// It holds no bytes, only where the transfer is and the running digest:
+/// [`Reassembly::accept`] each chunk decoded, in order; the message is
+/// complete, and its bytes are the sent ones, once it returns `Ok(true)`.
+///
+/// Frames that the envelope refuses (garbage, a flipped bit) are not
+/// chunks: a receiver passes over them, and the next chunk that does
+/// arrive is [`EnvelopeError::OutOfOrder`] if one was lost in them.
+#[derive(Clone)]
+pub struct Reassembly {
+    /// The total and digest the first chunk announced.
+    transfer: Option<(u32, u32)>,
+    next: u32,
+    digest: crc::Digest<'static, u32, CrcTable>,
+}
+
+impl fmt::Debug for Reassembly {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Reassembly")
+            .field("transfer", &self.transfer)
+            .field("next", &self.next)
+            .finish()
+    }
+}
+
+impl Default for Reassembly {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Reassembly {
+    /// Waiting for the first chunk (offset 0) of a transfer.
+    pub fn new() -> Self {
+        Reassembly {
+            transfer: None,
+            next: 0,
+            digest: CRC32C.digest(),
+        }
+    }
+
+    /// Takes the next chunk. `Ok(false)`: store its bytes at its offset,
+    /// more follow; `Ok(true)`: store them, the message is complete and its
+    /// CRC-32C is the announced digest. A refused chunk changes nothing: the
+    /// same chunk in order may still come. After the last chunk every
+    /// chunk is [`EnvelopeError::OutOfOrder`].
+    pub fn accept(&mut self, chunk: &Chunk<'_>) -> Result<bool, EnvelopeError> {
+        let (total, digest) = match self.transfer {
+            None if chunk.offset == 0 => (chunk.total, chunk.digest),
+            None => return Err(EnvelopeError::OutOfOrder),
+            Some(transfer) => transfer,
+        };
+        if (chunk.total, chunk.digest) != (total, digest) {
+            return Err(EnvelopeError::ChunkMismatch);
+        }
+        if chunk.offset != self.next || self.is_complete() {
+            return Err(EnvelopeError::OutOfOrder);
+        }
+        let end = u64::from(chunk.offset).saturating_add(chunk.bytes.len() as u64);
+        let end = u32::try_from(end)
+            .ok()
+            .filter(|&end| end <= total)
+            .ok_or(EnvelopeError::ChunkMismatch)?;
+        if end == total {
+            let mut whole = self.digest.clone();
+            whole.update(chunk.bytes);
+            if whole.finalize() != digest {
+                return Err(EnvelopeError::CrcMismatch);
+            }
+        }
+        self.transfer = Some((total, digest));
+        self.digest.update(chunk.bytes);
+        self.next = end;
+        Ok(end == total)
+    }
+
+    /// The message's length, once the first chunk announced it.
+    pub fn total(&self) -> Option<u32> {
+        self.transfer.map(|(total, _)| total)
+    }
+
+    /// Bytes accepted so far: the offset the next chunk must have.
+    pub fn received(&self) -> u32 {
+        self.next
+    }
+
+    /// Whether every byte of the message was accepted.
+    pub fn is_complete(&self) -> bool {
+        self.transfer.is_some_and(|(total, _)| self.next == total)
     }
 }

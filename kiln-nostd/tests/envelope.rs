@@ -3,11 +3,16 @@
 //! every single-bit flip of an enveloped golden message is refused, on the
 //! buffer path and the stream path; a stream with garbage before, between
 //! and after messages, fed in pieces of any size, yields exactly the valid
-//! messages in order.
+//! messages in order. A message sent in chunks comes back whole, in
+//! order, through garbage; a lost, repeated or foreign chunk and every
+//! single-bit flip of a chunked transfer are refused.
 
 #![cfg(feature = "envelope")]
 
-use kiln_nostd::envelope::{open, seal, sealed_len, Decoder, Encoder, EnvelopeError, CHECK_LEN};
+use kiln_nostd::envelope::{
+    checksum, chunks, open, seal, sealed_len, Chunk, Decoder, Encoder, EnvelopeError, Reassembly,
+    CHECK_LEN, CHUNK_HEADER_LEN,
+};
 use kiln_nostd::Sink;
 
 const CASES: &str = include_str!("../../spec/kiln-v2-cases.json");
@@ -263,4 +268,225 @@ fn a_value_sealed_into_a_writer_is_the_sealed_message() {
     let mut out = vec![0u8; 8192];
     let n = kiln_nostd::envelope::seal_to_writer(&Tensors(&specs), &mut out[..]).unwrap();
     assert_eq!(&out[..n], &sealed(&message)[..]);
+}
+
+/// A message sent in chunks of `size` bytes: the frames, one per chunk.
+fn chunked(message: &[u8], size: usize) -> Vec<Vec<u8>> {
+    chunks(message, size)
+        .unwrap()
+        .map(|chunk| {
+            let mut out = vec![0u8; sealed_len(CHUNK_HEADER_LEN + chunk.bytes.len())];
+            chunk.seal(&mut out).unwrap().to_vec()
+        })
+        .collect()
+}
+
+/// What a receiver does with a stream of chunk frames: passes over the
+/// frames the envelope refuses, stores each chunk the reassembly accepts
+/// at its offset, and stops at the first refused chunk or once complete.
+/// `Ok(message)` when complete, else the refusal, or `None` when the
+/// stream ended first.
+fn receive(stream: &[u8], split: &mut Rng) -> Option<Result<Vec<u8>, EnvelopeError>> {
+    // Room for the largest chunk the tests send, its header and checksum.
+    let mut buf = vec![0u8; 1000 + CHUNK_HEADER_LEN + CHECK_LEN];
+    let mut decoder = Decoder::new(&mut buf);
+    let mut reassembly = Reassembly::new();
+    let mut stored = Vec::new();
+    let mut rest = stream;
+    while !rest.is_empty() {
+        let piece = &rest[..(1 + split.below(40)).min(rest.len())];
+        let (used, event) = decoder.feed(piece);
+        rest = &rest[used..];
+        let Some(Ok(message)) = event else { continue };
+        let verdict = Chunk::parse(message).and_then(|chunk| {
+            let done = reassembly.accept(&chunk)?;
+            assert_eq!(chunk.offset as usize, stored.len());
+            stored.extend_from_slice(chunk.bytes);
+            Ok(done)
+        });
+        match verdict {
+            Ok(true) => return Some(Ok(stored)),
+            Ok(false) => {}
+            Err(e) => return Some(Err(e)),
+        }
+    }
+    None
+}
+
+fn model_like(len: usize) -> Vec<u8> {
+    let mut rng = Rng(len as u64 + 1);
+    (0..len).map(|_| rng.next() as u8 & 0x0F).collect()
+}
+
+#[test]
+fn a_message_sent_in_chunks_comes_back_whole_through_garbage() {
+    let mut split = Rng(7);
+    for (len, size) in [
+        (0usize, 250usize),
+        (1, 250),
+        (1000, 250),
+        (1000, 1),
+        (2503, 250),
+        (250, 250),
+        (251, 250),
+        (5000, 1000),
+    ] {
+        let message = model_like(len);
+        let frames = chunked(&message, size);
+        assert_eq!(frames.len(), len.div_ceil(size).max(1), "{len} in {size}");
+        // Each frame is the reference frame of its header and bytes.
+        for (i, frame) in frames.iter().enumerate() {
+            let at = i * size;
+            let bytes = &message[at..(at + size).min(len)];
+            let mut body = Vec::new();
+            body.extend_from_slice(&(at as u32).to_le_bytes());
+            body.extend_from_slice(&(len as u32).to_le_bytes());
+            body.extend_from_slice(&checksum(&message).to_le_bytes());
+            body.extend_from_slice(bytes);
+            assert_eq!(
+                frame,
+                &reference_frame(&body),
+                "frame {i} of {len} in {size}"
+            );
+        }
+        assert_eq!(
+            receive(&frames.concat(), &mut split),
+            Some(Ok(message.clone()))
+        );
+        // Garbage (zeros and runs that look like COBS) before, between and
+        // after the frames.
+        let mut rng = Rng(len as u64 + 99);
+        let garbage = |rng: &mut Rng| -> Vec<u8> {
+            (0..rng.below(600))
+                .map(|_| {
+                    if rng.below(8) == 0 {
+                        0
+                    } else {
+                        rng.next() as u8
+                    }
+                })
+                .collect()
+        };
+        let mut stream = garbage(&mut rng);
+        for frame in &frames {
+            stream.extend_from_slice(frame);
+            stream.extend(garbage(&mut rng));
+        }
+        assert_eq!(
+            receive(&stream, &mut split),
+            Some(Ok(message)),
+            "{len} in {size}, garbage"
+        );
+    }
+}
+
+#[test]
+fn a_lost_repeated_or_foreign_chunk_is_refused() {
+    let mut split = Rng(11);
+    let message = model_like(1000);
+    let frames = chunked(&message, 100);
+    let mut lost = frames.clone();
+    lost.remove(4);
+    assert_eq!(
+        receive(&lost.concat(), &mut split),
+        Some(Err(EnvelopeError::OutOfOrder))
+    );
+    let mut repeated = frames.clone();
+    repeated.insert(4, frames[3].clone());
+    assert_eq!(
+        receive(&repeated.concat(), &mut split),
+        Some(Err(EnvelopeError::OutOfOrder))
+    );
+    // Joined after the start.
+    assert_eq!(
+        receive(&frames[1..].concat(), &mut split),
+        Some(Err(EnvelopeError::OutOfOrder))
+    );
+    // A chunk of another message of the same length: its digest differs.
+    let other = chunked(
+        &model_like(999).into_iter().chain([1]).collect::<Vec<_>>(),
+        100,
+    );
+    let mut mixed = frames.clone();
+    mixed[5] = other[5].clone();
+    assert_eq!(
+        receive(&mixed.concat(), &mut split),
+        Some(Err(EnvelopeError::ChunkMismatch))
+    );
+    // The last chunk missing: never complete.
+    assert_eq!(receive(&frames[..9].concat(), &mut split), None);
+    // Chunks whose bytes are all as sent but whose digest is not the
+    // message's: refused at the last.
+    let mut reassembly = Reassembly::new();
+    for (i, piece) in message.chunks(100).enumerate() {
+        let chunk = Chunk {
+            offset: (i * 100) as u32,
+            total: 1000,
+            digest: 1,
+            bytes: piece,
+        };
+        let verdict = reassembly.accept(&chunk);
+        if i < 9 {
+            assert_eq!(verdict, Ok(false));
+        } else {
+            assert_eq!(verdict, Err(EnvelopeError::CrcMismatch));
+        }
+    }
+    assert!(!reassembly.is_complete());
+    assert_eq!(reassembly.received(), 900);
+    assert_eq!(reassembly.total(), Some(1000));
+}
+
+#[test]
+fn a_chunk_header_is_parsed_and_refused_when_it_cannot_be() {
+    let bytes = [9u8; 5];
+    let chunk = Chunk {
+        offset: 3,
+        total: 8,
+        digest: 0xDEAD_BEEF,
+        bytes: &bytes,
+    };
+    let mut message = chunk.header().to_vec();
+    message.extend_from_slice(&bytes);
+    assert_eq!(Chunk::parse(&message), Ok(chunk));
+    assert_eq!(
+        Chunk::parse(&message[..CHUNK_HEADER_LEN - 1]),
+        Err(EnvelopeError::TooShort)
+    );
+    // One byte past the total.
+    message.push(9);
+    assert_eq!(Chunk::parse(&message), Err(EnvelopeError::ChunkMismatch));
+    // Offsets near u32::MAX do not wrap.
+    let far = Chunk {
+        offset: u32::MAX,
+        total: u32::MAX,
+        digest: 0,
+        bytes: &bytes,
+    };
+    let mut message = far.header().to_vec();
+    message.extend_from_slice(&bytes);
+    assert_eq!(Chunk::parse(&message), Err(EnvelopeError::ChunkMismatch));
+}
+
+#[test]
+fn every_single_bit_flip_of_a_chunked_transfer_is_refused() {
+    let message = model_like(700);
+    let stream = chunked(&message, 100).concat();
+    let mut split = Rng(5);
+    let mut refused = 0usize;
+    for bit in 0..stream.len() * 8 {
+        let mut flipped = stream.clone();
+        flipped[bit / 8] ^= 1 << (bit % 8);
+        match receive(&flipped, &mut split) {
+            Some(Ok(got)) => panic!("bit {bit}: accepted {} bytes", got.len()),
+            Some(Err(_)) => refused += 1,
+            // The last frame lost: a receiver's timeout refuses it.
+            None => {}
+        }
+    }
+    println!(
+        "chunked transfer: {} bit flips, {refused} refused at a chunk, the rest incomplete",
+        stream.len() * 8
+    );
+    assert!(refused > stream.len() * 8 / 2);
 }

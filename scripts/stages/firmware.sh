@@ -14,8 +14,9 @@
 #                 there
 # firmware-riscv  the same on RISC-V (riscv32imac-unknown-none-elf,
 #                 qemu-system-riscv32 virt)
-# firmware-update a model sent over the micro:bit's UART into its flash,
-#                 checked, then read in place; a corrupted transfer refused
+# firmware-update a model sent in enveloped chunks over the micro:bit's UART,
+#                 checked as it streams, written to its flash, read in place;
+#                 noise passed over; changed, lost, cut, oversized refused
 #
 # The suites report as plain text over semihosting and end with an exit
 # status, so no decoder (defmt-print) is needed.

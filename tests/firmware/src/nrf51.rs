@@ -1,7 +1,9 @@
-//! The two nRF51822 peripherals the model update uses, by register (nRF51
-//! Series Reference Manual v3.0): UART0 to receive, polled, and the NVMC
-//! to erase and write the flash. qemu's microbit machine emulates both,
-//! with the flash's NOR rule (a write only clears bits; erased reads 0xFF).
+//! The nRF51822 peripherals the model update uses, by register (nRF51
+//! Series Reference Manual v3.0): UART0 to receive, polled, TIMER0 for the
+//! receive timeout, and the NVMC to erase and write the flash. qemu's
+//! microbit machine emulates all three, the flash with its NOR rule (a
+//! write only clears bits; erased reads 0xFF), the timer on qemu's
+//! virtual clock (host time).
 
 use core::ptr::{read_volatile, write_volatile};
 
@@ -20,6 +22,24 @@ mod uart {
     pub const BAUD_115200: u32 = 0x01D7_E000;
     /// The micro:bit's USB serial RX pin (P0.25).
     pub const RX_PIN: u32 = 25;
+}
+
+/// TIMER0's registers.
+mod timer {
+    pub const BASE: usize = 0x4000_8000;
+    pub const START: usize = BASE;
+    pub const CLEAR: usize = BASE + 0x00C;
+    pub const COMPARE0: usize = BASE + 0x140;
+    pub const MODE: usize = BASE + 0x504;
+    pub const BITMODE: usize = BASE + 0x508;
+    pub const PRESCALER: usize = BASE + 0x510;
+    pub const CC0: usize = BASE + 0x540;
+    /// MODE: a timer (not a counter of COUNT tasks).
+    pub const TIMER: u32 = 0;
+    /// BITMODE: 32 bits.
+    pub const BITS_32: u32 = 3;
+    /// PRESCALER: 16 MHz / 2^4, one tick a microsecond.
+    pub const MICROSECONDS: u32 = 4;
 }
 
 /// The NVMC's registers.
@@ -58,22 +78,48 @@ impl Uart {
         Uart(())
     }
 
-    /// Waits for the next byte.
-    pub fn read_byte(&mut self) -> u8 {
-        while read_register(uart::RXDRDY) == 0 {}
+    /// The next byte, or `None` once `quiet` expires first; each byte
+    /// that arrives starts `quiet` again.
+    pub fn read_byte_within(&mut self, quiet: &mut IdleTimer) -> Option<u8> {
+        while read_register(uart::RXDRDY) == 0 {
+            if quiet.expired() {
+                return None;
+            }
+        }
         // Clear the event before reading: the read raises it again when
         // more bytes wait.
         write_register(uart::RXDRDY, 0);
-        read_register(uart::RXD) as u8
+        let byte = read_register(uart::RXD) as u8;
+        quiet.restart();
+        Some(byte)
+    }
+}
+
+/// TIMER0 as a timeout: expires a fixed time after its last restart.
+pub struct IdleTimer(());
+
+impl IdleTimer {
+    /// Starts TIMER0, expiring `micros` microseconds from now.
+    pub fn start(micros: u32) -> IdleTimer {
+        write_register(timer::MODE, timer::TIMER);
+        write_register(timer::BITMODE, timer::BITS_32);
+        write_register(timer::PRESCALER, timer::MICROSECONDS);
+        write_register(timer::CC0, micros);
+        let mut quiet = IdleTimer(());
+        quiet.restart();
+        write_register(timer::START, 1);
+        quiet
     }
 
-    /// The next `want` bytes (at most `chunk.len()`), read into `chunk`.
-    pub fn read_chunk<'c>(&mut self, chunk: &'c mut [u8], want: usize) -> &'c [u8] {
-        let n = want.min(chunk.len());
-        for byte in &mut chunk[..n] {
-            *byte = self.read_byte();
-        }
-        &chunk[..n]
+    /// Counts the time again from zero.
+    pub fn restart(&mut self) {
+        write_register(timer::CLEAR, 1);
+        write_register(timer::COMPARE0, 0);
+    }
+
+    /// Whether the time ran out since the last restart.
+    pub fn expired(&self) -> bool {
+        read_register(timer::COMPARE0) != 0
     }
 }
 

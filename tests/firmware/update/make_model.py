@@ -1,18 +1,20 @@
 #!/usr/bin/env python3
-"""Writes the transfers of the model-update test (tests/firmware/update-run.sh)
-with the Python reference codec, independent of the Rust encoder.
+"""Writes the model of the model-update test (tests/firmware/update-run.sh)
+with the Python reference codec, independent of the Rust encoder. The
+transfers (the model in enveloped chunks, good and damaged) are written from
+these files by kiln-nostd's model_transfer example.
 
     make_model.py OUT_DIR
 
-OUT_DIR/good.bin     the model, framed for the link as the firmware reads it
-                     today: b"KLNU", the message length (u32 LE), the message
-OUT_DIR/corrupt.bin  the same with one byte the check sees flipped (the first
-                     byte of the tensor name "weight" becomes 0xFF: not UTF-8)
-OUT_DIR/payload.bin  the same with one byte of the weight payload flipped: no
-                     rule of the format sees it (every bit pattern is an f32);
-                     only a checksum over the transfer (the envelope) would
-OUT_DIR/oversize.bin a header announcing more bytes than the model region holds
-                     (refused before a byte is written)
+OUT_DIR/model.kiln     the model
+OUT_DIR/bad-name.kiln  the same with one byte the check sees flipped (the first
+                       byte of the tensor name "weight" becomes 0xFF: not UTF-8);
+                       sent with good CRCs, refused by the streaming check
+OUT_DIR/offsets        "NAME OFFSET" lines: the model's length, the first byte
+                       of the name "weight", a byte in the middle of the
+                       weight payload (a flip there passes every rule of the
+                       format: every bit pattern is an f32; only the CRC sees
+                       it), the last byte
 
 The model is struct{version:u32,layer:tensors,note:str,}: version 3, "bias" f32 [96]
 and "weight" f32 [96, 128] (weight[r][c] = ((r*128 + c) % 97) * 0.25 - 12),
@@ -20,7 +22,6 @@ and the note "kiln model update"; about 50 KB, more than the 32 KB of RAM of
 the firmware's nRF51822.
 """
 
-import struct
 import sys
 from pathlib import Path
 
@@ -32,8 +33,6 @@ ROWS, COLS = 96, 128
 F32 = kiln_ref.DTYPE_CODES["f32"]
 # After the tensors; its length makes the message end inside a flash word.
 NOTE = "kiln model update"
-# One byte more than the firmware's model region (src/bin/update.rs).
-OVERSIZE = 0x2_0000 + 1
 
 
 def model() -> bytes:
@@ -50,30 +49,26 @@ def model() -> bytes:
     return message
 
 
-def transfer(message: bytes) -> bytes:
-    return b"KLNU" + struct.pack("<I", len(message)) + message
-
-
 def main() -> None:
     out = Path(sys.argv[1])
     out.mkdir(parents=True, exist_ok=True)
     message = model()
-    (out / "good.bin").write_bytes(transfer(message))
+    (out / "model.kiln").write_bytes(message)
 
-    corrupt = bytearray(message)
-    at = corrupt.index(b"weight")
-    corrupt[at] = 0xFF
-    (out / "corrupt.bin").write_bytes(transfer(bytes(corrupt)))
+    bad = bytearray(message)
+    name = bad.index(b"weight")
+    bad[name] = 0xFF
+    (out / "bad-name.kiln").write_bytes(bytes(bad))
 
-    payload = bytearray(message)
-    # The weight payload ends the tensors block, before the note; flip a
-    # bit in the middle of it.
-    at = len(payload) - 4 - len(NOTE) - ROWS * COLS * 2
-    payload[at] ^= 0x01
-    kiln_ref.check(MODEL_TYPE, bytes(payload))
-    (out / "payload.bin").write_bytes(transfer(bytes(payload)))
-    (out / "oversize.bin").write_bytes(b"KLNU" + struct.pack("<I", OVERSIZE) + message[:64])
-    print(f"make_model: {len(message)} byte model, transfers in {out}")
+    # The weight payload ends the tensors block, before the note; a byte in
+    # the middle of it, which no rule of the format reads.
+    weight = len(message) - 4 - len(NOTE) - ROWS * COLS * 2
+    flipped = bytearray(message)
+    flipped[weight] ^= 0x01
+    kiln_ref.check(MODEL_TYPE, bytes(flipped))
+    (out / "offsets").write_text(
+        f"length {len(message)}\nname {name}\nweight {weight}\nlast {len(message) - 1}\n")
+    print(f"make_model: {len(message)} byte model in {out}")
 
 
 if __name__ == "__main__":

@@ -1,12 +1,13 @@
 //! A model update on an nRF51822 (Cortex-M0, 256K flash, 32K RAM; qemu's
 //! microbit machine, memory/microbit.x) under qemu: the model, larger than
-//! the RAM, arrives over UART0 in
-//! chunks, each written to flash as it arrives (the NVMC, which qemu
-//! emulates); once all of it is stored it is checked where it lies, and
-//! only then marked valid in a flag page; then it is read in place and one
-//! tensor is used zero-copy from flash. tests/firmware/update-run.sh sends
-//! the transfers (written by update/make_model.py from the Python
-//! reference) and reads the verdict:
+//! the RAM, arrives over UART0 as enveloped chunks (COBS frames, each with
+//! its CRC-32C, src/update.rs), each checked as it streams and written to
+//! flash as it arrives (the NVMC, which qemu emulates); once the last chunk
+//! is in and the flash reads back with the sent CRC-32C it is marked valid
+//! in a flag page; then it is read in place and one tensor is used
+//! zero-copy from flash. tests/firmware/update-run.sh sends the transfers
+//! (the model from update/make_model.py, the Python reference; the frames
+//! from kiln-nostd's `model_transfer` example) and reads the verdict:
 //!
 //! exit 0  stored, checked, marked valid, used: every weight as sent
 //! exit 2  refused before anything was marked valid
@@ -16,9 +17,10 @@
 #![no_std]
 #![no_main]
 
-use kiln_firmware::nrf51::{Nvmc, Uart};
-use kiln_firmware::update::{Flash, Receiver, Refused, VALID};
+use kiln_firmware::nrf51::{IdleTimer, Nvmc, Uart};
+use kiln_firmware::update::{Flash, FlashWriter, Receiver, Refused, Stored, VALID};
 use kiln_firmware::{entry, exit_failure, exit_success, report, stack};
+use kiln_nostd::envelope::{checksum, CHECK_LEN, CHUNK_HEADER_LEN};
 use kiln_nostd::{from_bytes_into, CompiledType, Directory, Frozen, Options};
 
 /// The model's type, as the sender writes it.
@@ -34,9 +36,19 @@ const FLAG_PAGE: usize = 0x1_FC00;
 const MODEL_BASE: usize = 0x2_0000;
 const MODEL_SIZE: usize = 0x4_0000 - MODEL_BASE;
 
-/// Bytes taken from the UART at a time: the receiver's only buffer. Not a
-/// multiple of the flash word, so that words span chunks.
+/// The largest chunk the sender puts in a frame (update-run.sh sends 250:
+/// not a multiple of the flash word, so that words span chunks).
 const CHUNK: usize = 250;
+/// The envelope decoder's buffer: one frame's message (a chunk, its
+/// header) and its CRC.
+const FRAME: usize = CHUNK + CHUNK_HEADER_LEN + CHECK_LEN;
+/// The streaming checker's scratch: the model's directory head (64 bytes
+/// of header, 128 per tensor, the names) and a few bytes; the report
+/// prints what this model needs.
+const SCRATCH: usize = 512;
+/// A link quiet this long (microseconds) ends the transfer: a sender that
+/// stopped early is refused, not waited for.
+const QUIET: u32 = 3_000_000;
 
 /// The note the sender writes after the tensors (its length makes the
 /// message end inside a flash word).
@@ -90,24 +102,34 @@ fn image_end() -> usize {
     load + (end - start)
 }
 
-/// Receives one transfer into the model region.
-fn receive(uart: &mut Uart, receiver: &mut Receiver<Nvmc>) -> Result<(), Refused> {
-    let mut chunk = [0u8; CHUNK];
-    let mut chunks = 0usize;
-    while !receiver.is_complete() {
-        let bytes = uart.read_chunk(&mut chunk, receiver.wanted());
-        receiver.on_chunk(bytes)?;
-        chunks += 1;
+/// Receives one transfer into the model region, a byte at a time as the
+/// UART gives them, until the model is stored, refused, or the link is
+/// quiet for [`QUIET`].
+fn receive<F: Flash>(
+    uart: &mut Uart,
+    receiver: &mut Receiver<'_, F, MODEL_NODES>,
+) -> Result<Stored, Refused> {
+    let mut quiet = IdleTimer::start(QUIET);
+    loop {
+        let Some(byte) = uart.read_byte_within(&mut quiet) else {
+            return Err(receiver.link_ended());
+        };
+        if let Some(stored) = receiver.on_link_bytes(&[byte])? {
+            return Ok(stored);
+        }
     }
-    report!("received in {chunks} chunks of at most {CHUNK} bytes");
-    Ok(())
 }
 
-/// Checks the stored model where it lies, against the model's type.
-fn check_stored(stored: &[u8]) -> Result<(), Refused> {
-    CompiledType::<MODEL_NODES>::parse(MODEL_TYPE)
-        .and_then(|model| model.check(stored, Options::BARE))
-        .map_err(Refused::Invalid)
+/// The stored model read back from flash, if its CRC-32C is the sent one.
+fn read_back(stored: Stored) -> Result<&'static [u8], Refused> {
+    let bytes = flash_bytes(MODEL_BASE, stored.len);
+    match checksum(bytes) {
+        read if read == stored.digest => Ok(bytes),
+        read => Err(Refused::Stored {
+            sent: stored.digest,
+            read,
+        }),
+    }
 }
 
 /// Reads the valid model in place and uses its weight tensor zero-copy:
@@ -185,25 +207,35 @@ fn main() -> ! {
         );
         exit_failure()
     }
+    let Ok(ty) = CompiledType::<MODEL_NODES>::parse(MODEL_TYPE) else {
+        report!("the model's type does not compile");
+        exit_failure()
+    };
     let mut nvmc = Nvmc::take();
     // Whatever was valid before is not once a new transfer starts.
     nvmc.erase_page(FLAG_PAGE);
     let mut uart = Uart::receiver();
-    let mut receiver = Receiver::new(nvmc, MODEL_BASE, MODEL_SIZE);
-    let verdict = receive(&mut uart, &mut receiver)
-        .and_then(|()| receiver.finish())
-        .and_then(|len| {
-            let stored = flash_bytes(MODEL_BASE, len);
-            check_stored(stored).map(|()| stored)
-        });
+    let mut frame = [0u8; FRAME];
+    let mut scratch = [0u8; SCRATCH];
+    let mut receiver = Receiver::new(
+        FlashWriter::new(nvmc, MODEL_BASE, MODEL_SIZE),
+        &ty,
+        Options::BARE,
+        &mut frame,
+        &mut scratch,
+    );
+    let verdict = receive(&mut uart, &mut receiver).and_then(read_back);
+    let counts = receiver.counts();
+    report!(
+        "link: {} chunks of at most {CHUNK} bytes taken, {} frames refused by the envelope",
+        counts.chunks,
+        counts.dropped
+    );
     let stored = match verdict {
         Ok(stored) => stored,
         Err(refused) => {
             let (word, _) = flag();
-            match refused {
-                Refused::Invalid(e) => report!("update refused: {e}; flag word {word:#010x}"),
-                other => report!("update refused: {other:?}; flag word {word:#010x}"),
-            }
+            report!("update refused: {refused}; flag word {word:#010x}");
             peak_stack();
             if word == VALID {
                 exit_failure()
@@ -211,6 +243,10 @@ fn main() -> ! {
             semihosting::process::exit(2)
         }
     };
+    report!(
+        "checked as it streamed (checker scratch needed: {} of {SCRATCH} bytes), flash CRC-32C as sent",
+        counts.scratch_needed
+    );
     let mut nvmc = Nvmc::take();
     nvmc.write_word(FLAG_PAGE, VALID);
     nvmc.write_word(FLAG_PAGE + 4, stored.len() as u32);
