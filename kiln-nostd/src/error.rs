@@ -295,6 +295,24 @@ impl Error {
         self
     }
 
+    /// [`Error::shifted`] by a `u64`: a position in a stream or a file read
+    /// by ranges, which may lie past a 32-bit `usize`. Saturates where the
+    /// offset is stored narrower.
+    #[allow(clippy::unnecessary_cast)] // the offset's type depends on no-error-text
+    pub(crate) const fn shifted_u64(mut self, base: u64) -> Error {
+        if self.offset != NONE_OFFSET {
+            let widest = (NONE_OFFSET - 1) as u64;
+            let base = if base > widest { widest } else { base } as Offset;
+            let moved = self.offset.saturating_add(base);
+            self.offset = if moved == NONE_OFFSET {
+                NONE_OFFSET - 1
+            } else {
+                moved
+            };
+        }
+        self
+    }
+
     /// Marks an error from an unframed decode whose bytes start with the
     /// frame magic `KLN0`: the likely mistake is a missing `from_frame`.
     pub(crate) const fn hint_framed(mut self) -> Error {

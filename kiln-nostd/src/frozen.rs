@@ -849,6 +849,23 @@ pub(crate) enum DictEvent<'de> {
     Pair { key: &'de str, key_at: usize },
 }
 
+/// The EOF of a dict count beyond the bytes that remain.
+pub(crate) const DICT_BEYOND: &str = "dict count beyond the bytes that remain";
+
+/// The key order rule: a dict key whose length word is at `key_at` is
+/// greater, byte by byte, than the key before it (none for the first).
+#[inline]
+pub(crate) fn check_key_order(previous: Option<&[u8]>, key: &[u8], key_at: usize) -> Result<()> {
+    if previous.is_some_and(|p| p >= key) {
+        return Err(Error::wire(
+            Code::Type,
+            "dict key not greater than the key before it",
+            key_at,
+        ));
+    }
+    Ok(())
+}
+
 /// Reads a dict: its count under the count cap with `m = 4 + value_min`,
 /// a refusal when the count is above a `storage` capacity (`usize::MAX`
 /// for none), then pairs whose keys strictly increase in bytewise order.
@@ -863,11 +880,7 @@ pub(crate) fn read_dict<'de>(
     r.nested(|r| {
         let at = r.position();
         let pair_min = value_min.saturating_add(4);
-        let count = r.claim(
-            r.limits().count_cap,
-            pair_min,
-            "dict count beyond the bytes that remain",
-        )?;
+        let count = r.claim(r.limits().count_cap, pair_min, DICT_BEYOND)?;
         check_capacity(
             u64::from(count),
             storage,
@@ -879,13 +892,7 @@ pub(crate) fn read_dict<'de>(
         for _ in 0..count {
             let key_at = r.position();
             let key = r.str()?;
-            if previous.is_some_and(|p| p.as_bytes() >= key.as_bytes()) {
-                return Err(Error::wire(
-                    Code::Type,
-                    "dict key not greater than the key before it",
-                    key_at,
-                ));
-            }
+            check_key_order(previous.map(str::as_bytes), key.as_bytes(), key_at)?;
             previous = Some(key);
             each(r, DictEvent::Pair { key, key_at })?;
         }

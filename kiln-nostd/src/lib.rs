@@ -209,6 +209,7 @@ pub mod inspect;
 mod limits;
 pub mod order;
 pub mod schema;
+pub mod stream;
 #[cfg(feature = "alloc")]
 pub mod value;
 pub mod walk;

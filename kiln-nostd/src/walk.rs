@@ -313,6 +313,11 @@ pub fn value<'de, V: Visitor<'de>>(
     }
 }
 
+/// The EOF of a `list<u8>` length beyond the bytes that remain.
+pub(crate) const BYTES_BEYOND: &str = "list<u8> length beyond the bytes that remain";
+/// The EOF of a list count beyond the bytes that remain.
+pub(crate) const LIST_BEYOND: &str = "list count beyond the bytes that remain";
+
 /// A list's body, inside its container level.
 fn list<'de, V: Visitor<'de>>(ty: TypeRef<'_, '_>, r: &mut Reader<'de>, v: &mut V) -> Result<()> {
     let Some(element) = ty.element() else {
@@ -320,15 +325,11 @@ fn list<'de, V: Visitor<'de>>(ty: TypeRef<'_, '_>, r: &mut Reader<'de>, v: &mut 
     };
     if ty.is_bytes() {
         let start = r.position().saturating_add(4);
-        let body = r.byte_run("list<u8> length beyond the bytes that remain")?;
+        let body = r.byte_run(BYTES_BEYOND)?;
         return v.bytes(start..start.saturating_add(body.len()), body);
     }
     let at = r.position();
-    let count = r.claim(
-        r.limits().count_cap,
-        element.min_size(),
-        "list count beyond the bytes that remain",
-    )?;
+    let count = r.claim(r.limits().count_cap, element.min_size(), LIST_BEYOND)?;
     v.begin_list(at, count)?;
     match element.kind() {
         // Fixed-width numbers: the claim proved the bytes are there, and

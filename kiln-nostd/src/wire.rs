@@ -63,6 +63,20 @@ pub fn check_fits(
     what: &'static str,
     at: usize,
 ) -> Result<u64> {
+    check_fits_u64(count, min_element, fixed, unread as u64, what, at)
+}
+
+/// [`check_fits`] with `unread` as a `u64`: a stream or a file read by
+/// ranges may hold more bytes than a 32-bit `usize` counts.
+#[inline]
+pub(crate) fn check_fits_u64(
+    count: u64,
+    min_element: u64,
+    fixed: u64,
+    unread: u64,
+    what: &'static str,
+    at: usize,
+) -> Result<u64> {
     let needed = count
         .checked_mul(min_element)
         .and_then(|bytes| bytes.checked_add(fixed))
@@ -71,10 +85,10 @@ pub fn check_fits(
             "size product overflows 64 bits",
             at,
         ))?;
-    if needed > unread as u64 {
+    if needed > unread {
         return Err(Error::wire(Code::Eof, what, at).with_detail(Detail::Bytes {
             needed,
-            available: unread as u64,
+            available: unread,
         }));
     }
     Ok(needed)
@@ -94,6 +108,49 @@ pub fn check_capacity(count: u64, capacity: usize, what: &'static str, at: usize
             }));
     }
     Ok(())
+}
+
+/// The rules of a count or length word, once read: above `cap` LIMIT
+/// (`over_cap`), then `word * min_element` overflow LIMIT or more than
+/// `unread` bytes EOF (`too_long`). Returns the bytes the claim needs.
+/// [`Reader`] and the incremental checker both call it.
+#[inline]
+pub(crate) fn check_claim(
+    word: u32,
+    cap: u32,
+    min_element: u64,
+    over_cap: &'static str,
+    too_long: &'static str,
+    unread: u64,
+    at: usize,
+) -> Result<u64> {
+    check_cap(u64::from(word), cap, over_cap, at)?;
+    check_fits_u64(u64::from(word), min_element, 0, unread, too_long, at)
+}
+
+/// What EOF names when a count or length word is cut short.
+pub(crate) const COUNT_WORD: &str = "count or length word";
+/// The LIMIT of an element count above the count cap.
+pub(crate) const OVER_COUNT_CAP: &str = "count above the count cap";
+/// The LIMIT of a byte length above the byte cap.
+pub(crate) const OVER_BYTE_CAP: &str = "length above the byte cap";
+/// The EOF of a string length beyond the bytes that remain.
+pub(crate) const STR_BEYOND: &str = "string length beyond the bytes that remain";
+
+/// DEPTH: a container entered at `at` inside 64 others.
+#[cold]
+pub(crate) const fn depth_fault(at: usize) -> Error {
+    Error::wire(
+        Code::Depth,
+        "value nested inside more than 64 containers",
+        at,
+    )
+}
+
+/// TRAILING: bytes at `at` after the end of a standalone value.
+#[cold]
+pub(crate) const fn trailing_fault(at: usize) -> Error {
+    Error::wire(Code::Trailing, "bytes after the end of the value", at)
 }
 
 // ---------------------------------------------------------------------------
@@ -263,14 +320,14 @@ impl<'de> Reader<'de> {
     /// storage or a loop.
     #[inline]
     pub fn claim(&mut self, cap: u32, min_element: u64, what: &'static str) -> Result<u32> {
-        self.claim_word(cap, min_element, "count above the count cap", what)
+        self.claim_word(cap, min_element, OVER_COUNT_CAP, what)
     }
 
     /// Reads a u32 byte length (of a `str` or `list<u8>`) under the byte
     /// cap and checks it against the unread bytes.
     #[inline]
     pub fn claim_length(&mut self, what: &'static str) -> Result<u32> {
-        self.claim_word(self.limits.byte_cap, 1, "length above the byte cap", what)
+        self.claim_word(self.limits.byte_cap, 1, OVER_BYTE_CAP, what)
     }
 
     #[inline]
@@ -282,14 +339,14 @@ impl<'de> Reader<'de> {
         too_long: &'static str,
     ) -> Result<u32> {
         let at = self.pos;
-        let word = self.u32("count or length word")?;
-        check_cap(u64::from(word), cap, over_cap, at)?;
-        check_fits(
-            u64::from(word),
+        let word = self.u32(COUNT_WORD)?;
+        check_claim(
+            word,
+            cap,
             min_element,
-            0,
-            self.remaining(),
+            over_cap,
             too_long,
+            self.remaining() as u64,
             at,
         )?;
         Ok(word)
@@ -307,7 +364,7 @@ impl<'de> Reader<'de> {
     #[inline]
     pub fn str(&mut self) -> Result<&'de str> {
         let at = self.pos.saturating_add(4);
-        let bytes = self.byte_run("string length beyond the bytes that remain")?;
+        let bytes = self.byte_run(STR_BEYOND)?;
         utf8(bytes, at)
     }
 
@@ -316,11 +373,7 @@ impl<'de> Reader<'de> {
     #[inline]
     pub fn enter(&mut self) -> Result<()> {
         if self.depth >= MAX_DEPTH {
-            return Err(Error::wire(
-                Code::Depth,
-                "value nested inside more than 64 containers",
-                self.pos,
-            ));
+            return Err(depth_fault(self.pos));
         }
         self.depth = self.depth.saturating_add(1);
         self.entered = self.entered.saturating_add(1);
@@ -431,13 +484,24 @@ impl<'de> Reader<'de> {
     #[inline]
     pub fn finish(&self) -> Result<()> {
         if self.pos < self.end {
-            return Err(Error::wire(
-                Code::Trailing,
-                "bytes after the end of the value",
-                self.pos,
-            ));
+            return Err(trailing_fault(self.pos));
         }
         Ok(())
+    }
+}
+
+/// Checks one piece of a string that may continue: `bytes` start at
+/// absolute offset `at` and are followed by more of the string unless
+/// `last`. Returns how many bytes at the end begin a character the next
+/// piece completes (0 to 3), which the caller passes again at the start of
+/// the next piece. The first fault is where [`utf8`] on the whole string
+/// puts it.
+pub(crate) fn utf8_piece(bytes: &[u8], at: u64, last: bool) -> Result<usize> {
+    match core::str::from_utf8(bytes) {
+        Ok(_) => Ok(0),
+        Err(e) if e.error_len().is_none() && !last => Ok(bytes.len() - e.valid_up_to()),
+        Err(e) => Err(Error::wire(Code::Utf8, "string is not UTF-8", 0)
+            .shifted_u64(at.saturating_add(e.valid_up_to() as u64))),
     }
 }
 

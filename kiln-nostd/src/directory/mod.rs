@@ -6,7 +6,7 @@
 mod build;
 mod descriptor;
 mod names;
-mod parse;
+pub(crate) mod parse;
 mod rules;
 
 pub use build::{Payload, QuantSpec, TensorSpec, Tensors};

@@ -23,7 +23,7 @@ use super::rules;
 use super::Directory;
 use crate::error::{Code, Error, Result};
 use crate::limits::Limits;
-use crate::wire::{check_cap, check_fits};
+use crate::wire::{check_cap, check_fits_u64};
 
 /// How the block sits in the caller's buffer.
 #[derive(Copy, Clone, PartialEq, Eq)]
@@ -81,6 +81,51 @@ pub(crate) fn parse<'a>(
 /// Steps 1 to 7: the header, and where the block ends. Returns the
 /// directory (names not yet known to be sorted) and `payload_bytes`.
 fn check_header(buf: &[u8], limits: Limits) -> Result<(Directory<'_>, u64)> {
+    let header = check_header_fields(buf, limits)?;
+    let block_len = check_extent(&header, buf.len() as u64)?;
+    // The block lies inside `buf` (step 6), so its length fits in usize.
+    let block = buf
+        .get(..usize::try_from(block_len).unwrap_or(usize::MAX))
+        .unwrap_or(&[]);
+    check_padding(block, &header)?;
+    Ok((header.directory(block), header.payload_bytes))
+}
+
+/// What the 64 header bytes say, once steps 1 to 4 passed.
+#[derive(Copy, Clone, Debug)]
+pub(crate) struct Header {
+    pub tensor_count: u32,
+    pub name_bytes: u32,
+    pub payload_bytes: u64,
+    pub flags: u8,
+    /// Where the name heap ends, from the block's start.
+    pub heap_end: u64,
+    /// Where the payload region starts (the heap's end rounded up to 64):
+    /// the length of the block's head.
+    pub payload_base: u64,
+}
+
+impl Header {
+    /// The directory over `block`, which holds at least the head.
+    pub(crate) fn directory<'a>(&self, block: &'a [u8]) -> Directory<'a> {
+        Directory {
+            block,
+            offset: 0,
+            tensor_count: self.tensor_count,
+            name_bytes: self.name_bytes,
+            // Below 2^40 (step 4), so it fits in usize where the head does.
+            payload_base: usize::try_from(self.payload_base).unwrap_or(usize::MAX),
+            flags: self.flags,
+            names_sorted: false,
+        }
+    }
+}
+
+/// Steps 1 to 4, from the first bytes of a block: the magic (EOF when `buf`
+/// has fewer than 4 bytes), a whole header (EOF when fewer than 64), then
+/// version, flags, reserved bytes, the caps and `directory_bytes`. Reads
+/// only the first 64 bytes, so a streaming reader calls it on those.
+pub(crate) fn check_header_fields(buf: &[u8], limits: Limits) -> Result<Header> {
     // Step 1: magic, and a whole header.
     if buf.len() < MAGIC.len() {
         return Err(fault(
@@ -149,59 +194,168 @@ fn check_header(buf: &[u8], limits: Limits) -> Result<(Directory<'_>, u64)> {
             24,
         ));
     }
+    // (directory_bytes is below 2^40 here, so these sums do not overflow.)
+    let heap_end = HEADER_LEN + directory_bytes;
+    Ok(Header {
+        tensor_count,
+        name_bytes,
+        payload_bytes,
+        flags,
+        heap_end,
+        payload_base: heap_end.next_multiple_of(ALIGN),
+    })
+}
 
+/// Steps 5 and 6 for a block followed by `available` bytes (its own
+/// included): descriptors and heap, then the whole block, lie inside them.
+/// Returns the block's length.
+pub(crate) fn check_extent(header: &Header, available: u64) -> Result<u64> {
     // Step 5: descriptors and heap lie inside the buffer.
-    check_fits(
-        tensor_count.into(),
+    check_fits_u64(
+        header.tensor_count.into(),
         DESCRIPTOR_LEN,
-        HEADER_LEN + u64::from(name_bytes),
-        buf.len(),
+        HEADER_LEN + u64::from(header.name_bytes),
+        available,
         "directory extends past the end of the buffer",
         8,
     )?;
 
-    // Step 6: the whole block lies inside the buffer. (directory_bytes is
-    // below 2^40 here, so these sums do not overflow.)
-    let heap_end = HEADER_LEN + directory_bytes;
-    let payload_base = heap_end.next_multiple_of(ALIGN);
-    let block_len = payload_base.checked_add(payload_bytes).ok_or(fault(
-        Code::Limit,
-        "payload_base + payload_bytes overflows 64 bits",
-        16,
-    ))?;
-    if block_len > buf.len() as u64 {
+    // Step 6: the whole block lies inside the buffer.
+    let block_len = header
+        .payload_base
+        .checked_add(header.payload_bytes)
+        .ok_or(fault(
+            Code::Limit,
+            "payload_base + payload_bytes overflows 64 bits",
+            16,
+        ))?;
+    if block_len > available {
         return Err(fault(
             Code::Eof,
             "payload region extends past the end of the buffer",
             16,
         ));
     }
-    // Every offset below is inside `buf`, so it fits in usize.
-    let as_usize = |v: u64| usize::try_from(v).unwrap_or(usize::MAX);
-    let block = buf.get(..as_usize(block_len)).unwrap_or(&[]);
+    Ok(block_len)
+}
 
-    // Step 7: padding between the heap and the payloads is zero.
+/// Step 7: padding between the heap and the payloads is zero. `block`
+/// holds at least the head (`header.payload_base` bytes).
+pub(crate) fn check_padding(block: &[u8], header: &Header) -> Result<()> {
+    let as_usize = |v: u64| usize::try_from(v).unwrap_or(usize::MAX);
     let padding = block
-        .get(as_usize(heap_end)..as_usize(payload_base))
+        .get(as_usize(header.heap_end)..as_usize(header.payload_base))
         .unwrap_or(&[]);
     if let Some(i) = padding.iter().position(|&b| b != 0) {
         return Err(fault(
             Code::Type,
             "nonzero padding byte before the payloads",
-            heap_end + i as u64,
+            header.heap_end + i as u64,
         ));
     }
+    Ok(())
+}
 
-    let dir = Directory {
-        block,
-        offset: 0,
-        tensor_count,
-        name_bytes,
-        payload_base: as_usize(payload_base),
-        flags,
-        names_sorted: false,
-    };
-    Ok((dir, payload_bytes))
+/// Step 10's byte rule: an alignment gap before tensor `i`'s payload is
+/// zero. The error's offset is the first nonzero byte's within `gap`, so
+/// a gap may be checked in pieces (the caller shifts it).
+pub(crate) fn check_gap(gap: &[u8], i: u32) -> Result<()> {
+    // The OR of the gap is one vector loop; only a nonzero gap is searched
+    // for the byte to report. (Firmware searches at once: one loop less in
+    // flash.)
+    let any = cfg!(target_os = "none") || gap.iter().fold(0u8, |acc, &b| acc | b) != 0;
+    if let Some(k) = gap.iter().position(|&b| any && b != 0) {
+        return Err(Error::wire(Code::Type, "nonzero byte in an alignment gap", k).in_tensor(i));
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------
+// A block's head alone: for readers that do not hold the payloads
+
+/// How far the rules that read payload bytes (step 10's gaps, then step
+/// 11's bits) must run before the first fault found in a block's head can
+/// be the first fault of the block.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Reach {
+    /// The fault comes before every payload rule.
+    Nothing,
+    /// The gaps before the payloads of tensors `0..n`, no payload bits.
+    Gaps(u32),
+    /// Every gap, then the bits of every payload.
+    All,
+}
+
+/// What steps 7 to 11 find in a block's head alone.
+#[derive(Copy, Clone, Debug)]
+pub(crate) struct HeadCheck {
+    /// The first fault of the rules that read only the head.
+    pub fault: Option<Error>,
+    /// Which payload rules come before that fault (all of them when there
+    /// is none): a fault they find is the block's first instead.
+    pub reach: Reach,
+}
+
+/// Steps 7 to 11 over `head`, a block's first `header.payload_base`
+/// bytes (header, descriptors, name heap, padding), in the format's check
+/// order, with the payload rules left out: the same walk as [`parse`]'s
+/// ordered check, with the payload bytes left for later as its one pass
+/// leaves them. The caller runs the payload rules over the payload
+/// region as far as [`HeadCheck::reach`] says, each through the function
+/// the parse calls ([`check_gap`], [`rules::check_payload_bits`] on the
+/// bytes [`rules::bits_read`] names).
+pub(crate) fn check_head(head: &[u8], header: &Header) -> HeadCheck {
+    if let Err(e) = check_padding(head, header) {
+        return HeadCheck {
+            fault: Some(e),
+            reach: Reach::Nothing,
+        };
+    }
+    let dir = header.directory(head);
+    let mut walk = Walk::new(&dir, header.payload_bytes, false);
+    walk.payload_later = true;
+    match in_order(&mut walk, None) {
+        Ok(()) => HeadCheck {
+            fault: None,
+            reach: Reach::All,
+        },
+        Err(e) => {
+            let (step, i) = walk.at;
+            let reach = match step {
+                Step::Placement => Reach::Gaps(i),
+                Step::PayloadBits | Step::Quant => Reach::All,
+                _ => Reach::Nothing,
+            };
+            HeadCheck {
+                fault: Some(e),
+                reach,
+            }
+        }
+    }
+}
+
+/// Where tensor `i`'s payload lies and which of its bytes the bit rules
+/// read, from a head that [`check_head`] passed as far as tensor `i`'s
+/// placement: `(byte_offset, byte_length, skip, read)`.
+pub(crate) fn payload_of(head: &[u8], header: &Header, i: u32) -> (u64, u64, u64, u64) {
+    let dir = header.directory(head);
+    match dir.record(i) {
+        Some(r) => {
+            let (skip, read) = rules::bits_read(r, r.byte_length());
+            (r.byte_offset(), r.byte_length(), skip, read)
+        }
+        None => (0, 0, 0, 0),
+    }
+}
+
+/// Step 11's bit rule for `part`, the bytes of tensor `i`'s payload that
+/// [`rules::bits_read`] names (or a piece of them), with the head that
+/// [`check_head`] checked. The error's offset is within `part`.
+pub(crate) fn check_payload_part(head: &[u8], header: &Header, i: u32, part: &[u8]) -> Result<()> {
+    match header.directory(head).record(i) {
+        Some(r) => rules::check_payload_bits(r, part).map_err(|e| e.in_tensor(i)),
+        None => Ok(()),
+    }
 }
 
 // ---------------------------------------------------------------------------
@@ -283,8 +437,10 @@ fn in_order(walk: &mut Walk<'_, '_>, mut scratch: Option<&mut [u32]>) -> Result<
             continue;
         }
         for (i, r) in walk.dir.records() {
+            walk.at = (step, i);
             walk.each(step, i, r)?;
         }
+        walk.at = (step, walk.dir.tensor_count);
         walk.after(step, scratch.as_deref_mut())?;
     }
     Ok(())
@@ -350,6 +506,9 @@ struct Walk<'d, 'a> {
     placed_end: u64,
     /// Steps 10 and 11 leave the payload bytes for a later loop.
     payload_later: bool,
+    /// In order: the step and the descriptor being checked (the tensor
+    /// count for what a step checks after the last one).
+    at: (Step, u32),
 }
 
 impl<'d, 'a> Walk<'d, 'a> {
@@ -371,6 +530,7 @@ impl<'d, 'a> Walk<'d, 'a> {
             ranges_end: 0,
             placed_end: 0,
             payload_later: false,
+            at: (Step::Reserved, 0),
         }
     }
 
@@ -487,23 +647,10 @@ impl<'d, 'a> Walk<'d, 'a> {
                     ));
                 }
                 if offset != end && !self.payload_later {
-                    let gap = dir.payload_region(end, offset);
-                    // The OR of the gap is one vector loop; only a nonzero
-                    // gap is searched for the byte to report.
-                    // (Firmware searches at once: one loop less in flash.)
-                    let any =
-                        cfg!(target_os = "none") || gap.iter().fold(0u8, |acc, &b| acc | b) != 0;
-                    if let Some(k) = gap.iter().position(|&b| any && b != 0) {
-                        // A position inside the block (the previous
-                        // payload passed step 9): no truncation, no wrap.
-                        let at = dir.payload_base.wrapping_add(end as usize).wrapping_add(k);
-                        return Err(Error::wire(
-                            Code::Type,
-                            "nonzero byte in an alignment gap",
-                            at,
-                        )
-                        .in_tensor(i));
-                    }
+                    // A position inside the block (the previous payload
+                    // passed step 9): no truncation, no wrap.
+                    let at = dir.payload_base.wrapping_add(end as usize);
+                    check_gap(dir.payload_region(end, offset), i).map_err(|e| e.shifted(at))?;
                 }
                 self.placed_end = r.range_end().unwrap_or(u64::MAX);
             }
@@ -511,10 +658,19 @@ impl<'d, 'a> Walk<'d, 'a> {
                 // Only bool and packed payloads have bits to check.
                 if matches!(r.dtype(), 7 | 16..=18) && !self.payload_later {
                     let payload = dir.payload_region(r.byte_offset(), r.range_end().unwrap_or(0));
+                    // Only the bytes the rule reads: a reader of ranges
+                    // fetches exactly these (rules::bits_read).
+                    let (skip, read) = rules::bits_read(r, payload.len() as u64);
+                    let part = payload
+                        .get(skip as usize..)
+                        .and_then(|p| p.get(..read as usize))
+                        .unwrap_or(&[]);
                     // Inside the block (step 9 passed), so the payload's
                     // start fits in usize and the sum does not wrap.
-                    let start = (r.byte_offset() as usize).wrapping_add(dir.payload_base);
-                    rules::check_payload_bits(r, payload)
+                    let start = (r.byte_offset() as usize)
+                        .wrapping_add(dir.payload_base)
+                        .wrapping_add(skip as usize);
+                    rules::check_payload_bits(r, part)
                         .map_err(|e| e.shifted(start).in_tensor(i))?;
                 }
             }

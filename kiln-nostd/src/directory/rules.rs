@@ -136,10 +136,27 @@ pub(crate) fn check_shape_and_range(d: impl Fields, payload_bytes: u64) -> Resul
     Ok(count)
 }
 
+/// The bytes of a payload of `len` bytes that [`check_payload_bits`]
+/// reads, as `(skip, read)`: the rule is given bytes `skip..skip + read`
+/// and nothing else, by the parse of a whole block and by a reader that
+/// fetches only what the rules read. All of a bool payload, the last byte
+/// of a packed payload with an odd count, nothing of any other.
+pub(crate) fn bits_read(d: impl Fields, len: u64) -> (u64, u64) {
+    match Dtype::from_code(d.dtype()) {
+        Some(Dtype::Bool) => (0, len),
+        Some(Dtype::I4 | Dtype::U4 | Dtype::E2M1) if count_of(d).is_some_and(|n| n % 2 == 1) => {
+            (len.saturating_sub(1), len.min(1))
+        }
+        _ => (len, 0),
+    }
+}
+
 /// Step 11, first part: bool bytes are 0 or 1, and an odd count of packed
-/// nibbles leaves the last high nibble 0. `payload` is this tensor's bytes;
-/// an error's offset is the offending byte's within `payload` (the caller
-/// shifts it to the payload's place), as the reference reports it.
+/// nibbles leaves the last high nibble 0. `payload` is the part of this
+/// tensor's bytes that [`bits_read`] names (a bool payload may come in
+/// pieces, each checked alone); an error's offset is the offending byte's
+/// within `payload` (the caller shifts it to the part's place), as the
+/// reference reports it.
 #[cfg_attr(target_os = "none", inline(always))] // see check_shape_and_range
 pub(crate) fn check_payload_bits(d: impl Fields, payload: &[u8]) -> Result<()> {
     let rule = Dtype::from_code(d.dtype()).map_or(PayloadRule::None, Dtype::payload_rule);

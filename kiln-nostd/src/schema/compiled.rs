@@ -177,6 +177,14 @@ impl<'t, const N: usize> CompiledType<'t, N> {
         }
     }
 
+    /// Node `index` and its subtree (a blank node past the table).
+    pub(crate) fn node_at(&self, index: u16) -> TypeRef<'_, 't> {
+        TypeRef {
+            nodes: self.nodes(),
+            index,
+        }
+    }
+
     /// The FNV-1a 64 schema hash a frame carries.
     pub const fn hash(&self) -> u64 {
         self.hash
@@ -381,6 +389,12 @@ impl<'c, 't> TypeRef<'c, 't> {
     /// The node's index in the table.
     pub const fn index(&self) -> usize {
         self.index as usize
+    }
+
+    /// The index one past this subtree's last node (where the next field
+    /// of a struct starts); never this node's own.
+    pub(crate) fn subtree_end(&self) -> u16 {
+        self.node().end.max(self.index.saturating_add(1))
     }
 
     /// The fewest bytes one value can take.

@@ -1,0 +1,16 @@
+//! Checking a message as it arrives, reading only what the rules read.
+//!
+//! [`Checker`] runs [`crate::check()`]'s rules on bytes pushed to it in
+//! any pieces, with state bounded by the depth limit and bytes held only in
+//! a scratch buffer the caller provides; it says what it needs next
+//! ([`Need`]): bytes the rules read, payload bytes they never read (which
+//! a reader by ranges skips and a streaming reader passes to its sink), or
+//! the input's end. Its verdict, error code and offset are those of the
+//! whole-buffer check. docs/streaming.md in the repository describes the
+//! design and the scratch it needs.
+
+mod checker;
+mod source;
+
+pub use checker::{Checker, Need, Part, Report};
+pub use source::{check_at, ReadAt};
