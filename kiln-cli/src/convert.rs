@@ -17,28 +17,53 @@ use kiln_convert::{convert, ErrorKind, Format, Summary};
 
 use crate::common::{map_input, unknown_option, ArgWalk, Input};
 
-pub const USAGE: &str = "usage: kiln convert [--quiet] IN OUT";
+pub const USAGE: &str =
+    "usage: kiln convert [--quiet] IN OUT | kiln convert [--quiet] IN.kiln OUT/ --shards";
 
 const HELP: &str = "\
 Converts a model file between safetensors, GGUF and Kiln.
 
 usage: kiln convert [--quiet] IN OUT
+       kiln convert [--quiet] IN.kiln OUT/ --shards
 
 The formats come from the extensions: .safetensors, .gguf, .kiln. One side
 must be .kiln and the other .safetensors or .gguf. A .kiln file made from a
 safetensors file converts back to .safetensors, one made from GGUF back to
 .gguf; every tensor keeps its bytes, dtype and shape, and every metadata
-pair its value and type.
+pair its value and type. Every payload of a .kiln file lies at a multiple
+of 64 bytes, so a memory map of it reads each tensor in place.
+
+A sharded checkpoint converts to one .kiln file: give its index
+(MODEL.safetensors.index.json, the shards beside it) or the first file of
+a GGUF split set (MODEL-00001-of-00003.gguf, the others beside it).
+--shards writes such a .kiln file back into the folder OUT/ as the
+original files, byte for byte.
 
   --quiet    no progress bar and no summary line
+  --shards   IN.kiln holds a sharded checkpoint or split set: write its
+             files into the folder OUT/ (made if missing)
 
 examples:
   kiln convert model.safetensors model.kiln
   kiln convert model.kiln model.safetensors
   kiln convert tinyllama-q4_k_m.gguf tinyllama.kiln
+  kiln convert model.safetensors.index.json model.kiln
+  kiln convert model.kiln out/ --shards
 
 Exit status: 0 converted; 1 the input is not valid or cannot be converted
 (one `error:` line says what, and at which byte); 2 usage or I/O error.";
+
+/// What IN and OUT are.
+#[derive(Copy, Clone, Debug, PartialEq)]
+enum Mode {
+    /// One file to one file.
+    File,
+    /// IN names a set (a safetensors index, or a GGUF split set's first
+    /// file): every file of it to one .kiln file.
+    FromSet,
+    /// IN.kiln to the files of its set, in the folder OUT.
+    ToFolder,
+}
 
 /// A parsed `kiln convert` command line.
 #[derive(Debug, PartialEq)]
@@ -46,8 +71,24 @@ struct ConvertArgs {
     input: PathBuf,
     output: PathBuf,
     from: Format,
+    /// For [`Mode::ToFolder`], Kiln: the file says which format it holds.
     to: Format,
+    mode: Mode,
     quiet: bool,
+}
+
+/// Whether `path` names a safetensors index.
+fn is_index(path: &Path) -> bool {
+    path.file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.to_ascii_lowercase().ends_with(".index.json"))
+}
+
+/// The files of the GGUF split set whose first file is `path`.
+fn split_set(path: &Path) -> Option<Vec<PathBuf>> {
+    let name = path.file_name()?.to_str()?;
+    let names = kiln_convert::gguf_split_names(name)?;
+    Some(names.into_iter().map(|n| path.with_file_name(n)).collect())
 }
 
 #[derive(Debug, PartialEq)]
@@ -66,19 +107,51 @@ fn format_of(path: &Path) -> Result<Format, String> {
 }
 
 fn parse_args(args: &[String]) -> Result<Request, String> {
-    let mut quiet = false;
+    let (mut quiet, mut shards) = (false, false);
     let mut walk = ArgWalk::new(args);
     while let Some(flag) = walk.next_option() {
         match flag {
             "--help" | "-h" => return Ok(Request::Help),
             "--quiet" | "-q" => quiet = true,
+            "--shards" => shards = true,
             _ => return Err(unknown_option(flag)),
         }
     }
     let files: Vec<PathBuf> = walk.all().into_iter().map(PathBuf::from).collect();
     let [input, output] = <[PathBuf; 2]>::try_from(files)
         .map_err(|files| format!("expected IN and OUT, got {} file names", files.len()))?;
+    if shards {
+        if format_of(&input)? != Format::Kiln {
+            return Err("--shards writes the files of a .kiln file: IN must be .kiln".into());
+        }
+        return Ok(Request::Convert(ConvertArgs {
+            input,
+            output,
+            from: Format::Kiln,
+            to: Format::Kiln,
+            mode: Mode::ToFolder,
+            quiet,
+        }));
+    }
+    if is_index(&input) {
+        if format_of(&output)? != Format::Kiln {
+            return Err("a safetensors index converts to one .kiln file: OUT must be .kiln".into());
+        }
+        return Ok(Request::Convert(ConvertArgs {
+            input,
+            output,
+            from: Format::Safetensors,
+            to: Format::Kiln,
+            mode: Mode::FromSet,
+            quiet,
+        }));
+    }
     let (from, to) = (format_of(&input)?, format_of(&output)?);
+    let mode = if from == Format::Gguf && split_set(&input).is_some() {
+        Mode::FromSet
+    } else {
+        Mode::File
+    };
     match (from, to) {
         (Format::Kiln, Format::Kiln) => {
             return Err("both files are .kiln: one side must be .safetensors or .gguf".into())
@@ -97,6 +170,7 @@ fn parse_args(args: &[String]) -> Result<Request, String> {
         output,
         from,
         to,
+        mode,
         quiet,
     }))
 }
@@ -212,11 +286,154 @@ struct Failure {
     status: u8,
 }
 
-fn run_conversion(args: &ConvertArgs) -> Result<Summary, Failure> {
-    let io = |what: &str, path: &Path, e: std::io::Error| Failure {
+fn io_failure(what: &str, path: &Path, e: std::io::Error) -> Failure {
+    Failure {
         message: format!("cannot {what} {}: {e}", path.display()),
         status: 2,
+    }
+}
+
+/// The failure of a conversion of `input` writing `output`.
+fn conversion_failure(e: kiln_convert::Error, input: &Path, output: &Path) -> Failure {
+    if e.kind() == ErrorKind::Io {
+        Failure {
+            message: format!("cannot write {}: {}", output.display(), e.message()),
+            status: 2,
+        }
+    } else {
+        Failure {
+            message: format!("{}: {e}", input.display()),
+            status: 1,
+        }
+    }
+}
+
+/// Every file of the set IN names, mapped: (file name, map).
+fn map_set(args: &ConvertArgs) -> Result<Vec<(String, Input)>, Failure> {
+    let paths: Vec<PathBuf> = if args.from == Format::Gguf {
+        split_set(&args.input).unwrap_or_default()
+    } else {
+        let index = map_input(&args.input).map_err(|e| io_failure("read", &args.input, e))?;
+        let names = kiln_convert::safetensors_index_files(&index)
+            .map_err(|e| conversion_failure(e, &args.input, &args.output))?;
+        names.iter().map(|n| args.input.with_file_name(n)).collect()
     };
+    paths
+        .iter()
+        .map(|path| {
+            let name = path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let map = map_input(path).map_err(|e| io_failure("read", path, e))?;
+            Ok((name, map))
+        })
+        .collect()
+}
+
+/// Converts the set IN names into the one file OUT.
+fn run_from_set(args: &ConvertArgs) -> Result<Summary, Failure> {
+    let maps = map_set(args)?;
+    let files: Vec<(&str, &[u8])> = maps.iter().map(|(n, m)| (n.as_str(), &m[..])).collect();
+    let index = if args.from == Format::Safetensors {
+        Some(map_input(&args.input).map_err(|e| io_failure("read", &args.input, e))?)
+    } else {
+        None
+    };
+    let temp = temporary_path(&args.output);
+    let file = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&temp)
+        .map_err(|e| io_failure("create", &temp, e))?;
+    let result = match &index {
+        Some(index) => {
+            let index_name = args
+                .input
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            kiln_convert::safetensors_set_to_kiln(&index_name, index, &files, &file)
+        }
+        None => kiln_convert::gguf_set_to_kiln(&files, &file),
+    };
+    finish_file(result, file, &temp, args)
+}
+
+/// Renames `temp` over OUT when `result` is a success, else removes it.
+fn finish_file(
+    result: kiln_convert::Result<Summary>,
+    file: std::fs::File,
+    temp: &Path,
+    args: &ConvertArgs,
+) -> Result<Summary, Failure> {
+    let finished = result.and_then(|summary| {
+        (&file).flush().map_err(kiln_convert::Error::from)?;
+        Ok(summary)
+    });
+    drop(file);
+    match finished {
+        Ok(summary) => {
+            std::fs::rename(temp, &args.output).map_err(|e| {
+                let _ = std::fs::remove_file(temp);
+                io_failure("write", &args.output, e)
+            })?;
+            Ok(summary)
+        }
+        Err(e) => {
+            let _ = std::fs::remove_file(temp);
+            Err(conversion_failure(e, &args.input, &args.output))
+        }
+    }
+}
+
+/// Writes the files of the set IN.kiln holds into the folder OUT: each to
+/// a temporary file there, renamed into place when all are written.
+fn run_to_folder(args: &ConvertArgs) -> Result<Summary, Failure> {
+    let input = map_input(&args.input).map_err(|e| io_failure("read", &args.input, e))?;
+    let ty = kiln_convert::MessageType::of(&input)
+        .map_err(|e| conversion_failure(e, &args.input, &args.output))?;
+    std::fs::create_dir_all(&args.output).map_err(|e| io_failure("create", &args.output, e))?;
+    let mut written: Vec<(PathBuf, PathBuf)> = Vec::new();
+    let create = |name: &str| -> std::io::Result<std::io::BufWriter<std::fs::File>> {
+        let target = args.output.join(name);
+        let temp = temporary_path(&target);
+        let file = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&temp)?;
+        written.push((temp, target));
+        Ok(std::io::BufWriter::new(file))
+    };
+    let result = match ty {
+        kiln_convert::MessageType::Safetensors => {
+            kiln_convert::kiln_to_safetensors_set(&input, create)
+        }
+        kiln_convert::MessageType::Gguf => kiln_convert::kiln_to_gguf_set(&input, create),
+    };
+    match result {
+        Ok(summary) => {
+            for (temp, target) in &written {
+                std::fs::rename(temp, target).map_err(|e| io_failure("write", target, e))?;
+            }
+            Ok(summary)
+        }
+        Err(e) => {
+            for (temp, _) in &written {
+                let _ = std::fs::remove_file(temp);
+            }
+            Err(conversion_failure(e, &args.input, &args.output))
+        }
+    }
+}
+
+fn run_conversion(args: &ConvertArgs) -> Result<Summary, Failure> {
+    match args.mode {
+        Mode::File => {}
+        Mode::FromSet => return run_from_set(args),
+        Mode::ToFolder => return run_to_folder(args),
+    }
+    let io = io_failure;
     let input = map_input(&args.input).map_err(|e| io("read", &args.input, e))?;
     let temp = temporary_path(&args.output);
     let file = OpenOptions::new()
@@ -242,30 +459,7 @@ fn run_conversion(args: &ConvertArgs) -> Result<Summary, Failure> {
         result
     });
     bar.finish_and_clear();
-    let finished = result.and_then(|summary| {
-        (&file).flush()?;
-        Ok(summary)
-    });
-    drop(file);
-    match finished {
-        Ok(summary) => {
-            std::fs::rename(&temp, &args.output).map_err(|e| {
-                let _ = std::fs::remove_file(&temp);
-                io("write", &args.output, e)
-            })?;
-            Ok(summary)
-        }
-        Err(e) => {
-            let _ = std::fs::remove_file(&temp);
-            let status = if e.kind() == ErrorKind::Io { 2 } else { 1 };
-            let message = if e.kind() == ErrorKind::Io {
-                format!("cannot write {}: {}", args.output.display(), e.message())
-            } else {
-                format!("{}: {e}", args.input.display())
-            };
-            Err(Failure { message, status })
-        }
-    }
+    finish_file(result, file, &temp, args)
 }
 
 /// Runs `kiln convert` with the arguments after `convert`.
@@ -289,7 +483,11 @@ pub fn run(args: &[String]) -> ExitCode {
                     args.input.display(),
                     args.from.name(),
                     args.output.display(),
-                    args.to.name(),
+                    if args.mode == Mode::ToFolder {
+                        "folder"
+                    } else {
+                        args.to.name()
+                    },
                     summary.tensors,
                     summary.metadata,
                     summary.written
@@ -329,6 +527,20 @@ mod tests {
             (args.from, args.to, args.quiet),
             (Format::Kiln, Format::Gguf, true)
         );
+        let Ok(Request::Convert(args)) = parse(&["m.safetensors.index.json", "m.kiln"]) else {
+            panic!()
+        };
+        assert_eq!((args.from, args.mode), (Format::Safetensors, Mode::FromSet));
+        let Ok(Request::Convert(args)) = parse(&["m-00001-of-00002.gguf", "m.kiln"]) else {
+            panic!()
+        };
+        assert_eq!((args.from, args.mode), (Format::Gguf, Mode::FromSet));
+        let Ok(Request::Convert(args)) = parse(&["m.kiln", "out", "--shards"]) else {
+            panic!()
+        };
+        assert_eq!(args.mode, Mode::ToFolder);
+        assert!(parse(&["m.gguf", "out", "--shards"]).is_err());
+        assert!(parse(&["m.safetensors.index.json", "m.gguf"]).is_err());
     }
 
     #[test]

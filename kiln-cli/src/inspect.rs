@@ -339,7 +339,7 @@ fn typed_pair<'v>(
         .collect();
     let wanted = [
         ("key", NodeKind::Str, false),
-        ("type", NodeKind::Str, false),
+        ("value_type", NodeKind::Str, false),
         ("value", NodeKind::List, true),
     ];
     if shape != wanted {
@@ -427,21 +427,14 @@ impl Rows<'_> {
     }
 }
 
-/// The GGUF header of a message converted from GGUF: the root struct's
-/// `version` field, and the alignment its metadata names.
-fn gguf_header(ty: TypeRef<'_, '_>, value: &Value<'_>, meta: &[Meta]) -> Option<(u32, u64)> {
-    let version = ty
-        .fields()
-        .zip(match &value.kind {
-            ValueKind::Struct(fields) => fields.as_slice(),
-            _ => &[],
-        })
-        .find_map(|((name, t), (_, v))| match (name, t.kind(), &v.kind) {
-            ("version", NodeKind::Scalar(Scalar::U32), ValueKind::Integer(n)) => {
-                u32::try_from(*n).ok()
-            }
-            _ => None,
-        })?;
+/// The GGUF header of a message converted from GGUF: the first file's
+/// version (read through kiln-convert's derived message type), and the
+/// alignment its metadata names.
+fn gguf_header(input: &[u8], meta: &[Meta]) -> Option<(u32, u64)> {
+    let version = match kiln_convert::Model::open(input).ok()?.message() {
+        kiln_convert::Message::Gguf(m) => m.files.first()?.version,
+        kiln_convert::Message::Safetensors(_) => return None,
+    };
     let alignment = meta
         .iter()
         .find(|m| m.key == kiln_convert::gguf::ALIGNMENT_KEY && m.ty.as_deref() == Some("u32"))
@@ -502,7 +495,7 @@ fn kiln_report(
     let gguf = reading
         .message
         .filter(|m| m.format_name() == "GGUF")
-        .and_then(|_| gguf_header(ty.root(), &seen.value, &meta));
+        .and_then(|_| gguf_header(input, &meta));
     Ok(Report {
         file: file.into(),
         format: "kiln",

@@ -50,7 +50,9 @@ fn converted_files_need_no_flags() {
         assert_eq!(out.status, 0, "{source}: {}", out.stderr);
         let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         assert!(
-            json["tensors"].as_array().is_some_and(|t| !t.is_empty()),
+            json["files"][0]["directories"][0]["tensors"]
+                .as_array()
+                .is_some_and(|t| !t.is_empty()),
             "{json}"
         );
         // A flag still overrides: read bare, the frame is not a directory.

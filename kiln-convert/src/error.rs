@@ -102,6 +102,13 @@ impl Error {
         self
     }
 
+    /// The same error, its message prefixed with the file of a set it
+    /// concerns.
+    pub(crate) fn in_file(mut self, file: &str) -> Error {
+        self.message = format!("file {file:?}: {}", self.message);
+        self
+    }
+
     pub(crate) fn io(e: std::io::Error) -> Error {
         Error {
             kind: ErrorKind::Io,

@@ -1,9 +1,9 @@
 //! GGUF ⇄ Kiln.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::io::Write;
 
-use kiln_nostd::{frame, DtypeCode, Encode, Quant, TensorSpec, Tensors};
+use kiln_nostd::{frame, DtypeCode, Encode, Quant, TensorSpec};
 
 use crate::error::{Error, Result};
 use crate::gguf::cursor::Cursor;
@@ -12,115 +12,284 @@ use crate::gguf::{
     alignment_value, write_gguf, GgmlType, Gguf, GgufOut, TensorOut, ALIGNMENT_KEY,
     DEFAULT_ALIGNMENT,
 };
-use crate::heap::check_heap;
-use crate::message::{self, MessageType, LIMITS};
+use crate::heap::split;
+use crate::message::{self, GgufFile, GgufMessage, MessageType, LIMITS};
+use crate::model::{Message, Model};
 use crate::sink::WriteSink;
 use crate::Summary;
 
-/// Converts a GGUF file to one framed Kiln message of type
-/// [`message::GGUF_MESSAGE`], written to `out`.
-///
-/// Every metadata pair is kept in file order with its GGUF type (as the
-/// Kiln type text of its value, see [`crate::gguf::value`]). The tensors go
-/// into the directory in GGUF order: plain types as closed dtypes, block
-/// types as opaque dtype `4096 + ggml id` with the ggml type name as the
-/// layout name and the block's bytes as the block size. GGUF's dimensions
-/// (innermost first) become Kiln's shape (outermost first). Each payload
-/// is copied once from `input` to `out`.
-pub fn gguf_to_kiln<W: Write>(input: &[u8], out: W) -> Result<Summary> {
-    let file = Gguf::parse(input)?;
-    let mut entries = Vec::with_capacity(file.metadata.len());
-    for kv in &file.metadata {
+/// One GGUF file read for conversion.
+struct FileIn<'a> {
+    file: &'a str,
+    gguf: Gguf<'a>,
+    /// Key, Kiln type text, Kiln bytes of each metadata pair.
+    entries: Vec<(&'a str, String, Vec<u8>)>,
+    shapes: Vec<Vec<u64>>,
+}
+
+fn read_file<'a>(file: &'a str, input: &'a [u8]) -> Result<FileIn<'a>> {
+    let parsed = Gguf::parse(input)?;
+    let mut entries = Vec::with_capacity(parsed.metadata.len());
+    for kv in &parsed.metadata {
         let mut c = Cursor::starting_at(input, kv.offset as usize);
         let mut bytes = Vec::with_capacity(kv.raw.len());
         let text = value::gguf_to_kiln(&mut c, kv.value_type, 0, &mut bytes)
             .map_err(|e| e.in_key(kv.key))?;
         entries.push((kv.key, text, bytes));
     }
-
-    let shapes: Vec<Vec<u64>> = file
+    let shapes = parsed
         .tensors
         .iter()
         .map(|t| t.dims.iter().rev().copied().collect())
         .collect();
-    let layout = |t: &crate::gguf::TensorInfo<'_>| t.ggml.closed.is_none().then_some(t.ggml.name);
-    check_heap(
-        file.tensors.iter().map(|t| (t.name, layout(t))),
-        "the GGUF file",
-    )?;
-    let mut specs = Vec::with_capacity(file.tensors.len());
-    let mut payload_bytes = 0u64;
-    for (t, shape) in file.tensors.iter().zip(&shapes) {
-        payload_bytes += t.data.len() as u64;
-        let spec = match t.ggml.kiln_dtype() {
-            DtypeCode::Closed(d) => TensorSpec::new(d, shape, t.data),
-            DtypeCode::Opaque(code) => {
-                // Block sizes in the table are below 2^32.
-                TensorSpec::opaque(code, t.ggml.name, t.ggml.block_bytes as u32, shape, t.data)
-            }
-        };
-        specs.push(spec.named(t.name));
-    }
-
-    let written = crate::sink::write_message(out, |w| {
-        frame::write_header(w, MessageType::Gguf.hash())?;
-        w.u32(file.version)?;
-        w.count(entries.len(), LIMITS.count_cap)?;
-        for (key, text, bytes) in &entries {
-            key.encode(w)?;
-            text.as_str().encode(w)?;
-            w.byte_run(bytes)?;
-        }
-        Tensors(&specs).encode(w)
-    })?;
-    Ok(Summary {
-        tensors: specs.len(),
-        metadata: entries.len(),
-        payload_bytes,
-        written,
+    Ok(FileIn {
+        file,
+        gguf: parsed,
+        entries,
+        shapes,
     })
 }
 
-/// Reads a Kiln message of type [`message::GGUF_MESSAGE`] into what the
-/// GGUF writer needs; tensor data stays borrowed.
-fn kiln_gguf_parts(input: &[u8]) -> Result<GgufOut<'_>> {
-    let mut fields = message::open(input, MessageType::Gguf)?;
-    let version_at = fields.position();
-    let version = fields.u32()?;
+/// The integer value of metadata key `key`, if the file has it as an
+/// integer.
+fn int_key(file: &Gguf<'_>, key: &str) -> Option<i64> {
+    use crate::gguf::value::ValueType as T;
+    let kv = file.metadata.iter().find(|kv| kv.key == key)?;
+    let raw = kv.raw;
+    Some(match kv.value_type {
+        T::U8 => i64::from(*raw.first()?),
+        T::I8 => i64::from(*raw.first()? as i8),
+        T::U16 => i64::from(u16::from_le_bytes(raw.get(..2)?.try_into().ok()?)),
+        T::I16 => i64::from(i16::from_le_bytes(raw.get(..2)?.try_into().ok()?)),
+        T::U32 => i64::from(u32::from_le_bytes(raw.get(..4)?.try_into().ok()?)),
+        T::I32 => i64::from(i32::from_le_bytes(raw.get(..4)?.try_into().ok()?)),
+        T::U64 => i64::try_from(u64::from_le_bytes(raw.get(..8)?.try_into().ok()?)).ok()?,
+        T::I64 => i64::from_le_bytes(raw.get(..8)?.try_into().ok()?),
+        _ => return None,
+    })
+}
+
+/// The split keys llama.cpp's gguf-split (and gguf-py's split writer)
+/// put in every file of a split set: the file's 0-based number, how many
+/// files, and (in the first) how many tensors the set holds.
+pub const SPLIT_NO_KEY: &str = "split.no";
+/// See [`SPLIT_NO_KEY`].
+pub const SPLIT_COUNT_KEY: &str = "split.count";
+/// See [`SPLIT_NO_KEY`].
+pub const SPLIT_TENSORS_COUNT_KEY: &str = "split.tensors.count";
+
+/// Checks the split keys of `files` (a whole set in order, or one file)
+/// and that tensor names are unique across the set.
+fn check_split_set(files: &[FileIn<'_>]) -> Result<()> {
+    let n = files.len() as i64;
+    let total: usize = files.iter().map(|f| f.gguf.tensors.len()).sum();
+    let mut seen: HashMap<&str, &str> = HashMap::new();
+    for (i, f) in (0i64..).zip(files) {
+        let (name, g) = (f.file, &f.gguf);
+        let count = int_key(g, SPLIT_COUNT_KEY);
+        let label = if name.is_empty() {
+            "the GGUF file"
+        } else {
+            name
+        };
+        match count {
+            Some(c) if c != n && n == 1 => {
+                return Err(Error::unsupported(format!(
+                    "{label} is file {} of a split set of {c} ({SPLIT_COUNT_KEY}); give kiln \
+                     convert the set's first file, named like MODEL-00001-of-{c:05}.gguf, with \
+                     the others beside it",
+                    int_key(g, SPLIT_NO_KEY).unwrap_or(0) + 1
+                )))
+            }
+            Some(c) if c != n => {
+                return Err(Error::unsupported(format!(
+                    "{label}: {SPLIT_COUNT_KEY} is {c}, but the set has {n} files"
+                )))
+            }
+            None if n > 1 => {
+                return Err(Error::unsupported(format!(
+                    "{label} has no {SPLIT_COUNT_KEY} key, so it is not part of a split set"
+                )))
+            }
+            _ => {}
+        }
+        if n > 1 {
+            let no = int_key(g, SPLIT_NO_KEY);
+            if no != Some(i) {
+                return Err(Error::unsupported(format!(
+                    "{label}: {SPLIT_NO_KEY} is {}, but it is file {} of the set (0-based)",
+                    no.map_or("missing".to_string(), |v| v.to_string()),
+                    i
+                )));
+            }
+        }
+        if let Some(t) = int_key(g, SPLIT_TENSORS_COUNT_KEY) {
+            if t != total as i64 {
+                return Err(Error::unsupported(format!(
+                    "{label}: {SPLIT_TENSORS_COUNT_KEY} is {t}, but the set holds {total} tensors"
+                )));
+            }
+        }
+        for t in &g.tensors {
+            if let Some(other) = seen.insert(t.name, label) {
+                return Err(Error::unsupported(format!(
+                    "tensor {:?} is in both {other} and {label}; names are unique across a \
+                     split set",
+                    t.name
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Writes `files` as one framed [`GgufMessage`](crate::GgufMessage).
+fn write_gguf_message<W: Write>(out: W, files: &[FileIn<'_>]) -> Result<Summary> {
+    let mut summary = Summary::default();
+    let mut all_specs = Vec::with_capacity(files.len());
+    let mut all_ranges = Vec::with_capacity(files.len());
+    for f in files {
+        let layout =
+            |t: &crate::gguf::TensorInfo<'_>| t.ggml.closed.is_none().then_some(t.ggml.name);
+        let what = if f.file.is_empty() {
+            "the GGUF file".to_string()
+        } else {
+            format!("GGUF file {:?}", f.file)
+        };
+        let tensors = &f.gguf.tensors;
+        all_ranges.push(split(tensors.iter().map(|t| (t.name, layout(t))), &what)?);
+        let mut specs = Vec::with_capacity(tensors.len());
+        for (t, shape) in tensors.iter().zip(&f.shapes) {
+            summary.payload_bytes += t.data.len() as u64;
+            let spec = match t.ggml.kiln_dtype() {
+                DtypeCode::Closed(d) => TensorSpec::new(d, shape, t.data),
+                DtypeCode::Opaque(code) => {
+                    // Block sizes in the table are below 2^32.
+                    TensorSpec::opaque(code, t.ggml.name, t.ggml.block_bytes as u32, shape, t.data)
+                }
+            };
+            specs.push(spec.named(t.name));
+        }
+        summary.tensors += specs.len();
+        summary.metadata += f.entries.len();
+        all_specs.push(specs);
+    }
+    summary.written = crate::sink::write_message(out, |w| {
+        frame::write_header(w, MessageType::Gguf.hash())?;
+        w.count(files.len(), LIMITS.count_cap)?;
+        for ((f, specs), cuts) in files.iter().zip(&all_specs).zip(&all_ranges) {
+            f.file.encode(w)?;
+            w.u32(f.gguf.version)?;
+            w.count(f.entries.len(), LIMITS.count_cap)?;
+            for (key, text, bytes) in &f.entries {
+                key.encode(w)?;
+                text.as_str().encode(w)?;
+                w.byte_run(bytes)?;
+            }
+            let groups: Vec<&[TensorSpec<'_>]> = cuts
+                .iter()
+                .map(|r| specs.get(r.clone()).unwrap_or_default())
+                .collect();
+            message::write_directories(w, &groups)?;
+        }
+        Ok(())
+    })?;
+    Ok(summary)
+}
+
+/// Converts a GGUF file to one framed Kiln message
+/// ([`GgufMessage`](crate::GgufMessage) with one file), written to `out`.
+///
+/// Every metadata pair is kept in file order with its GGUF type (as the
+/// Kiln type text of its value, see [`crate::gguf::value`]). The tensors go
+/// into directories in GGUF order (as many as 64 KiB name heaps need):
+/// plain types as closed dtypes, block types as opaque dtype
+/// `4096 + ggml id` with the ggml type name as the layout name and the
+/// block's bytes as the block size. GGUF's dimensions (innermost first)
+/// become Kiln's shape (outermost first). Each payload is copied once
+/// from `input` to `out`, to a file offset that is a multiple of 64. A
+/// file of a split set (`split.count` above 1) is refused: convert the set
+/// with [`gguf_set_to_kiln`].
+pub fn gguf_to_kiln<W: Write>(input: &[u8], out: W) -> Result<Summary> {
+    gguf_set_to_kiln(&[("", input)], out)
+}
+
+/// The file names of the GGUF split set whose first file is named
+/// `first` (`MODEL-00001-of-00003.gguf`, as llama.cpp's gguf-split and
+/// gguf-py name them), in order; `None` when the name is not a split
+/// set's first file.
+pub fn gguf_split_names(first: &str) -> Option<Vec<String>> {
+    let stem = first.strip_suffix(".gguf")?;
+    let (head, count) = stem.rsplit_once("-of-")?;
+    let (prefix, no) = head.rsplit_once('-')?;
+    let digits = |s: &str| s.len() == 5 && s.bytes().all(|b| b.is_ascii_digit());
+    if !digits(count) || no != "00001" {
+        return None;
+    }
+    let n: u32 = count.parse().ok()?;
+    (n >= 1).then(|| {
+        (1..=n)
+            .map(|i| format!("{prefix}-{i:05}-of-{n:05}.gguf"))
+            .collect()
+    })
+}
+
+/// Converts a GGUF split set to one framed Kiln message: `files` is every
+/// file of the set in order, as (file name, bytes). The split keys must
+/// agree with the set (`split.count` the number of files, `split.no` each
+/// file's place, `split.tensors.count` the tensors of all), and no tensor
+/// name may appear in two files.
+pub fn gguf_set_to_kiln<W: Write>(files: &[(&str, &[u8])], out: W) -> Result<Summary> {
+    let mut ins = Vec::with_capacity(files.len());
+    for (name, bytes) in files {
+        if files.len() > 1 {
+            message::check_file_name(name)?;
+        }
+        ins.push(read_file(name, bytes).map_err(|e| {
+            if name.is_empty() {
+                e
+            } else {
+                e.in_file(name)
+            }
+        })?);
+    }
+    check_split_set(&ins)?;
+    write_gguf_message(out, &ins)
+}
+
+/// Reads one file of a GGUF conversion message into what the GGUF writer
+/// needs; tensor data stays borrowed.
+fn kiln_gguf_parts<'a>(input: &[u8], file: &GgufFile<'a>) -> Result<GgufOut<'a>> {
+    let version = file.version;
     if !(2..=3).contains(&version) {
         return Err(Error::kiln(
-            Some(version_at as u64),
+            None,
             format!("GGUF version {version}: only versions 2 and 3 can be written"),
         ));
     }
-    let count = fields.u32()?;
-    // The message passed the Kiln count check, so `count` entries of at
-    // least 12 bytes are there.
-    let mut metadata = Vec::with_capacity(count as usize);
+    let mut metadata = Vec::with_capacity(file.metadata.len());
     let mut keys = HashSet::new();
     let mut alignment = DEFAULT_ALIGNMENT;
-    for _ in 0..count {
-        let key_at = fields.position();
-        let key = fields.str()?;
+    for pair in &file.metadata {
+        let key = pair.key;
         if !keys.insert(key) {
             return Err(Error::kiln(
-                Some(key_at as u64),
+                None,
                 format!("metadata key {key:?} appears twice; GGUF keys are unique"),
             ));
         }
-        let text = fields.str()?;
-        let value_at = fields.position() + 4;
-        let bytes = fields.bytes()?;
-        let value: GgufValue = value::kiln_to_gguf(key, text, bytes, value_at, 0)?;
+        // Where the value's bytes start in the message, for errors.
+        let value_at = (pair.value.as_ptr() as usize).wrapping_sub(input.as_ptr() as usize);
+        let value: GgufValue = value::kiln_to_gguf(key, pair.value_type, pair.value, value_at, 0)?;
         if key == ALIGNMENT_KEY {
             alignment = alignment_value(value.ty, &value.bytes)
                 .map_err(|what| Error::kiln(Some(value_at as u64), what))?;
         }
         metadata.push((key, value));
     }
-    let dir = fields.directory()?;
-    let mut tensors = Vec::with_capacity(dir.len());
-    for t in &dir {
+    let count = file.directories.iter().map(|d| d.tensors.len()).sum();
+    let mut tensors = Vec::with_capacity(count);
+    for t in file.directories.iter().flat_map(|d| d.tensors.iter()) {
         let name = t.name().ok_or_else(|| {
             Error::unsupported(format!("tensor {} has no name; GGUF needs one", t.index()))
         })?;
@@ -182,19 +351,68 @@ fn kiln_gguf_parts(input: &[u8]) -> Result<GgufOut<'_>> {
     })
 }
 
-/// Converts a Kiln message of type [`message::GGUF_MESSAGE`] back to a GGUF
-/// file, written to `out`: the same version, metadata pairs in the same
-/// order with the same types, tensors in the same order with the same
-/// types and dimensions, data at the same aligned offsets.
-pub fn kiln_to_gguf<W: Write>(input: &[u8], out: W) -> Result<Summary> {
-    let file = kiln_gguf_parts(input)?;
+/// The GGUF message of a converted file, opened and checked.
+fn open_gguf(input: &[u8]) -> Result<GgufMessage<'_>> {
+    let model = Model::open(input)?;
+    match model.message() {
+        Message::Gguf(m) => Ok(m.clone()),
+        Message::Safetensors(_) => Err(Error::unsupported(
+            "this Kiln file holds a model converted from safetensors; convert it to a \
+             .safetensors file",
+        )),
+    }
+}
+
+fn write_one<W: Write>(input: &[u8], file: &GgufFile<'_>, out: W) -> Result<Summary> {
+    let parts = kiln_gguf_parts(input, file)?;
     let mut sink = WriteSink::new(out);
-    write_gguf(&file, &mut sink)?;
+    write_gguf(&parts, &mut sink)?;
     let (_, written) = sink.finish()?;
     Ok(Summary {
-        tensors: file.tensors.len(),
-        metadata: file.metadata.len(),
-        payload_bytes: file.tensors.iter().map(|t| t.data.len() as u64).sum(),
+        tensors: parts.tensors.len(),
+        metadata: parts.metadata.len(),
+        payload_bytes: parts.tensors.iter().map(|t| t.data.len() as u64).sum(),
         written,
     })
+}
+
+/// Converts a Kiln file made from one GGUF file back to that file, written
+/// to `out`: the same version, metadata pairs in the same order with the
+/// same types, tensors in the same order with the same types and
+/// dimensions, data at the same aligned offsets. A split set is refused
+/// (see [`kiln_to_gguf_set`]).
+pub fn kiln_to_gguf<W: Write>(input: &[u8], out: W) -> Result<Summary> {
+    let message = open_gguf(input)?;
+    match message.files.as_slice() {
+        [file] if file.file.is_empty() => write_one(input, file, out),
+        files => Err(Error::unsupported(format!(
+            "this Kiln file holds a GGUF split set of {} files; write them into a folder \
+             (kiln convert FILE.kiln OUT/ --shards)",
+            files.len()
+        ))),
+    }
+}
+
+/// Converts a Kiln file made from a GGUF split set back to its files:
+/// `create(name)` gives the writer for each, in split order.
+pub fn kiln_to_gguf_set<W: Write>(
+    input: &[u8],
+    mut create: impl FnMut(&str) -> std::io::Result<W>,
+) -> Result<Summary> {
+    let message = open_gguf(input)?;
+    if message.files.iter().any(|f| f.file.is_empty()) {
+        return Err(Error::unsupported(
+            "this Kiln file holds one GGUF file, not a split set; convert it to a .gguf file",
+        ));
+    }
+    let mut total = Summary::default();
+    for file in &message.files {
+        message::check_file_name(file.file)?;
+        let s = write_one(input, file, create(file.file).map_err(Error::io)?)?;
+        total.tensors += s.tensors;
+        total.metadata += s.metadata;
+        total.payload_bytes += s.payload_bytes;
+        total.written += s.written;
+    }
+    Ok(total)
 }

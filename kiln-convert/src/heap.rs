@@ -1,91 +1,54 @@
-//! The one limit of a Kiln directory that real model files can reach: the
-//! name heap is addressed by u16 offsets, and 0xFFFF means "absent", so
-//! every tensor name and layout name must start below byte 65,535 of the
-//! heap. The heap holds all tensor names in order, then all layout names.
-//!
-//! A file whose names do not fit is refused, not split over several
-//! directories: one input file stays one Kiln message of one fixed type, so
-//! converting back needs no list-of-directories type and no rule for where
-//! to cut. The refusal says how many tensors would fit.
+//! Splitting a model's tensors over directories: a Kiln directory
+//! addresses its name heap with u16 offsets (0xFFFF means "absent"), so
+//! one directory holds at most 64 KiB of names. A model with more (a
+//! mixture-of-experts model has megabytes) gets as many directories as it
+//! needs, cut in its own tensor order, so reading the directories one
+//! after the other gives the tensors in the source order.
+
+use std::ops::Range;
 
 use crate::error::{Error, Result};
 
 /// Largest heap offset a present name may start at (0xFFFF is "absent").
 pub const MAX_NAME_OFFSET: u64 = 0xFFFE;
 
-/// Checks that `(name, layout)` pairs, in directory order, give a heap the
-/// builder can address. `what` names the input, for the message.
-pub(crate) fn check_heap<'a, I>(entries: I, what: &str) -> Result<()>
+/// Heap bytes one directory is filled to: every name and layout name then
+/// starts at or below [`MAX_NAME_OFFSET`] (each is at least one byte).
+const HEAP_BUDGET: u64 = MAX_NAME_OFFSET + 1;
+
+/// Cuts `(name, layout)` pairs, in directory order, into consecutive
+/// ranges whose heaps (names, then layout names) each fit one directory;
+/// always at least one range (empty for no tensors). `what` names the
+/// input, for the message when a single name cannot fit.
+pub(crate) fn split<'a, I>(entries: I, what: &str) -> Result<Vec<Range<usize>>>
 where
-    I: Clone + Iterator<Item = (&'a str, Option<&'a str>)>,
+    I: Iterator<Item = (&'a str, Option<&'a str>)>,
 {
-    for (name, _) in entries.clone() {
+    let mut ranges = Vec::new();
+    let (mut start, mut used, mut count) = (0usize, 0u64, 0usize);
+    for (i, (name, layout)) in entries.enumerate() {
         if name.is_empty() {
             return Err(Error::unsupported(format!(
                 "{what} has a tensor with an empty name; Kiln names are at least one byte"
             )));
         }
-        if name.len() > usize::from(u16::MAX) {
+        let need = name.len() as u64 + layout.map_or(0, |l| l.len() as u64);
+        if need > HEAP_BUDGET {
             return Err(Error::unsupported(format!(
-                "{what} has a tensor name of {} bytes; a Kiln name is at most 65,535 bytes",
-                name.len()
+                "{what} has a tensor name of {} bytes (with its layout name); a Kiln name is \
+                 at most 65,535 bytes",
+                need
             )));
         }
-    }
-    if fits(entries.clone()) {
-        return Ok(());
-    }
-    // The longest prefix of tensors whose own heap fits.
-    let all: Vec<_> = entries.collect();
-    let (mut lo, mut hi) = (0usize, all.len());
-    while lo < hi {
-        let mid = (lo + hi).div_ceil(2);
-        if fits(all.iter().take(mid).copied()) {
-            lo = mid;
-        } else {
-            hi = mid - 1;
+        if used + need > HEAP_BUDGET {
+            ranges.push(start..i);
+            (start, used) = (i, 0);
         }
+        used += need;
+        count = i + 1;
     }
-    let heap = |n: usize| -> u64 {
-        all.iter()
-            .take(n)
-            .map(|(name, layout)| (name.len() + layout.map_or(0, str::len)) as u64)
-            .sum()
-    };
-    let layouts = all.iter().filter(|(_, l)| l.is_some()).count();
-    Err(Error::unsupported(format!(
-        "{what} has {} tensors whose names{} need a {}-byte name heap, but a Kiln \
-         directory addresses its heap with u16 offsets, so every name must start \
-         below byte 65,535: only the first {lo} tensors ({} heap bytes) would fit. \
-         Refused rather than split over several directories, so that one file stays \
-         one Kiln message",
-        all.len(),
-        if layouts > 0 {
-            format!(" and {layouts} layout names")
-        } else {
-            String::new()
-        },
-        heap(all.len()),
-        heap(lo),
-    )))
-}
-
-/// Whether every present slot starts at or below [`MAX_NAME_OFFSET`].
-fn fits<'a>(entries: impl Clone + Iterator<Item = (&'a str, Option<&'a str>)>) -> bool {
-    let mut cursor = 0u64;
-    for (name, _) in entries.clone() {
-        if cursor > MAX_NAME_OFFSET {
-            return false;
-        }
-        cursor += name.len() as u64;
-    }
-    for layout in entries.filter_map(|(_, layout)| layout) {
-        if cursor > MAX_NAME_OFFSET || layout.len() > usize::from(u16::MAX) {
-            return false;
-        }
-        cursor += layout.len() as u64;
-    }
-    true
+    ranges.push(start..count);
+    Ok(ranges)
 }
 
 #[cfg(test)]
@@ -93,36 +56,30 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_heap_that_fits_passes() {
+    fn a_heap_that_fits_is_one_directory() {
         let names = ["a".repeat(65_534), "b".into()];
-        assert!(check_heap(names.iter().map(|n| (n.as_str(), None)), "x").is_ok());
+        let r = split(names.iter().map(|n| (n.as_str(), None)), "x").unwrap();
+        assert_eq!(r, vec![0..2]);
+        assert_eq!(split(std::iter::empty(), "x").unwrap(), vec![0..0]);
     }
 
     #[test]
-    fn a_name_at_offset_0xffff_is_refused_with_the_count_that_fits() {
+    fn names_past_64_kib_start_a_new_directory() {
         let names = ["a".repeat(65_535), "b".into(), "c".into()];
-        let err = check_heap(names.iter().map(|n| (n.as_str(), None)), "x").unwrap_err();
-        let text = err.to_string();
-        assert!(
-            text.contains("only the first 1 tensors (65535 heap bytes)"),
-            "{text}"
-        );
-        assert!(text.contains("3 tensors"), "{text}");
+        let r = split(names.iter().map(|n| (n.as_str(), None)), "x").unwrap();
+        assert_eq!(r, vec![0..1, 1..3]);
+        let long = ["a".repeat(65_536)];
+        let err = split(long.iter().map(|n| (n.as_str(), None)), "x").unwrap_err();
+        assert!(err.to_string().contains("65536 bytes"), "{err}");
     }
 
     #[test]
-    fn layout_names_count_after_every_tensor_name() {
-        let names: Vec<String> = (0..2000)
+    fn layout_names_count_with_their_tensor() {
+        let names: Vec<String> = (0..2700)
             .map(|i| format!("blk.{i:04}.attn_q.weight"))
             .collect();
-        // 2000 names of 21 bytes = 42,000 bytes; layouts of 4 bytes each
-        // push the last ones past 65,534 only when there are enough.
-        let ok = check_heap(names.iter().map(|n| (n.as_str(), Some("Q4_K"))), "x");
-        assert!(ok.is_ok());
-        let many: Vec<String> = (0..2700)
-            .map(|i| format!("blk.{i:04}.attn_q.weight"))
-            .collect();
-        let err = check_heap(many.iter().map(|n| (n.as_str(), Some("Q4_K"))), "x").unwrap_err();
-        assert!(err.to_string().contains("2700 layout names"), "{err}");
+        let r = split(names.iter().map(|n| (n.as_str(), Some("Q4_K"))), "x").unwrap();
+        // 22 + 4 = 26 bytes each: 2520 fit in 65,535.
+        assert_eq!(r, vec![0..2520, 2520..2700]);
     }
 }

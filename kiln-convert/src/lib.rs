@@ -59,6 +59,7 @@ pub mod gguf;
 mod gguf_kiln;
 mod heap;
 mod message;
+mod model;
 mod safetensors_kiln;
 mod sink;
 
@@ -66,11 +67,19 @@ use std::io::Write;
 use std::path::Path;
 
 pub use crate::error::{Error, ErrorKind, Result};
-pub use crate::gguf_kiln::{gguf_to_kiln, kiln_to_gguf};
+pub use crate::gguf_kiln::{
+    gguf_set_to_kiln, gguf_split_names, gguf_to_kiln, kiln_to_gguf, kiln_to_gguf_set,
+    SPLIT_COUNT_KEY, SPLIT_NO_KEY, SPLIT_TENSORS_COUNT_KEY,
+};
 pub use crate::heap::MAX_NAME_OFFSET;
-pub use crate::message::{MessageType, GGUF_MESSAGE, LIMITS, SAFETENSORS_MESSAGE};
+pub use crate::message::{
+    check_file_name, AlignedTensors, GgufFile, GgufMessage, GgufPair, MessageType, SafetensorsFile,
+    SafetensorsMessage, GGUF_MESSAGE, LIMITS, PAYLOAD_ALIGN, SAFETENSORS_MESSAGE,
+};
+pub use crate::model::{Message, Model};
 pub use crate::safetensors_kiln::{
-    kiln_dtype, kiln_safetensors_parts, kiln_to_safetensors, read_safetensors, safetensors_dtype,
+    kiln_dtype, kiln_safetensors_parts, kiln_to_safetensors, kiln_to_safetensors_set,
+    read_safetensors, safetensors_dtype, safetensors_index_files, safetensors_set_to_kiln,
     safetensors_to_kiln, BorrowedView, SafetensorsParts,
 };
 pub use crate::sink::{WriteSink, BUFFER_LEN};

@@ -1,23 +1,101 @@
-//! The two Kiln message types this crate writes, and a reader for them.
+//! The two Kiln message types this crate writes, as `#[derive(Frozen)]`
+//! structs that tools import, and the writer of their aligned directories.
 //!
-//! Both are one framed Frozen struct: the 16-byte frame carries the
-//! FNV-1a hash of the type text, so a reader tells the two apart (and
-//! refuses anything else) before it reads a field.
+//! Both hold the source files of a model (one file, or every shard of a
+//! sharded checkpoint or split set), each file's tensors in as many
+//! directories as its names need ([`AlignedTensors`]). The 16-byte frame
+//! carries the FNV-1a hash of the type text, so a reader tells the two
+//! apart (and refuses anything else) before it reads a field.
+//!
+//! Zero-copy: every directory block starts at an absolute offset in the
+//! message that is a multiple of 64, and a block places every payload at a
+//! multiple of 64 from its start, so every payload of every tensor lies at
+//! a file offset that is a multiple of 64, whatever the metadata. Frozen
+//! inserts no padding, so the types carry it: the `align` field before
+//! each directory is a `list<u8>` of zeros whose length puts the block
+//! that follows on the boundary. The writer chooses that length; a reader
+//! refuses a non-zero byte in it or a block it leaves off the boundary.
 
-use kiln_nostd::{frame, Directory, Limits, WIRE_MAX};
+use kiln_nostd::{
+    frame, DictView, Directory, Encode, Frozen, Limits, TensorSpec, Tensors, Writer, WIRE_MAX,
+};
 
 use crate::error::{Error, Result};
 
-/// The message a safetensors file becomes: its `__metadata__` as a dict
-/// (keys in byte order), then one directory with the tensors sorted by
-/// name.
-pub const SAFETENSORS_MESSAGE: &str = "struct{metadata:dict<str,str>,tensors:tensors,}";
+/// One directory of a converted file, placed at a multiple of 64 bytes.
+#[derive(Frozen, Clone, Debug)]
+pub struct AlignedTensors<'a> {
+    /// Zero bytes, as many as put `tensors` at a multiple of 64 from the
+    /// start of the message (0 to 63).
+    pub align: &'a [u8],
+    /// The tensors: at most 64 KiB of names per directory.
+    pub tensors: Directory<'a>,
+}
 
-/// The message a GGUF file becomes: the GGUF version, every metadata pair
-/// in file order (key, Kiln type text of the value, the value's Kiln
-/// bytes), then one directory with the tensors in GGUF order.
-pub const GGUF_MESSAGE: &str =
-    "struct{version:u32,metadata:list<struct{key:str,type:str,value:list<u8>,}>,tensors:tensors,}";
+/// One safetensors file of a converted model.
+#[derive(Frozen, Clone, Debug)]
+pub struct SafetensorsFile<'a> {
+    /// The shard's file name as the index names it; empty for a model that
+    /// was one file.
+    pub file: &'a str,
+    /// Its `__metadata__` (keys in byte order; empty when absent).
+    pub metadata: DictView<'a, &'a str>,
+    /// Its tensors sorted by name, split over as many directories as the
+    /// names need.
+    pub directories: Vec<AlignedTensors<'a>>,
+}
+
+/// What a safetensors file, or a sharded safetensors checkpoint, becomes.
+#[derive(Frozen, Clone, Debug)]
+pub struct SafetensorsMessage<'a> {
+    /// The index file's name (`model.safetensors.index.json`); empty for
+    /// one file.
+    pub index_file: &'a str,
+    /// The index file's bytes as they were read (JSON); empty for one file.
+    pub index: &'a str,
+    /// The files, in the order of their names.
+    pub files: Vec<SafetensorsFile<'a>>,
+}
+
+/// One GGUF metadata pair: key, the Kiln type text of the value (see
+/// [`crate::gguf::value`]), the value's Kiln bytes.
+#[derive(Frozen, Clone, Debug)]
+pub struct GgufPair<'a> {
+    /// The key.
+    pub key: &'a str,
+    /// Kiln type text of the value, which names its GGUF type.
+    pub value_type: &'a str,
+    /// The value's Kiln bytes.
+    pub value: &'a [u8],
+}
+
+/// One GGUF file of a converted model.
+#[derive(Frozen, Clone, Debug)]
+pub struct GgufFile<'a> {
+    /// The file's name in a split set (`model-00001-of-00003.gguf`); empty
+    /// for a model that was one file.
+    pub file: &'a str,
+    /// The GGUF version.
+    pub version: u32,
+    /// Every metadata pair in file order.
+    pub metadata: Vec<GgufPair<'a>>,
+    /// The tensors in file order, split over as many directories as the
+    /// names need.
+    pub directories: Vec<AlignedTensors<'a>>,
+}
+
+/// What a GGUF file, or a GGUF split set, becomes.
+#[derive(Frozen, Clone, Debug)]
+pub struct GgufMessage<'a> {
+    /// The files, in split order.
+    pub files: Vec<GgufFile<'a>>,
+}
+
+/// The type text of [`SafetensorsMessage`].
+pub const SAFETENSORS_MESSAGE: &str = "struct{index_file:str,index:str,files:list<struct{file:str,metadata:dict<str,str>,directories:list<struct{align:list<u8>,tensors:tensors,}>,}>,}";
+
+/// The type text of [`GgufMessage`].
+pub const GGUF_MESSAGE: &str = "struct{files:list<struct{file:str,version:u32,metadata:list<struct{key:str,value_type:str,value:list<u8>,}>,directories:list<struct{align:list<u8>,tensors:tensors,}>,}>,}";
 
 /// Caps used to write and read these messages: the wire maxima. A model's
 /// tokenizer list can pass the 16 MiB default byte cap; every count is
@@ -25,12 +103,16 @@ pub const GGUF_MESSAGE: &str =
 /// message with `--cap 4294967295`.
 pub const LIMITS: Limits = Limits::uniform(WIRE_MAX);
 
+/// The alignment every payload of a converted file has, as an absolute
+/// offset in the file.
+pub const PAYLOAD_ALIGN: usize = 64;
+
 /// Which of the two message types a Kiln file holds.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum MessageType {
-    /// [`SAFETENSORS_MESSAGE`].
+    /// [`SafetensorsMessage`].
     Safetensors,
-    /// [`GGUF_MESSAGE`].
+    /// [`GgufMessage`].
     Gguf,
 }
 
@@ -45,8 +127,10 @@ impl MessageType {
 
     /// The schema hash the frame carries.
     pub fn hash(self) -> u64 {
-        // The texts are constants that parse (a unit test checks it).
-        frame::hash_of_text(self.type_text()).unwrap_or(0)
+        match self {
+            MessageType::Safetensors => SafetensorsMessage::HASH,
+            MessageType::Gguf => GgufMessage::HASH,
+        }
     }
 
     /// The file format this message type converts back to.
@@ -78,8 +162,9 @@ impl MessageType {
         Err(Error::kiln(
             Some(offset),
             format!(
-                "SCHEMA: the frame's schema hash {found:#018x} is neither {SAFETENSORS_MESSAGE} \
-                 ({:#018x}) nor {GGUF_MESSAGE} ({:#018x}), the two message types convert reads",
+                "SCHEMA: the frame's schema hash {found:#018x} is neither the safetensors \
+                 conversion message ({:#018x}) nor the GGUF one ({:#018x}), the two message \
+                 types convert reads (spec/conversion.md)",
                 MessageType::Safetensors.hash(),
                 MessageType::Gguf.hash()
             ),
@@ -88,87 +173,80 @@ impl MessageType {
     }
 }
 
-/// Checks `input` as one framed message of type `ty` (every rule of the
-/// format, under [`LIMITS`]) and returns a reader at its first field.
-pub(crate) fn open(input: &[u8], ty: MessageType) -> Result<Fields<'_>> {
-    let found = MessageType::of(input)?;
-    if found != ty {
+/// Checks that each directory of `dirs` sits where the alignment rule puts
+/// it: zeros only in `align`, and the block at a multiple of
+/// [`PAYLOAD_ALIGN`]. `file` names the file for the message.
+pub(crate) fn check_alignment(dirs: &[AlignedTensors<'_>], file: &str) -> Result<()> {
+    for (i, dir) in dirs.iter().enumerate() {
+        let at = dir.tensors.offset();
+        let pad_at = at.saturating_sub(dir.align.len());
+        let where_ = if file.is_empty() {
+            format!("directory {i}")
+        } else {
+            format!("directory {i} of file {file:?}")
+        };
+        if let Some(k) = dir.align.iter().position(|&b| b != 0) {
+            return Err(Error::kiln(
+                Some((pad_at + k) as u64),
+                format!(
+                    "conversion message: the alignment field before {where_} holds a non-zero \
+                     byte; it must be zeros"
+                ),
+            ));
+        }
+        if at % PAYLOAD_ALIGN != 0 {
+            return Err(Error::kiln(
+                Some(at as u64),
+                format!(
+                    "conversion message: {where_} starts at byte {at}, not a multiple of \
+                     {PAYLOAD_ALIGN}: its alignment field of {} bytes misplaces it, so its \
+                     payloads could not be read in place",
+                    dir.align.len()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Zeros for the alignment field.
+const ZEROS: [u8; PAYLOAD_ALIGN] = [0; PAYLOAD_ALIGN];
+
+/// Writes `groups` as a `list<struct{align:list<u8>,tensors:tensors,}>`,
+/// each block at a multiple of [`PAYLOAD_ALIGN`] from the start of the
+/// message (the writer counts from the frame's first byte).
+pub(crate) fn write_directories<S: kiln_nostd::Sink>(
+    w: &mut Writer<S>,
+    groups: &[&[TensorSpec<'_>]],
+) -> kiln_nostd::Result<()> {
+    w.count(groups.len(), LIMITS.count_cap)?;
+    for specs in groups {
+        // The block starts after the field's 4-byte count and its zeros.
+        let after_count = w.written().wrapping_add(4);
+        let pad = after_count.wrapping_neg() % PAYLOAD_ALIGN;
+        w.byte_run(ZEROS.get(..pad).unwrap_or_default())?;
+        Tensors(specs).encode(w)?;
+    }
+    Ok(())
+}
+
+/// A file name the converter reads or writes beside the others of a
+/// model: one plain name, never a path (`a/b`, `..`) a crafted index or
+/// Kiln file could use to reach outside the model's folder.
+pub fn check_file_name(name: &str) -> Result<()> {
+    let bad = name.is_empty()
+        || name == "."
+        || name == ".."
+        || name.contains(['/', '\\', '\0'])
+        || name.starts_with('.')
+        || name.contains(':');
+    if bad {
         return Err(Error::unsupported(format!(
-            "this Kiln file holds a message converted from {} ({}); convert it to a .{} file",
-            found.format_name(),
-            found.type_text(),
-            if found == MessageType::Gguf {
-                "gguf"
-            } else {
-                "safetensors"
-            },
+            "file name {name:?} is not a plain file name (no folder, no leading dot); a \
+             model's files must sit side by side"
         )));
     }
-    kiln_nostd::check(
-        ty.type_text(),
-        input,
-        kiln_nostd::Options::FRAMED.with_limits(LIMITS),
-    )
-    .map_err(|e| Error::from_kiln(e, 0, ty.type_text()))?;
-    Ok(Fields {
-        buf: input,
-        pos: frame::FRAME_LEN,
-    })
-}
-
-/// Reads the fields of a message that [`open`] has checked. Reads are
-/// still bounds-checked: a miss is an error, never a panic.
-pub(crate) struct Fields<'a> {
-    buf: &'a [u8],
-    pos: usize,
-}
-
-impl<'a> Fields<'a> {
-    fn short(&self) -> Error {
-        Error::kiln(Some(self.pos as u64), "message is cut short")
-    }
-
-    pub(crate) fn position(&self) -> usize {
-        self.pos
-    }
-
-    fn take(&mut self, len: usize) -> Result<&'a [u8]> {
-        let bytes = self
-            .pos
-            .checked_add(len)
-            .and_then(|end| self.buf.get(self.pos..end))
-            .ok_or_else(|| self.short())?;
-        self.pos += len;
-        Ok(bytes)
-    }
-
-    pub(crate) fn u32(&mut self) -> Result<u32> {
-        let bytes: [u8; 4] = self.take(4)?.try_into().map_err(|_| self.short())?;
-        Ok(u32::from_le_bytes(bytes))
-    }
-
-    /// A `list<u8>`.
-    pub(crate) fn bytes(&mut self) -> Result<&'a [u8]> {
-        let len = self.u32()? as usize;
-        self.take(len)
-    }
-
-    /// A `str`.
-    pub(crate) fn str(&mut self) -> Result<&'a str> {
-        let at = self.pos;
-        core::str::from_utf8(self.bytes()?)
-            .map_err(|_| Error::kiln(Some(at as u64), "UTF8: string is not UTF-8"))
-    }
-
-    /// A `tensors` field.
-    pub(crate) fn directory(&mut self) -> Result<Directory<'a>> {
-        let at = self.pos;
-        let rest = self.buf.get(at..).ok_or_else(|| self.short())?;
-        let dir = Directory::parse_prefix(rest, LIMITS)
-            .map_err(|e| Error::from_kiln(e, at, "tensor directory"))?;
-        self.take(dir.block_len())?;
-        Ok(dir)
-    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -176,11 +254,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn type_texts_parse_and_hash_apart() {
+    fn type_texts_are_the_derived_structs() {
+        assert_eq!(SafetensorsMessage::SCHEMA.to_string(), SAFETENSORS_MESSAGE);
+        assert_eq!(GgufMessage::SCHEMA.to_string(), GGUF_MESSAGE);
         for ty in [MessageType::Safetensors, MessageType::Gguf] {
             assert_eq!(frame::hash_of_text(ty.type_text()).ok(), Some(ty.hash()));
         }
         assert_ne!(MessageType::Safetensors.hash(), MessageType::Gguf.hash());
+        // The hashes spec/conversion.md lists.
+        assert_eq!(MessageType::Safetensors.hash(), 0x6a00317fc752dc09);
+        assert_eq!(MessageType::Gguf.hash(), 0xc8f2c6fe756068f8);
     }
 
     #[test]
@@ -194,5 +277,17 @@ mod tests {
         assert_eq!(err.kiln_code(), Some(kiln_nostd::Code::Eof));
         let err = MessageType::of(b"GGUF\x03\0\0\0").unwrap_err();
         assert_eq!(err.kiln_code(), Some(kiln_nostd::Code::Frame));
+    }
+
+    #[test]
+    fn file_names_are_plain() {
+        for ok in ["model-00001-of-00003.safetensors", "a.gguf", "x y.json"] {
+            assert!(check_file_name(ok).is_ok(), "{ok}");
+        }
+        for bad in [
+            "", ".", "..", "../x", "a/b", "a\\b", ".hidden", "c:x", "a\0",
+        ] {
+            assert!(check_file_name(bad).is_err(), "{bad:?}");
+        }
     }
 }

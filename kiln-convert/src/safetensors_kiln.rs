@@ -11,12 +11,13 @@ use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
 
-use kiln_nostd::{frame, Dtype, DtypeCode, Encode, Quant, TensorSpec, Tensors};
+use kiln_nostd::{frame, Dtype, DtypeCode, Encode, Quant, TensorSpec};
 use safetensors::tensor::{Metadata, SafeTensorError, SafeTensors, TensorInfo, View};
 
 use crate::error::{Error, Result};
-use crate::heap::check_heap;
-use crate::message::{self, MessageType, LIMITS};
+use crate::heap::split;
+use crate::message::{self, MessageType, SafetensorsFile, SafetensorsMessage, LIMITS};
+use crate::model::{Message, Model};
 use crate::sink::WriteSink;
 use crate::Summary;
 
@@ -173,76 +174,283 @@ pub fn read_safetensors(input: &[u8]) -> Result<(usize, Metadata)> {
     SafeTensors::read_metadata(input).map_err(|e| read_error(input, e))
 }
 
-/// Converts a safetensors file to one framed Kiln message of type
-/// [`message::SAFETENSORS_MESSAGE`], written to `out`.
-///
-/// `__metadata__` becomes the `metadata` dict (empty when absent). The
-/// tensors go into the directory sorted by name bytes, each payload copied
-/// once from `input` to `out`, bit for bit.
-pub fn safetensors_to_kiln<W: Write>(input: &[u8], out: W) -> Result<Summary> {
-    let (n, meta) = read_safetensors(input)?;
-    let data = input.get(8 + n..).unwrap_or_default();
+/// One safetensors file read for conversion: its names sorted, with the
+/// Kiln dtype, shape and payload of each.
+struct ShardIn<'a> {
+    file: &'a str,
+    metadata: BTreeMap<&'a str, &'a str>,
+    /// Owned: the safetensors crate hands its names out as new strings.
+    names: Vec<String>,
+    dtypes: Vec<Dtype>,
+    shapes: Vec<Vec<u64>>,
+    payloads: Vec<&'a [u8]>,
+}
+
+/// The Kiln dtype of `info`, or a refusal that names the dtype and says
+/// what to do.
+fn dtype_for(name: &str, dtype: safetensors::Dtype) -> Result<Dtype> {
+    kiln_dtype(dtype).ok_or_else(|| {
+        Error::unsupported(format!(
+            "tensor {name:?} has safetensors dtype {dtype}, which Kiln has no dtype for (Kiln \
+             takes F64 F32 F16 BF16 F8_E4M3 F8_E5M2 F8_E8M0 BOOL I8 U8 I16 U16 I32 U32 I64 \
+             U64); cast the tensor to one of those (e.g. with torch) before converting"
+        ))
+    })
+}
+
+fn read_shard<'a>(
+    file: &'a str,
+    input: &'a [u8],
+    header_len: usize,
+    meta: &'a Metadata,
+    what: &str,
+) -> Result<ShardIn<'a>> {
+    let data = input.get(8 + header_len..).unwrap_or_default();
     let metadata: BTreeMap<&str, &str> = meta
         .metadata()
         .iter()
         .flatten()
         .map(|(k, v)| (k.as_str(), v.as_str()))
         .collect();
-    let infos = meta.tensors();
-    let mut names: Vec<&str> = infos.keys().map(String::as_str).collect();
-    names.sort_unstable();
-
-    let mut shapes = Vec::with_capacity(names.len());
-    let mut dtypes = Vec::with_capacity(names.len());
-    for &name in &names {
-        let info = infos[name];
-        let dtype = kiln_dtype(info.dtype).ok_or_else(|| {
-            Error::unsupported(format!(
-                "tensor {name:?} has safetensors dtype {}, which has no Kiln dtype (Kiln takes \
-                 F64 F32 F16 BF16 F8_E4M3 F8_E5M2 F8_E8M0 BOOL I8 U8 I16 U16 I32 U32 I64 U64)",
-                info.dtype
-            ))
-        })?;
+    let mut infos: Vec<(String, &TensorInfo)> = meta.tensors().into_iter().collect();
+    infos.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    let mut shard = ShardIn {
+        file,
+        metadata,
+        dtypes: Vec::with_capacity(infos.len()),
+        shapes: Vec::with_capacity(infos.len()),
+        payloads: Vec::with_capacity(infos.len()),
+        names: Vec::with_capacity(infos.len()),
+    };
+    for (name, info) in infos {
+        shard.dtypes.push(dtype_for(&name, info.dtype)?);
         if info.shape.len() > 8 {
             return Err(Error::unsupported(format!(
-                "tensor {name:?} has {} dimensions; a Kiln tensor has at most 8",
+                "{what}: tensor {name:?} has {} dimensions; a Kiln tensor has at most 8",
                 info.shape.len()
             )));
         }
-        dtypes.push(dtype);
-        shapes.push(info.shape.iter().map(|&d| d as u64).collect::<Vec<u64>>());
-    }
-    check_heap(names.iter().map(|&n| (n, None)), "the safetensors file")?;
-
-    let mut specs = Vec::with_capacity(names.len());
-    let mut payload_bytes = 0u64;
-    for ((&name, shape), &dtype) in names.iter().zip(&shapes).zip(&dtypes) {
-        let (start, end) = infos[name].data_offsets;
+        shard
+            .shapes
+            .push(info.shape.iter().map(|&d| d as u64).collect());
+        let (start, end) = info.data_offsets;
         let bytes = data.get(start..end).ok_or_else(|| {
             Error::safetensors(
-                Some(8 + n as u64),
-                format!("tensor {name:?} lies outside the data"),
+                Some(8 + header_len as u64),
+                format!("{what}: tensor {name:?} lies outside the data"),
             )
         })?;
-        payload_bytes += bytes.len() as u64;
-        specs.push(TensorSpec::new(dtype, shape, bytes).named(name));
+        shard.payloads.push(bytes);
+        shard.names.push(name);
     }
+    Ok(shard)
+}
 
-    let written = crate::sink::write_message(out, |w| {
+/// Writes `shards` as one framed [`SafetensorsMessage`](crate::SafetensorsMessage).
+fn write_safetensors_message<W: Write>(
+    out: W,
+    index_file: &str,
+    index: &str,
+    shards: &[ShardIn<'_>],
+) -> Result<Summary> {
+    let mut specs = Vec::with_capacity(shards.len());
+    let mut ranges = Vec::with_capacity(shards.len());
+    let mut summary = Summary::default();
+    for shard in shards {
+        let what = if shard.file.is_empty() {
+            "the safetensors file".to_string()
+        } else {
+            format!("shard {:?}", shard.file)
+        };
+        ranges.push(split(
+            shard.names.iter().map(|n| (n.as_str(), None)),
+            &what,
+        )?);
+        let list: Vec<TensorSpec<'_>> = shard
+            .names
+            .iter()
+            .zip(&shard.shapes)
+            .zip(&shard.dtypes)
+            .zip(&shard.payloads)
+            .map(|(((name, shape), &dtype), &bytes)| {
+                TensorSpec::new(dtype, shape, bytes).named(name)
+            })
+            .collect();
+        summary.tensors += list.len();
+        summary.metadata += shard.metadata.len();
+        summary.payload_bytes += shard.payloads.iter().map(|p| p.len() as u64).sum::<u64>();
+        specs.push(list);
+    }
+    summary.written = crate::sink::write_message(out, |w| {
         frame::write_header(w, MessageType::Safetensors.hash())?;
-        w.count(metadata.len(), LIMITS.count_cap)?;
-        for (k, v) in &metadata {
-            k.encode(w)?;
-            v.encode(w)?;
+        index_file.encode(w)?;
+        index.encode(w)?;
+        w.count(shards.len(), LIMITS.count_cap)?;
+        for ((shard, list), cuts) in shards.iter().zip(&specs).zip(&ranges) {
+            shard.file.encode(w)?;
+            w.count(shard.metadata.len(), LIMITS.count_cap)?;
+            for (k, v) in &shard.metadata {
+                k.encode(w)?;
+                v.encode(w)?;
+            }
+            let groups: Vec<&[TensorSpec<'_>]> = cuts
+                .iter()
+                .map(|r| list.get(r.clone()).unwrap_or_default())
+                .collect();
+            message::write_directories(w, &groups)?;
         }
-        Tensors(&specs).encode(w)
+        Ok(())
     })?;
-    Ok(Summary {
-        tensors: specs.len(),
-        metadata: metadata.len(),
-        payload_bytes,
-        written,
-    })
+    Ok(summary)
+}
+
+/// Converts a safetensors file to one framed Kiln message
+/// ([`SafetensorsMessage`](crate::SafetensorsMessage) with one file),
+/// written to `out`.
+///
+/// `__metadata__` becomes the `metadata` dict (empty when absent). The
+/// tensors go into directories sorted by name bytes (as many directories
+/// as 64 KiB name heaps need), each payload copied once from `input` to
+/// `out`, bit for bit, at a file offset that is a multiple of 64.
+pub fn safetensors_to_kiln<W: Write>(input: &[u8], out: W) -> Result<Summary> {
+    let (n, meta) = read_safetensors(input)?;
+    let shard = read_shard("", input, n, &meta, "the safetensors file")?;
+    write_safetensors_message(out, "", "", &[shard])
+}
+
+/// The shard files a `model.safetensors.index.json` names in its
+/// `weight_map`, each once, sorted: the files to read for
+/// [`safetensors_set_to_kiln`]. Every name must be a plain file name.
+pub fn safetensors_index_files(index: &[u8]) -> Result<Vec<String>> {
+    let map = weight_map(index)?;
+    let mut files: Vec<String> = map.values().map(|f| f.to_string()).collect();
+    files.sort_unstable();
+    files.dedup();
+    for f in &files {
+        message::check_file_name(f)?;
+    }
+    Ok(files)
+}
+
+/// The `weight_map` of an index: tensor name to shard file.
+fn weight_map(index: &[u8]) -> Result<HashMap<String, String>> {
+    let refused = |what: &str| {
+        Error::safetensors(
+            None,
+            format!(
+                "the index is not a safetensors index (JSON with a weight_map of tensor name \
+                 to file): {what}"
+            ),
+        )
+    };
+    let value: serde_json::Value =
+        serde_json::from_slice(index).map_err(|e| refused(&e.to_string()))?;
+    let map = value
+        .get("weight_map")
+        .and_then(serde_json::Value::as_object)
+        .ok_or_else(|| refused("no weight_map object"))?;
+    map.iter()
+        .map(|(name, file)| match file.as_str() {
+            Some(f) => Ok((name.clone(), f.to_string())),
+            None => Err(refused(&format!(
+                "the weight_map entry of {name:?} is not a file name"
+            ))),
+        })
+        .collect()
+}
+
+/// Checks that `weight_map` says exactly which shard holds each tensor:
+/// every tensor of every shard is in the map under its own shard, and
+/// every entry of the map is in the shard it names. `shards` gives each
+/// shard's file name and its tensor names.
+fn check_weight_map<'a>(
+    map: &HashMap<String, String>,
+    shards: impl Iterator<Item = (&'a str, Vec<&'a str>)>,
+) -> Result<()> {
+    let mut held: HashMap<&str, &str> = HashMap::new();
+    for (file, names) in shards {
+        for name in names {
+            if let Some(other) = held.insert(name, file) {
+                return Err(Error::safetensors(
+                    None,
+                    format!("tensor {name:?} is in both shard {other:?} and shard {file:?}"),
+                ));
+            }
+            match map.get(name) {
+                Some(f) if f == file => {}
+                Some(f) => {
+                    return Err(Error::safetensors(
+                        None,
+                        format!(
+                            "tensor {name:?} is in shard {file:?}, but the index's weight_map \
+                             puts it in {f:?}"
+                        ),
+                    ))
+                }
+                None => {
+                    return Err(Error::safetensors(
+                        None,
+                        format!(
+                            "tensor {name:?} is in shard {file:?}, but the index's weight_map \
+                             does not list it"
+                        ),
+                    ))
+                }
+            }
+        }
+    }
+    if held.len() != map.len() {
+        let mut missing: Vec<(&String, &String)> = map
+            .iter()
+            .filter(|(name, _)| !held.contains_key(name.as_str()))
+            .collect();
+        missing.sort();
+        if let Some((name, file)) = missing.first() {
+            return Err(Error::safetensors(
+                None,
+                format!(
+                    "the index's weight_map puts tensor {name:?} in {file:?}, which does not \
+                     hold it"
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Converts a sharded safetensors checkpoint to one framed Kiln message:
+/// `index` is the bytes of the index file named `index_file` (kept as
+/// they are, so the index is written back byte for byte), `shards` every
+/// file that [`safetensors_index_files`] lists, as (file name, bytes).
+/// The weight_map must agree with the shards' contents; a disagreement is
+/// an error naming the tensor and the file.
+pub fn safetensors_set_to_kiln<W: Write>(
+    index_file: &str,
+    index: &[u8],
+    shards: &[(&str, &[u8])],
+    out: W,
+) -> Result<Summary> {
+    message::check_file_name(index_file)?;
+    let index_text = std::str::from_utf8(index)
+        .map_err(|_| Error::safetensors(None, "the index file is not UTF-8"))?;
+    let map = weight_map(index)?;
+    let mut metas = Vec::with_capacity(shards.len());
+    for (file, bytes) in shards {
+        message::check_file_name(file)?;
+        let (n, meta) = read_safetensors(bytes).map_err(|e| e.in_file(file))?;
+        metas.push((n, meta));
+    }
+    let mut ins = Vec::with_capacity(shards.len());
+    for ((file, bytes), (n, meta)) in shards.iter().zip(&metas) {
+        let what = format!("shard {file:?}");
+        ins.push(read_shard(file, bytes, *n, meta, &what)?);
+    }
+    check_weight_map(
+        &map,
+        ins.iter()
+            .map(|s| (s.file, s.names.iter().map(String::as_str).collect())),
+    )?;
+    write_safetensors_message(out, index_file, index_text, &ins)
 }
 
 /// A borrowed tensor of a Kiln directory as a safetensors [`View`].
@@ -268,30 +476,25 @@ impl View for BorrowedView<'_> {
     }
 }
 
-/// The contents of a Kiln message of type
-/// [`message::SAFETENSORS_MESSAGE`]: its metadata, and each tensor as a
-/// safetensors [`View`] borrowing the message's bytes, in directory order.
-/// Hand these to `safetensors::serialize` or `serialize_to_file`.
+/// The contents of one safetensors file of a converted Kiln file: its
+/// metadata, and each tensor as a safetensors [`View`] borrowing the
+/// message's bytes, in directory order. Hand these to
+/// `safetensors::serialize` or `serialize_to_file`.
 pub type SafetensorsParts<'a> = (
     Option<HashMap<String, String>>,
     Vec<(&'a str, BorrowedView<'a>)>,
 );
 
-/// Reads a Kiln message of type [`message::SAFETENSORS_MESSAGE`] into
-/// safetensors views; nothing is copied. An empty `metadata` dict gives
-/// `None` (no `__metadata__`).
-pub fn kiln_safetensors_parts(input: &[u8]) -> Result<SafetensorsParts<'_>> {
-    let mut fields = message::open(input, MessageType::Safetensors)?;
-    let count = fields.u32()?;
-    let mut metadata = HashMap::new();
-    for _ in 0..count {
-        let key = fields.str()?;
-        let value = fields.str()?;
-        metadata.insert(key.to_string(), value.to_string());
-    }
-    let dir = fields.directory()?;
-    let mut views = Vec::with_capacity(dir.len());
-    for t in &dir {
+/// The parts of one file of a safetensors conversion message.
+fn file_parts<'a>(file: &SafetensorsFile<'a>) -> Result<SafetensorsParts<'a>> {
+    let metadata: HashMap<String, String> = file
+        .metadata
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    let count = file.directories.iter().map(|d| d.tensors.len()).sum();
+    let mut views = Vec::with_capacity(count);
+    for t in file.directories.iter().flat_map(|d| d.tensors.iter()) {
         let name = t.name().ok_or_else(|| {
             Error::unsupported(format!(
                 "tensor {} has no name; safetensors needs one",
@@ -334,6 +537,33 @@ pub fn kiln_safetensors_parts(input: &[u8]) -> Result<SafetensorsParts<'_>> {
     }
     let metadata = (!metadata.is_empty()).then_some(metadata);
     Ok((metadata, views))
+}
+
+/// The safetensors message of a converted file, opened and checked.
+fn open_safetensors(input: &[u8]) -> Result<SafetensorsMessage<'_>> {
+    let model = Model::open(input)?;
+    match model.message() {
+        Message::Safetensors(m) => Ok(m.clone()),
+        Message::Gguf(_) => Err(Error::unsupported(
+            "this Kiln file holds a model converted from GGUF; convert it to a .gguf file",
+        )),
+    }
+}
+
+/// Reads a Kiln file converted from one safetensors file into safetensors
+/// views; nothing is copied. An empty `metadata` dict gives `None` (no
+/// `__metadata__`). A sharded checkpoint is refused (see
+/// [`kiln_to_safetensors_set`]).
+pub fn kiln_safetensors_parts(input: &[u8]) -> Result<SafetensorsParts<'_>> {
+    let message = open_safetensors(input)?;
+    match message.files.as_slice() {
+        [file] if message.index.is_empty() => file_parts(file),
+        files => Err(Error::unsupported(format!(
+            "this Kiln file holds a sharded safetensors checkpoint of {} files; write them \
+             into a folder (kiln convert FILE.kiln OUT/ --shards)",
+            files.len()
+        ))),
+    }
 }
 
 fn dtype_name(code: DtypeCode, layout: Option<&str>) -> String {
@@ -399,16 +629,9 @@ fn header<'a>(
     Ok((bytes, sorted.into_iter().map(|(name, _)| *name).collect()))
 }
 
-/// Converts a Kiln message of type [`message::SAFETENSORS_MESSAGE`] back to
-/// a safetensors file, written to `out`.
-///
-/// The header is the one `safetensors::serialize` makes for these tensors
-/// and metadata (tensors ordered by dtype alignment, then name), built
-/// from the crate's own `Metadata`, so the bytes equal what the
-/// safetensors crate writes. The payloads follow in
-/// the header's order, each copied once from `input` to `out`.
-pub fn kiln_to_safetensors<W: Write>(input: &[u8], out: W) -> Result<Summary> {
-    let (metadata, views) = kiln_safetensors_parts(input)?;
+/// Writes one safetensors file from its parts.
+fn write_safetensors_file<W: Write>(parts: SafetensorsParts<'_>, out: W) -> Result<Summary> {
+    let (metadata, views) = parts;
     let metadata_len = metadata.as_ref().map_or(0, HashMap::len);
     let (header, order) = header(&views, metadata)?;
     let by_name: HashMap<&str, &[u8]> = views.iter().map(|(n, v)| (*n, v.data)).collect();
@@ -428,4 +651,59 @@ pub fn kiln_to_safetensors<W: Write>(input: &[u8], out: W) -> Result<Summary> {
         payload_bytes,
         written,
     })
+}
+
+/// Converts a Kiln file made from one safetensors file back to that file,
+/// written to `out`.
+///
+/// The header is the one `safetensors::serialize` makes for these tensors
+/// and metadata (tensors ordered by dtype alignment, then name), built
+/// from the crate's own `Metadata`, so the bytes equal what the
+/// safetensors crate writes. The payloads follow in
+/// the header's order, each copied once from `input` to `out`.
+pub fn kiln_to_safetensors<W: Write>(input: &[u8], out: W) -> Result<Summary> {
+    write_safetensors_file(kiln_safetensors_parts(input)?, out)
+}
+
+/// Converts a Kiln file made from a sharded safetensors checkpoint back to
+/// its shards and its index: `create(name)` gives the writer for each
+/// file (shards in name order, then the index). The index is written as
+/// it was read, and its weight_map is checked against the shards first.
+pub fn kiln_to_safetensors_set<W: Write>(
+    input: &[u8],
+    mut create: impl FnMut(&str) -> std::io::Result<W>,
+) -> Result<Summary> {
+    let message = open_safetensors(input)?;
+    if message.index.is_empty() {
+        return Err(Error::unsupported(
+            "this Kiln file holds one safetensors file, not a sharded checkpoint; convert it \
+             to a .safetensors file",
+        ));
+    }
+    message::check_file_name(message.index_file)?;
+    let map = weight_map(message.index.as_bytes())?;
+    fn names<'a>(f: &SafetensorsFile<'a>) -> Vec<&'a str> {
+        f.directories
+            .iter()
+            .flat_map(|d| d.tensors.iter())
+            .filter_map(|t| t.name())
+            .collect()
+    }
+    check_weight_map(&map, message.files.iter().map(|f| (f.file, names(f))))?;
+    let mut total = Summary::default();
+    for file in &message.files {
+        message::check_file_name(file.file)?;
+        let out = create(file.file).map_err(Error::io)?;
+        let s = write_safetensors_file(file_parts(file)?, out)?;
+        total.tensors += s.tensors;
+        total.metadata += s.metadata;
+        total.payload_bytes += s.payload_bytes;
+        total.written += s.written;
+    }
+    let mut out = create(message.index_file).map_err(Error::io)?;
+    out.write_all(message.index.as_bytes())
+        .and_then(|()| out.flush())
+        .map_err(Error::io)?;
+    total.written += message.index.len() as u64;
+    Ok(total)
 }

@@ -224,6 +224,8 @@ pub use check::check;
 pub use directory::{
     Directory, NameIndex, Payload, Quant, QuantSpec, Shape, TensorSpec, TensorView, Tensors,
 };
+#[cfg(feature = "alloc")]
+pub use directory::{NameTable, RepeatedName};
 pub use dtype::{Dtype, DtypeCode};
 pub use error::{Code, Detail, Error, Kind, Refusal, Result};
 #[cfg(feature = "alloc")]

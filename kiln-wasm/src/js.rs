@@ -577,7 +577,10 @@ impl KilnFile {
                 .map(|item| element.map_or(JsValue::NULL, |e| self.js_value(e, item)))
                 .collect::<Array>()
                 .into(),
-            ValueKind::Repeat { count, element: one } => {
+            ValueKind::Repeat {
+                count,
+                element: one,
+            } => {
                 let o = Object::new();
                 set(&o, "$repeat", num(*count));
                 set(

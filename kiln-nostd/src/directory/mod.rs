@@ -15,6 +15,8 @@ pub use descriptor::{
     MAGIC, MAX_RANK,
 };
 pub use names::NameIndex;
+#[cfg(feature = "alloc")]
+pub use names::{NameTable, RepeatedName};
 pub use rules::element_count;
 
 use descriptor::{dims_of, Fields, Record, NO_INDEX};

@@ -727,6 +727,220 @@ impl<'a, S: AsRef<[u16]>> NameIndex<'a, S> {
     }
 }
 
+/// An index by name over the tensors of several directories, built once:
+/// the lookup of a model whose names are split over many blocks (a
+/// directory addresses at most 64 KiB of names), whatever order the names
+/// are in. Building it also proves every name unique across all of them.
+///
+/// A hash table of (directory, tensor, fingerprint) slots, two per named
+/// tensor: one pass to build, O(1) per lookup. Names that collide more
+/// than [`MAX_PROBE`] slots (hostile names can) get a table sorted by name
+/// instead (O(n log n) to build, O(log n) per lookup), so the work stays
+/// bounded for any names.
+///
+/// ```
+/// use kiln_nostd::{Directory, NameTable, TensorSpec, Tensors, to_vec};
+/// let one = [1u8];
+/// let a = to_vec(&Tensors(&[TensorSpec::from_host(&[1], &one).named("b")])).unwrap();
+/// let b = to_vec(&Tensors(&[TensorSpec::from_host(&[1], &one).named("a")])).unwrap();
+/// let dirs = vec![Directory::parse(&a).unwrap(), Directory::parse(&b).unwrap()];
+/// let table = NameTable::new(dirs).unwrap();
+/// assert_eq!(table.located("a").map(|(dir, t)| (dir, t.index())), Some((1, 0)));
+/// assert!(table.get("c").is_none());
+/// ```
+#[cfg(feature = "alloc")]
+#[derive(Clone, Debug)]
+pub struct NameTable<'a> {
+    dirs: alloc::vec::Vec<Directory<'a>>,
+    /// Hashed: `dir << 32 | index << 16 | fingerprint` per slot, or
+    /// [`TABLE_EMPTY`]. Sorted: the same entries in name order.
+    slots: alloc::vec::Vec<u64>,
+    hashed: bool,
+    named: usize,
+}
+
+/// An empty slot of a [`NameTable`] (no directory has index `u32::MAX`).
+#[cfg(feature = "alloc")]
+const TABLE_EMPTY: u64 = u64::MAX;
+
+/// A name that two tensors of a [`NameTable`]'s directories share: the
+/// later one, as (directory, tensor index).
+#[cfg(feature = "alloc")]
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct RepeatedName {
+    /// Position of the directory in the list given to [`NameTable::new`].
+    pub directory: usize,
+    /// The tensor's index in that directory.
+    pub index: usize,
+}
+
+#[cfg(feature = "alloc")]
+impl<'a> NameTable<'a> {
+    /// Indexes every named tensor of `dirs`, refusing a name that appears
+    /// twice (in one directory or across two). Unnamed tensors are left
+    /// out. More than `u32::MAX - 1` directories are refused as a repeat
+    /// at the first one past it (a message that large cannot exist).
+    pub fn new(dirs: alloc::vec::Vec<Directory<'a>>) -> core::result::Result<Self, RepeatedName> {
+        let named: usize = dirs
+            .iter()
+            .filter(|d| d.has_names())
+            .map(Directory::len)
+            .sum();
+        if dirs.len() >= u32::MAX as usize {
+            return Err(RepeatedName {
+                directory: u32::MAX as usize,
+                index: 0,
+            });
+        }
+        let mut table = NameTable {
+            dirs,
+            slots: alloc::vec::Vec::new(),
+            hashed: true,
+            named,
+        };
+        let slots = named.saturating_mul(2).next_power_of_two().max(8);
+        table.slots = alloc::vec![TABLE_EMPTY; slots];
+        match table.fill_hashed() {
+            Some(Ok(())) => Ok(table),
+            Some(Err(repeat)) => Err(repeat),
+            None => {
+                table.hashed = false;
+                table.fill_sorted().map(|()| table)
+            }
+        }
+    }
+
+    /// The entries of every named tensor, in directory order.
+    fn entries(&self) -> impl Iterator<Item = u64> + '_ {
+        (0u64..).zip(&self.dirs).flat_map(|(d, dir)| {
+            let count = if dir.has_names() { dir.tensor_count } else { 0 };
+            (0..count).map(move |i| d << 32 | u64::from(i) << 16)
+        })
+    }
+
+    fn name_of(&self, entry: u64) -> &'a [u8] {
+        match self.dirs.get((entry >> 32) as usize) {
+            Some(dir) => dir.name_at((entry >> 16) as u32 & 0xFFFF),
+            None => &[],
+        }
+    }
+
+    fn repeat(entry: u64) -> RepeatedName {
+        RepeatedName {
+            directory: (entry >> 32) as usize,
+            index: ((entry >> 16) & 0xFFFF) as usize,
+        }
+    }
+
+    /// `None` when some name would sit more than [`MAX_PROBE`] slots past
+    /// its hash's slot.
+    fn fill_hashed(&mut self) -> Option<core::result::Result<(), RepeatedName>> {
+        let mask = self.slots.len().wrapping_sub(1);
+        let mut slots = core::mem::take(&mut self.slots);
+        let mut outcome = Some(Ok(()));
+        'entries: for entry in self.entries() {
+            let name = self.name_of(entry);
+            let hash = hash_name(name);
+            let tagged = entry | u64::from(fingerprint(hash));
+            let mut slot = home(hash, mask);
+            for _ in 0..MAX_PROBE {
+                let Some(held) = slots.get_mut(slot) else {
+                    break;
+                };
+                if *held == TABLE_EMPTY {
+                    *held = tagged;
+                    continue 'entries;
+                }
+                if *held as u16 == tagged as u16 && self.name_of(*held) == name {
+                    outcome = Some(Err(Self::repeat(entry)));
+                    break 'entries;
+                }
+                slot = slot.wrapping_add(1) & mask;
+            }
+            outcome = None;
+            break;
+        }
+        self.slots = slots;
+        outcome
+    }
+
+    fn fill_sorted(&mut self) -> core::result::Result<(), RepeatedName> {
+        let mut order: alloc::vec::Vec<u64> = self.entries().collect();
+        order
+            .sort_unstable_by(|&a, &b| cmp_bytes(self.name_of(a), self.name_of(b)).then(a.cmp(&b)));
+        let first = order
+            .windows(2)
+            .filter_map(|pair| match pair {
+                [a, b] if self.name_of(*a) == self.name_of(*b) => Some(*b),
+                _ => None,
+            })
+            .min();
+        if let Some(entry) = first {
+            return Err(Self::repeat(entry));
+        }
+        self.slots = order;
+        Ok(())
+    }
+
+    /// The tensor named `name`.
+    #[inline]
+    pub fn get(&self, name: &str) -> Option<TensorView<'a>> {
+        self.located(name).map(|(_, view)| view)
+    }
+
+    /// The tensor named `name` and the position of its directory.
+    #[inline]
+    pub fn located(&self, name: &str) -> Option<(usize, TensorView<'a>)> {
+        let needle = name.as_bytes();
+        if needle.is_empty() {
+            return None;
+        }
+        let entry = if self.hashed {
+            let mask = self.slots.len().wrapping_sub(1);
+            let hash = hash_name(needle);
+            let tag = fingerprint(hash);
+            let mut slot = home(hash, mask);
+            let mut found = None;
+            for _ in 0..MAX_PROBE {
+                let held = *self.slots.get(slot)?;
+                if held == TABLE_EMPTY {
+                    return None;
+                }
+                if held as u16 == tag && self.name_of(held) == needle {
+                    found = Some(held);
+                    break;
+                }
+                slot = slot.wrapping_add(1) & mask;
+            }
+            found?
+        } else {
+            let at = self
+                .slots
+                .binary_search_by(|&e| cmp_bytes(self.name_of(e), needle))
+                .ok()?;
+            *self.slots.get(at)?
+        };
+        let dir = (entry >> 32) as usize;
+        let view = self.dirs.get(dir)?.get(((entry >> 16) & 0xFFFF) as usize)?;
+        Some((dir, view))
+    }
+
+    /// The directories, in the order given.
+    pub fn directories(&self) -> &[Directory<'a>] {
+        &self.dirs
+    }
+
+    /// How many named tensors the table holds.
+    pub const fn len(&self) -> usize {
+        self.named
+    }
+
+    /// Whether it holds none.
+    pub const fn is_empty(&self) -> bool {
+        self.named == 0
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::indexing_slicing, clippy::unwrap_used)]

@@ -1,0 +1,118 @@
+//! Models with more names than one directory holds: a 48-layer,
+//! 128-expert mixture-of-experts checkpoint (18,867 tensors) and one of
+//! 100,000 tensors convert to Kiln and back byte for byte, every name is
+//! found with one call, and every payload of the converted files is read
+//! in place from a memory map.
+
+mod common;
+
+use common::*;
+use kiln_convert::{convert, Format, Model};
+use safetensors::tensor::TensorView;
+use safetensors::Dtype;
+
+fn to_kiln(from: Format, input: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    convert(from, Format::Kiln, input, &mut out).unwrap();
+    out
+}
+
+fn back(to: Format, kiln: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    convert(Format::Kiln, to, kiln, &mut out).unwrap();
+    out
+}
+
+/// A safetensors file with `names`, payloads of a few bytes in a mix of
+/// dtypes (so both the header's alignment order and Kiln's 64-byte
+/// placement are exercised).
+fn safetensors_with(names: &[String]) -> Vec<u8> {
+    let data: Vec<u8> = (0..64).collect();
+    let dtypes = [
+        (Dtype::BF16, 2),
+        (Dtype::F32, 4),
+        (Dtype::F8_E4M3, 1),
+        (Dtype::I64, 8),
+        (Dtype::U8, 1),
+    ];
+    let views = names.iter().enumerate().map(|(i, name)| {
+        let (dtype, width) = dtypes[i % dtypes.len()];
+        let n = 1 + i % 3;
+        (
+            name.as_str(),
+            TensorView::new(dtype, vec![n], &data[..n * width]).unwrap(),
+        )
+    });
+    safetensors::serialize(views, None).unwrap()
+}
+
+fn check_model(source: &[u8], from: Format, names: &[String], label: &str) {
+    let kiln = to_kiln(from, source);
+    let mapped = MappedFile::new(label, &kiln);
+    let model = Model::open(&mapped.map).unwrap();
+    assert_eq!(model.len(), names.len());
+    assert!(
+        model.directories().len() > 1,
+        "{label}: {} directories",
+        model.directories().len()
+    );
+    for d in model.directories() {
+        assert_eq!(d.offset() % 64, 0);
+    }
+    for name in names {
+        let t = model.tensor(name).unwrap_or_else(|| panic!("{name}"));
+        assert_eq!(t.name(), Some(name.as_str()));
+    }
+    assert!(model
+        .tensor("model.layers.0.mlp.experts.999999.up_proj.weight")
+        .is_none());
+    let viewed = view_every_payload(&mapped.map);
+    assert!(viewed > names.len() / 2, "{label}: {viewed} viewed");
+    assert_eq!(back(from, &mapped.map), source, "{label} comes back");
+}
+
+#[test]
+fn a_48_layer_128_expert_moe_converts_there_and_back() {
+    let names = moe_names();
+    assert_eq!(names.len(), 18_867);
+    let name_bytes: usize = names.iter().map(String::len).sum();
+    assert!(name_bytes > 13 * 65_535, "{name_bytes} bytes of names");
+    check_model(
+        &safetensors_with(&names),
+        Format::Safetensors,
+        &names,
+        "moe.kiln",
+    );
+}
+
+#[test]
+fn a_gguf_in_model_order_with_18_867_tensors_converts_there_and_back() {
+    let names = moe_names();
+    let mut gguf = GgufBuilder::new();
+    for (i, name) in names.iter().enumerate() {
+        // F32 and F16 (four and two bytes) and Q8_0 blocks, in model order.
+        gguf = match i % 3 {
+            0 => gguf.tensor(name, &[2], 0, &f32_bytes(&[1.0, 2.0])),
+            1 => gguf.tensor(name, &[2], 1, &[0, 60, 0, 188]),
+            _ => gguf.tensor(name, &[32], 8, &[1u8; 34]),
+        };
+    }
+    let source = gguf.build();
+    check_model(&source, Format::Gguf, &names, "moe-gguf.kiln");
+    // The directories keep GGUF's order.
+    let kiln = to_kiln(Format::Gguf, &source);
+    let model = Model::open(&kiln).unwrap();
+    let order: Vec<&str> = model.tensors().map(|t| t.name().unwrap()).collect();
+    assert_eq!(order, names);
+}
+
+#[test]
+fn one_hundred_thousand_tensors_convert_there_and_back() {
+    let names = many_names(100_000);
+    check_model(
+        &safetensors_with(&names),
+        Format::Safetensors,
+        &names,
+        "100k.kiln",
+    );
+}
