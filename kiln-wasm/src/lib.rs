@@ -112,7 +112,7 @@ pub mod open;
 
 pub use js::KilnFile;
 pub use kiln_nostd::inspect::{DirectoryFacts, TensorFacts};
-pub use open::{open, Opened, Source};
+pub use open::{open, Opened, ReadAt, Tensor};
 
 /// A panic traps. Nothing in this crate is meant to panic (every index
 /// into input is checked); if something does, the call throws a

@@ -298,6 +298,9 @@ pub struct Checker<'c, 't, 's, const N: usize> {
     blocks: u32,
     /// A head just checked, not yet asked for ([`Checker::take_head`]).
     head_ready: bool,
+    /// Where in scratch the head of a block that ended in the step that
+    /// checked it waits for [`Checker::take_head`] (until more bytes come).
+    parked: Option<(usize, usize)>,
     first: [u8; 4],
     report: Report,
 }
@@ -332,6 +335,7 @@ impl<'c, 't, 's, const N: usize> Checker<'c, 't, 's, N> {
             block: None,
             blocks: 0,
             head_ready: false,
+            parked: None,
             first: [0; 4],
             report: Report {
                 read: 0,
@@ -577,6 +581,10 @@ impl<'c, 't, 's, const N: usize> Checker<'c, 't, 's, N> {
         if !core::mem::take(&mut self.head_ready) {
             return None;
         }
+        if let Some((from, len)) = self.parked.take() {
+            let head = self.scratch.get(from..from.saturating_add(len))?;
+            return Some((self.blocks.saturating_sub(1), head));
+        }
         let block = self.block?;
         let header = block.header?;
         Some((self.blocks, self.head_bytes(&block, &header)))
@@ -622,6 +630,7 @@ impl<'c, 't, 's, const N: usize> Checker<'c, 't, 's, N> {
     }
 
     fn took_u64(&mut self, count: u64) {
+        self.parked = None;
         let count = count.min(self.cur.len.saturating_sub(self.cur.filled));
         if matches!(self.cur.want, Want::Skip(_)) {
             self.report.payload = self.report.payload.saturating_add(count);
@@ -1318,9 +1327,25 @@ impl<'c, 't, 's, const N: usize> Checker<'c, 't, 's, N> {
         if let Some(e) = block.held.or(block.fault) {
             return Err(e);
         }
+        let at = block.scratch_at;
+        // A head not yet taken (the block ended in the step that checked
+        // it: no payload bytes) is parked for take_head: after the empty
+        // stand-in when the record is kept, else where it is.
+        let head_len = usize::try_from(header.payload_base).unwrap_or(usize::MAX);
+        if self.head_ready {
+            let from = if self.keep {
+                let to = at.saturating_add(crate::Directory::EMPTY.as_bytes().len());
+                self.require(to.saturating_add(head_len))?;
+                self.scratch
+                    .copy_within(at..at.saturating_add(head_len), to);
+                to
+            } else {
+                at
+            };
+            self.parked = Some((from, head_len));
+        }
         if self.keep {
             let empty = crate::Directory::EMPTY.as_bytes();
-            let at = block.scratch_at;
             if let Some(slot) = self.scratch.get_mut(at..at.saturating_add(empty.len())) {
                 slot.copy_from_slice(empty);
             }
