@@ -15,13 +15,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$PWD"
 
-# 64 KiB: the budget for the module after wasm-opt -Oz.
-MAX_WASM_BYTES=65536
+# The budget for the inspector's module after wasm-opt -Oz: 96 KiB. It
+# links the core's incremental checker (reads by ranges) and its value
+# walk (the message tree) side by side.
+MAX_WASM_BYTES=98304
 
 build() {
     cargo rustc -q -p kiln-wasm --lib --crate-type cdylib --target wasm32-unknown-unknown \
         --profile wasm-release --features module
-    local raw=target/wasm32-unknown-unknown/wasm-release/kiln_wasm.wasm
+    local raw="${CARGO_TARGET_DIR:-$ROOT/target}/wasm32-unknown-unknown/wasm-release/kiln_wasm.wasm"
     rm -rf www/pkg
     wasm-bindgen --target web --out-dir www/pkg --out-name kiln_wasm "$raw"
     local wasm_opt="$ROOT/tests/e2e/node_modules/.bin/wasm-opt"
@@ -39,7 +41,7 @@ build() {
     rm -f www/pkg/.gitignore
     echo "www/pkg/kiln_wasm_bg.wasm: $before bytes from wasm-bindgen, $after after wasm-opt -Oz (budget $MAX_WASM_BYTES)"
     if [ "$after" -gt "$MAX_WASM_BYTES" ]; then
-        echo "www: the module is over its 64 KiB budget" >&2
+        echo "www: the module is over its budget of $MAX_WASM_BYTES bytes" >&2
         return 1
     fi
 }
