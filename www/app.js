@@ -227,9 +227,9 @@ function showFile() {
     ['Directories', intFmt.format(h.directoryCount)],
     ['Payloads', fmtBytes(payload)],
     ['Checked', `${state.checkMs.toFixed(1)} ms`],
-    ['Read', el('span', { id: 'read-bytes' }, readText())],
+    ['Read', el('span', {}, el('span', { id: 'read-bytes' }, readText()), el('small', {}, 'by ranges: the check reads the heads; a tensor’s bytes are read when it is shown.'))],
     ['Memory', el('span', { id: 'wasm-memory' }, fmtBytes(state.io.wasmMemory),
-      el('small', {}, 'wasm memory: the checker’s scratch and the directory heads; payloads are read only when shown.'))],
+      el('small', {}, 'wasm memory, bounded whatever the file’s size.'))],
   ];
   $('header-facts').replaceChildren(...facts.flatMap(([k, v]) => [el('dt', {}, k), el('dd', {}, v)]));
   $('directories').replaceChildren(...state.dirs.map((d, i) => el('li', {},
@@ -364,7 +364,7 @@ function link(j, text) {
 function readText() {
   const io = state.io;
   const size = state.file?.header.byteLength ?? 0;
-  return `${fmtBytes(io.bytesRead)} in ${intFmt.format(io.requests)} reads (${(100 * io.bytesRead / Math.max(size, 1)).toPrecision(2)}% of the file)`;
+  return `${fmtBytes(io.bytesRead)}, ${intFmt.format(io.requests)} reads`;
 }
 
 function updateIo() {

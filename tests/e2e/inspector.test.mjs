@@ -227,7 +227,7 @@ test('256 MiB: the open reads the head only; statistics in chunks in the worker 
   assert.ok(fs.statSync(file).size > 256 << 20);
   const openMs = await openTimed(file);
   const facts = await page.evaluate(() => ({ read: window.kilnInspector.openIo.bytesRead, memory: window.kilnInspector.openIo.wasmMemory }));
-  assert.ok(facts.read < 4096, `the open read ${facts.read} bytes`);
+  assert.ok(facts.read <= 64 << 10, `the open read ${facts.read} bytes (one read-ahead window)`);
   assert.ok(facts.memory <= 64 << 20, `wasm memory ${facts.memory}`);
   // Watch the frame gaps while the statistics run.
   await page.evaluate(() => {
@@ -277,8 +277,9 @@ test('6 GiB, sparse: the table, a tensor at the end with its values, bytes read 
       const s = window.kilnInspector;
       return { io: s.openIo, heads: s.dirs.reduce((a, d) => a + d.payloadOffset - d.offset, 0), checkMs: s.checkMs };
     });
-    // The open reads the directory's head and nothing of the payloads.
-    assert.ok(open.io.bytesRead <= open.heads + 4096, `read ${open.io.bytesRead}, heads ${open.heads}`);
+    // The open reads the directory's head and nothing of the payloads
+    // (small reads go through one 64 KiB read-ahead window).
+    assert.ok(open.io.bytesRead <= open.heads + (64 << 10), `read ${open.io.bytesRead}, heads ${open.heads}`);
     assert.ok(open.io.wasmMemory <= (64 << 20) + open.heads, `wasm memory ${open.io.wasmMemory}`);
     await statsDone();
     await shot('sparse-6g.png');
