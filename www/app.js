@@ -244,8 +244,13 @@ function showFile() {
   refreshRows();
   document.body.dataset.state = 'ready';
   document.title = `${state.name} \u2014 Kiln inspector`;
-  if (state.tensors.length) select(state.rows[0]?.index ?? 0);
-  else $('detail').replaceChildren(el('p', { class: 'muted' }, 'This file has no tensors.'));
+  // A remote file's tensor is read only when picked: every byte shown is
+  // a Range request.
+  if (!state.tensors.length) $('detail').replaceChildren(el('p', { class: 'muted' }, 'This file has no tensors.'));
+  else if (state.source?.url) {
+    $('detail').replaceChildren(el('p', { class: 'muted' }, `Read by HTTP Range requests: ${fmtBytes(state.openIo.bytesRead)} so far. Select a tensor to read its bytes.`));
+    $('detail').dataset.stats = 'none'; $('detail').dataset.values = 'done';
+  } else select(state.rows[0]?.index ?? 0);
 }
 
 // ---------------------------------------------------------------- message tree

@@ -51,11 +51,25 @@ function rangeXhr(url, at, len) {
   return x;
 }
 
-function urlSource(url) {
-  const probe = rangeXhr(url, 0, 1);
-  const total = /\/(\d+)$/.exec(probe.getResponseHeader('Content-Range') ?? '');
-  if (!total) throw new RangeError_('NoRange', `${url}: the server's Range answer has no length (Content-Range is missing or not exposed to this page by CORS).`);
-  io.bytesRead += 1; io.requests += 1;
+/** A URL read by Range requests: first one byte, which says the length (and whether the server serves ranges at all, without downloading the file when it does not). */
+async function urlSource(url) {
+  let probe;
+  try {
+    probe = await fetch(url, { headers: { Range: 'bytes=0-0' }, cache: 'no-store' });
+  } catch {
+    throw new RangeError_('Network', `${url} could not be fetched: the server is unreachable, or it does not allow this page to read it (CORS: it must send Access-Control-Allow-Origin and allow the Range header).`);
+  }
+  if (probe.status === 200) {
+    probe.body?.cancel();
+    throw new RangeError_('NoRange', `${url}: the server ignored the Range request (it began sending the whole file, status 200). Opening a file from a URL needs a server that supports HTTP Range requests.`);
+  }
+  if (probe.status !== 206) {
+    probe.body?.cancel();
+    throw new RangeError_('Http', `${url}: the server answered ${probe.status} ${probe.statusText}.`);
+  }
+  const total = /\/(\d+)$/.exec(probe.headers.get('Content-Range') ?? '');
+  io.bytesRead += (await probe.arrayBuffer()).byteLength; io.requests += 1;
+  if (!total) throw new RangeError_('NoRange', `${url}: the server's Range answer has no total length (Content-Range is missing, or not exposed to this page by CORS: Access-Control-Expose-Headers).`);
   return {
     length: Number(total[1]),
     readSync(at, len) { return new Uint8Array(rangeXhr(url, at, len).response); },
@@ -98,12 +112,12 @@ function around(offset) {
   return { start, bytes: len > 0 ? counted(source.readSync)(start, len) : new Uint8Array(0) };
 }
 
-function open({ blob, url, type, framed }) {
+async function open({ blob, url, type, framed }) {
   if (kiln) { kiln.free(); kiln = null; }
   io.bytesRead = 0; io.requests = 0;
   const t0 = performance.now();
   try {
-    source = blob ? blobSource(blob) : urlSource(url);
+    source = blob ? blobSource(blob) : await urlSource(url);
   } catch (e) { return { error: errorOf(e), io: memory() }; }
   try {
     kiln = KilnFile.openReader(source.length, windowed(source), type, framed);
@@ -224,7 +238,7 @@ onmessage = async ({ data }) => {
   if (op === 'cancel') { cancelled.add(data.job); return; }
   let reply;
   try {
-    if (op === 'open') reply = open(data);
+    if (op === 'open') reply = await open(data);
     else if (op === 'first') reply = await firstValues(data);
     else if (op === 'stats') reply = await stats(data);
   } catch (e) { reply = { error: errorOf(e), io: memory() }; }

@@ -19,6 +19,7 @@ const shots = path.join(root, 'target/e2e-screenshots');
 const big = process.env.KILN_E2E_DIR ?? path.join(root, 'target/e2e-files');
 const samples = path.join(root, 'www/samples');
 let server, browser, page;
+const served = {}; // extra files of the page's server, by URL path
 const errors = [];
 
 function largeFile(name, flag) {
@@ -33,7 +34,7 @@ function largeFile(name, flag) {
 
 before(async () => {
   fs.mkdirSync(shots, { recursive: true });
-  server = await startServer();
+  server = await startServer({ extra: served });
   browser = await chromium.launch({
     executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
@@ -312,7 +313,64 @@ test('6 GiB, sparse: the table, a tensor at the end with its values, bytes read 
     console.log(`6 GiB sparse (${size} B, 301 tensors): open to table ${openMs} ms (check ${open.checkMs.toFixed(0)} ms), read ${open.io.bytesRead} B in ${open.io.requests} reads, wasm memory ${open.io.wasmMemory} B; ` +
       `4,096-element tensor at the end ${normMs} ms; 11 M-element f16 matrix ${matMs} ms, ${io2.bytesRead - b2} B read`);
     await shot('sparse-6g-matrix.png');
+
+    // The same file from a URL: HTTP Range requests to the test server,
+    // which counts the bytes it sends.
+    served['/files/sparse-6g.kiln'] = file;
+    const sentOf = () => server.stats.paths['/files/sparse-6g.kiln'] ?? 0;
+    const u0 = Date.now();
+    await page.goto(`${server.url}?url=/files/sparse-6g.kiln&name=sparse-6g.kiln`);
+    await page.waitForSelector('body[data-state="ready"], body[data-state="error"]', { timeout: 120_000 });
+    const urlMs = Date.now() - u0;
+    assert.equal(await page.evaluate(() => document.body.dataset.state), 'ready');
+    assert.equal(await text('#count'), '301 tensors');
+    // The 16 bytes that say the format, the probe's byte, then the head
+    // through one read-ahead window.
+    const sentOpen = sentOf();
+    assert.ok(sentOpen <= open.heads + (64 << 10) + 17, `sent ${sentOpen} B for the open (heads ${open.heads})`);
+    await shot('url-6g.png');
+    const sent1 = sentOf();
+    await selectRow('model.norm.weight');
+    assert.match(await text('#detail .values'), /^-8\s+-7\.99609/);
+    const sentTensor = sentOf() - sent1;
+    assert.ok(sentTensor >= norm && sentTensor <= 2 * norm + 1024, `sent ${sentTensor} B for a tensor of ${norm}`);
+    console.log(`6 GiB by URL: open to table ${urlMs} ms, ${sentOpen} B sent for the open; one 16 KiB tensor: ${sentTensor} B sent`);
+    await shot('url-6g-tensor.png');
   } finally {
+    delete served['/files/sparse-6g.kiln'];
     fs.rmSync(file, { force: true });
+  }
+});
+
+test('URL: a server without Range support, and a CORS refusal, get a clear message', async () => {
+  await page.goto(`${server.url}?url=/norange/samples/model.kiln&name=model.kiln`);
+  await page.waitForSelector('body[data-state="error"]', { timeout: 60_000 });
+  assert.equal(await text('#error-code'), 'NoRange');
+  assert.match(await text('#error-message'), /supports HTTP Range requests/);
+  await shot('url-norange.png');
+  // Another origin (another port) that sends no CORS headers.
+  const other = await startServer();
+  const before = errors.length;
+  try {
+    await page.fill('#url-input', `${other.url}samples/model.kiln`);
+    await page.click('#open-url');
+    await page.waitForSelector('body[data-state="error"] #error-code:text("Network")', { timeout: 60_000 });
+    assert.match(await text('#error-message'), /CORS/);
+    await shot('url-cors.png');
+  } finally {
+    await other.close();
+  }
+  // Chromium logs the refused request itself: expected here.
+  const logged = errors.splice(before);
+  assert.ok(logged.every((m) => /CORS|Failed to load resource|Failed to fetch/i.test(m)), logged.join('\n'));
+  // With CORS allowed, the other origin's file opens.
+  const open = await startServer({ cors: true });
+  try {
+    await page.fill('#url-input', `${open.url}samples/model.kiln`);
+    await page.click('#open-url');
+    await page.waitForSelector('body[data-state="ready"]', { timeout: 60_000 });
+    assert.equal(await text('#count'), '19 tensors');
+  } finally {
+    await open.close();
   }
 });
