@@ -164,6 +164,8 @@ function showError(e, hexView, length, name) {
   $('file').hidden = true;
   $('error').hidden = false;
   $('error-code').textContent = e.code ?? 'Error';
+  const unread = ['Network', 'NoRange', 'Http', 'Io'].includes(e.code);
+  $('error').querySelector('h2').textContent = unread ? 'The file could not be read' : 'Not a valid Kiln value';
   $('error-message').textContent = e.code && e.message.startsWith(`${e.code}: `) ? e.message.slice(e.code.length + 2) : e.message;
   const off = e.offset;
   const size = length === undefined ? '' : `${fmtBytes(length)}.`;

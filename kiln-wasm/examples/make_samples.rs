@@ -364,7 +364,14 @@ impl kiln_nostd::wire::Sink for SparseSink<'_> {
 fn sparse(path: &Path) {
     let shape = [4096u64, 2688];
     let zeros = vec![0u8; (shape[0] * shape[1] * 2) as usize];
-    let kinds = ["q_proj", "k_proj", "v_proj", "o_proj", "up_proj", "down_proj"];
+    let kinds = [
+        "q_proj",
+        "k_proj",
+        "v_proj",
+        "o_proj",
+        "up_proj",
+        "down_proj",
+    ];
     let names: Vec<String> = (0..300)
         .map(|i| format!("model.layers.{:02}.{}.weight", i / 6, kinds[i % 6]))
         .collect();

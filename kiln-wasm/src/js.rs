@@ -476,7 +476,7 @@ impl KilnFile {
                 "typed arrays on this host are big-endian: use widen",
             ));
         }
-        let copied = abs % t.facts.element_align() != 0;
+        let copied = !abs.is_multiple_of(t.facts.element_align());
         let array = if copied {
             let args = Array::of1(&JsValue::from_f64(count as f64));
             let array = Reflect::construct(&ctor, &args)?;
@@ -664,7 +664,7 @@ impl KilnFile {
         set(
             &o,
             "aligned",
-            JsValue::from_bool(base.wrapping_add(tensor.offset) % align == 0),
+            JsValue::from_bool(base.wrapping_add(tensor.offset).is_multiple_of(align)),
         );
         o
     }
