@@ -68,11 +68,11 @@ def main() -> int:
     with open(os.path.join(ROOT, "spec", "kiln-v2-cases.json")) as f:
         cases = json.load(f)
     seeds = {t: [] for t in ("directory", "check", "walk_value", "typed", "roundtrip",
-                             "convert", "slow", "wasm")}
+                             "convert", "slow", "wasm", "stream")}
     for case in cases:
         data = bytes.fromhex(case["hex"])
         typed = header(case["type"], case["framed"], case.get("cap")) + data
-        for target in ("check", "walk_value", "slow"):
+        for target in ("check", "walk_value", "slow", "stream"):
             seeds[target].append(typed)
         # wasm: [type][flags][cap][first u64][count u64][bytes]; flag bit 1
         # pads the file past 1 MiB (the large-file path).
@@ -87,7 +87,7 @@ def main() -> int:
             seeds["directory"].append(data)
             seeds["slow"].append(data)
     for type_text, data in hostile():
-        for target in ("check", "walk_value", "slow"):
+        for target in ("check", "walk_value", "slow", "stream"):
             seeds[target].append(header(type_text, False, None) + data)
     seeds["typed"].extend(typed_seeds())
     convert_dir = os.path.join(HERE, "seeds", "convert")

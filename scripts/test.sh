@@ -26,7 +26,8 @@
 #   bounds     work and allocation bounds: instruction counts (callgrind)
 #              and heap (DHAT) of the inputs that once took unbounded time
 #              (scripts/stages/bounds.sh)
-#   thumb      kiln-nostd for thumbv7em-none-eabihf, without and with defmt+derive
+#   thumb      kiln-nostd for thumbv7em-none-eabihf, without and with defmt+derive,
+#              and the streaming decoder over embedded-io
 #   bigendian  kiln-nostd tests + doc tests on s390x and powerpc64 (qemu-user)
 #   firmware   Cortex-M3 under qemu-system-arm: demo, defmt-test golden suite,
 #              flash/RAM report
@@ -186,6 +187,7 @@ stage_differential() {
 stage_thumb() {
     cargo build -p kiln-nostd --target thumbv7em-none-eabihf
     cargo build -p kiln-nostd --target thumbv7em-none-eabihf --features defmt,derive
+    cargo build -p kiln-nostd --target thumbv7em-none-eabihf --features embedded-io,embedded-io-async
 }
 
 stage_bigendian() {

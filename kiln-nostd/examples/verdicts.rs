@@ -13,18 +13,23 @@
 //! 0 for the default caps) from standard input, for a million inputs in
 //! one process.
 //!
-//! Every input goes through four readers, which must agree with each
+//! Every input goes through five readers, which must agree with each
 //! other: `check`; the walker with a visitor that records events; dynamic
 //! values (`decode_value`), whose accepted values must encode to the same
-//! bytes; and the typed decoder wherever the type has a Rust type here,
-//! whose accepted values must also encode to the same bytes (a typed
-//! decoder's refusal for lack of storage is not a verdict and is skipped).
+//! bytes; the typed decoder wherever the type has a Rust type here, whose
+//! accepted values must also encode to the same bytes (a typed decoder's
+//! refusal for lack of storage is not a verdict and is skipped); and the
+//! incremental checker (`stream::Checker`), fed in one piece with the
+//! length known, at split points drawn from the input's hash with the
+//! length not known, and read by ranges (`stream::check_at`), which must
+//! give `check`'s very error: code, offset, tensor, sentence and numbers.
 //! A disagreement prints `DISAGREE` with the details on that input's line
 //! and makes the exit status 1.
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufWriter, Write};
 
+use kiln_nostd::stream::{check_at, Checker, Need};
 use kiln_nostd::walk::{ScalarValue, Span, Visitor};
 use kiln_nostd::{
     from_bytes_with, from_frame_with, to_frame_vec, to_vec, Code, CompiledType, Decode, DictView,
@@ -185,10 +190,92 @@ fn typed_verdict(type_text: &str, bytes: &[u8], options: Options) -> Option<Verd
     })
 }
 
+/// An error as the incremental checker must repeat it: all but the hint
+/// that bare bytes look framed (given once it has seen four bytes).
+fn error_key(result: &Result<(), Error>) -> Option<String> {
+    result.as_ref().err().map(|e| {
+        format!(
+            "{:?} at {:?} tensor {:?} {:?}: {}",
+            e.kind(),
+            e.offset(),
+            e.tensor(),
+            e.detail(),
+            e.fault()
+        )
+    })
+}
+
+/// The incremental checker over `bytes` cut at `cuts`, the length known or
+/// not.
+fn streamed(
+    ty: &CompiledType<'_, NODES>,
+    bytes: &[u8],
+    options: Options,
+    known: bool,
+    cuts: &[usize],
+) -> Result<(), Error> {
+    // The whole message always fits: heads and keys are inside it.
+    let mut scratch = vec![0u8; bytes.len() + 64];
+    let mut checker = if known {
+        Checker::with_len(ty, options, &mut scratch, bytes.len() as u64)
+    } else {
+        Checker::new(ty, options, &mut scratch)
+    };
+    let mut from = 0;
+    for &cut in cuts.iter().chain(std::iter::once(&bytes.len())) {
+        let piece = &bytes[from..cut.max(from)];
+        from = cut.max(from);
+        if checker.feed(piece)? < piece.len() {
+            break;
+        }
+    }
+    loop {
+        match checker.need()? {
+            Need::Done => return Ok(()),
+            _ => checker.end()?,
+        }
+    }
+}
+
+/// Split points drawn from the bytes' FNV-1a hash: the same on every run.
+fn cuts_of(bytes: &[u8]) -> Vec<usize> {
+    let mut h = bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+    });
+    let mut cuts: Vec<usize> = (0..1 + h % 5)
+        .map(|_| {
+            h ^= h << 13;
+            h ^= h >> 7;
+            h ^= h << 17;
+            (h % (bytes.len() as u64 + 1)) as usize
+        })
+        .collect();
+    cuts.sort_unstable();
+    cuts
+}
+
 /// Every reader's verdict on one input: the verdict, or `DISAGREE ...`.
 fn judge(ty: &CompiledType<'_, NODES>, type_text: &str, bytes: &[u8], options: Options) -> String {
-    let checked = Verdict::of(&ty.check(bytes, options));
+    let full = ty.check(bytes, options);
+    let checked = Verdict::of(&full);
     let mut faults = Vec::new();
+    let want = error_key(&full);
+    for (how, got) in [
+        ("in one piece", streamed(ty, bytes, options, true, &[])),
+        (
+            "in pieces",
+            streamed(ty, bytes, options, false, &cuts_of(bytes)),
+        ),
+        ("by ranges", {
+            let mut scratch = vec![0u8; bytes.len() + 64];
+            check_at(ty, bytes, options, &mut scratch).map(|_| ())
+        }),
+    ] {
+        let got = error_key(&got);
+        if got != want {
+            faults.push(format!("stream checker {how}: {got:?}, check {want:?}"));
+        }
+    }
     let walked = Verdict::of(&ty.walk(bytes, options, &mut Events::default()));
     if walked != checked {
         faults.push(format!("walker {}", walked.text()));

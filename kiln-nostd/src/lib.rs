@@ -151,6 +151,7 @@
 //! | [`frame`] | the 16-byte frame and its schema hash check |
 //! | [`schema`] | type text compiled once; schema hash and minimum sizes |
 //! | [`walk`](mod@walk) | bytes walked against run-time type text, with absolute positions |
+//! | [`stream`] | the same check as bytes arrive, reading only what the rules read: streams, ranges, `embedded-io` |
 //! | [`value`] (`alloc`) | dynamic values: one tree, borrowed with spans when decoded, owned when built |
 //! | [`inspect`] (`alloc`) | the inspection model: value tree, paths, directory and tensor facts |
 //! | [`order`] | byte order: zero-copy views, swapping copies and writers |
@@ -166,6 +167,10 @@
 //!   [`Frozen`], [`Encode`] and [`Decode`] for a struct with named fields
 //!   from its field types.
 //! - `defmt`: `defmt::Format` for errors and plain types.
+//! - `embedded-io`, `embedded-io-async`: streaming check and decode from an
+//!   `embedded-io` 0.6 reader ([`stream::check_from`],
+//!   [`stream::decode_from`] and their async twins), payloads handed to a
+//!   sink as they arrive, in a scratch buffer the caller sizes.
 //! - `no-error-text`: errors keep their code, offset and tensor but
 //!   neither the sentence nor the numbers ([`Error::fault`] is empty,
 //!   [`Error::detail`] is [`Detail::None`]; the error is three words on a

@@ -87,7 +87,7 @@ fn fed<const N: usize>(
             Ok(n) if n < piece.len() => {
                 // Done before the bytes ran out: only with a known length,
                 // which then equals the bytes given.
-                assert!(matches!(checker.next(), Ok(Need::Done)));
+                assert!(matches!(checker.need(), Ok(Need::Done)));
                 break;
             }
             Ok(_) => {}
@@ -95,7 +95,7 @@ fn fed<const N: usize>(
         }
     }
     let result = loop {
-        match checker.next() {
+        match checker.need() {
             Ok(Need::Done) => break Ok(()),
             Ok(_) => {
                 if let Err(e) = checker.end() {
@@ -232,7 +232,7 @@ fn pull<const N: usize>(
 ) -> Result<Report, Error> {
     let mut checker = Checker::new(ty, options, scratch);
     loop {
-        if let Need::Done = checker.next()? {
+        if let Need::Done = checker.need()? {
             return Ok(checker.report());
         }
         let buf = checker.unfilled();
@@ -328,8 +328,8 @@ struct Logged<R> {
 }
 
 impl<R: ReadAt> ReadAt for &mut Logged<R> {
-    fn len(&self) -> kiln_nostd::Result<u64> {
-        self.inner.len()
+    fn size(&self) -> kiln_nostd::Result<u64> {
+        self.inner.size()
     }
     fn read_at(&mut self, offset: u64, buf: &mut [u8]) -> kiln_nostd::Result<()> {
         self.ranges.push((offset, buf.len()));
@@ -337,6 +337,7 @@ impl<R: ReadAt> ReadAt for &mut Logged<R> {
     }
 }
 
+#[cfg(all(feature = "std", unix))]
 #[test]
 fn by_ranges_a_256_mib_payload_costs_its_head() {
     let count: u64 = 64 << 20; // u32 elements: 256 MiB
@@ -369,4 +370,316 @@ fn by_ranges_a_256_mib_payload_costs_its_head() {
     for pair in logged.ranges.windows(2) {
         assert!(pair[0].0 + pair[0].1 as u64 <= pair[1].0);
     }
+}
+
+// ---------------------------------------------------------------------------
+// Over embedded-io: blocking and async readers
+
+/// A reader that gives a seeded number of bytes per read (1 to 17).
+#[cfg(feature = "embedded-io")]
+struct Uart<'a> {
+    bytes: &'a [u8],
+    given: usize,
+    rng: Rng,
+}
+
+#[cfg(feature = "embedded-io")]
+impl<'a> Uart<'a> {
+    fn new(bytes: &'a [u8], seed: u64) -> Self {
+        Uart {
+            bytes,
+            given: 0,
+            rng: Rng(seed | 1),
+        }
+    }
+
+    fn give(&mut self, buf: &mut [u8]) -> usize {
+        let size = 1 + (self.rng.next() % 17) as usize;
+        let n = buf.len().min(self.bytes.len() - self.given).min(size);
+        buf[..n].copy_from_slice(&self.bytes[self.given..self.given + n]);
+        self.given += n;
+        n
+    }
+}
+
+#[cfg(feature = "embedded-io")]
+impl embedded_io::ErrorType for Uart<'_> {
+    type Error = core::convert::Infallible;
+}
+
+#[cfg(feature = "embedded-io")]
+impl embedded_io::Read for Uart<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> Result<usize, Self::Error> {
+        Ok(self.give(buf))
+    }
+}
+
+/// Every payload byte, at its place in its block, as a flash writer would
+/// store it, and each head at the block's start.
+#[cfg(feature = "embedded-io")]
+#[derive(Default)]
+struct Flash {
+    blocks: Vec<Vec<u8>>,
+    runs: usize,
+}
+
+#[cfg(feature = "embedded-io")]
+impl kiln_nostd::stream::PayloadSink for Flash {
+    fn head(&mut self, block: u32, head: &[u8]) -> kiln_nostd::Result<()> {
+        assert_eq!(
+            block as usize,
+            self.blocks.len(),
+            "heads in order, once each"
+        );
+        self.blocks.push(head.to_vec());
+        Ok(())
+    }
+
+    fn payload(&mut self, part: kiln_nostd::stream::Part, bytes: &[u8]) -> kiln_nostd::Result<()> {
+        let block = &mut self.blocks[part.block as usize];
+        let end = part.block_offset as usize + bytes.len();
+        if block.len() < end {
+            block.resize(end, 0);
+        }
+        block[part.block_offset as usize..end].copy_from_slice(bytes);
+        self.runs += 1;
+        Ok(())
+    }
+}
+
+#[cfg(feature = "embedded-io")]
+fn kiln_error<E: core::fmt::Debug>(e: kiln_nostd::stream::ReadError<E>) -> Error {
+    match e {
+        kiln_nostd::stream::ReadError::Kiln(e) => e,
+        kiln_nostd::stream::ReadError::Io(e) => panic!("reader failed: {e:?}"),
+    }
+}
+
+#[cfg(feature = "embedded-io")]
+#[test]
+fn embedded_io_reads_give_checks_error_and_every_payload_byte() {
+    use kiln_nostd::stream::check_from;
+    let mut scratch = vec![0u8; 1 << 16];
+    for (k, case) in cases().into_iter().enumerate() {
+        let ty = CompiledType::<NODES>::parse(&case.type_text).unwrap();
+        let want = check(&case.type_text, &case.bytes, case.options);
+        let mut flash = Flash::default();
+        let uart = Uart::new(&case.bytes, k as u64);
+        let got = check_from(&ty, case.options, uart, &mut scratch, &mut flash).map_err(kiln_error);
+        assert_eq!(seen(got.map(|_| ())), seen(want), "{}", case.name);
+        if want.is_ok() && case.type_text == "tensors" && !case.options.is_framed() {
+            // The stored block is the message's, byte for byte.
+            assert_eq!(flash.blocks.len(), 1);
+            let mut stored = flash.blocks[0].clone();
+            stored.resize(case.bytes.len(), 0);
+            assert_eq!(stored, case.bytes, "{}", case.name);
+        }
+    }
+}
+
+/// An async reader that is pending before every read (waking itself), so
+/// the decoder's future is really suspended and resumed.
+#[cfg(feature = "embedded-io-async")]
+struct AsyncUart<'a> {
+    inner: Uart<'a>,
+    pendings: u64,
+}
+
+#[cfg(feature = "embedded-io-async")]
+impl embedded_io::ErrorType for AsyncUart<'_> {
+    type Error = core::convert::Infallible;
+}
+
+#[cfg(feature = "embedded-io-async")]
+impl embedded_io_async::Read for AsyncUart<'_> {
+    async fn read(&mut self, buf: &mut [u8]) -> Result<usize, Self::Error> {
+        let mut yielded = false;
+        core::future::poll_fn(|cx| {
+            if yielded {
+                core::task::Poll::Ready(())
+            } else {
+                yielded = true;
+                cx.waker().wake_by_ref();
+                core::task::Poll::Pending
+            }
+        })
+        .await;
+        self.pendings += 1;
+        Ok(self.inner.give(buf))
+    }
+}
+
+/// Polls `future` to completion with a waker that does nothing (the
+/// reader wakes itself): a minimal executor.
+#[cfg(feature = "embedded-io-async")]
+fn block_on<F: core::future::Future>(future: F) -> (F::Output, u64) {
+    let mut future = core::pin::pin!(future);
+    let mut cx = core::task::Context::from_waker(core::task::Waker::noop());
+    let mut polls = 0;
+    loop {
+        polls += 1;
+        if let core::task::Poll::Ready(out) = future.as_mut().poll(&mut cx) {
+            return (out, polls);
+        }
+    }
+}
+
+#[cfg(feature = "embedded-io-async")]
+#[test]
+fn embedded_io_async_reads_give_checks_error() {
+    use kiln_nostd::stream::{check_from_async, Discard};
+    let mut scratch = vec![0u8; 1 << 16];
+    let mut suspended = 0;
+    for (k, case) in cases().into_iter().enumerate() {
+        let ty = CompiledType::<NODES>::parse(&case.type_text).unwrap();
+        let want = check(&case.type_text, &case.bytes, case.options);
+        let mut uart = AsyncUart {
+            inner: Uart::new(&case.bytes, 7 * k as u64),
+            pendings: 0,
+        };
+        let (got, polls) = block_on(check_from_async(
+            &ty,
+            case.options,
+            &mut uart,
+            &mut scratch,
+            &mut Discard,
+        ));
+        assert_eq!(
+            seen(got.map(|_| ()).map_err(kiln_error)),
+            seen(want),
+            "{}",
+            case.name
+        );
+        assert!(polls > uart.pendings, "{}: polled {polls} times", case.name);
+        suspended += uart.pendings;
+    }
+    assert!(suspended > 1000, "{suspended}");
+}
+
+#[cfg(all(feature = "embedded-io", feature = "derive"))]
+mod record {
+    use super::*;
+    use kiln_nostd::stream::decode_from;
+    use kiln_nostd::{to_frame_slice, Dtype, Frozen, PodList};
+
+    /// A model update: metadata fields around a tensors field.
+    #[derive(Frozen, Debug)]
+    struct Update<'a> {
+        version: u32,
+        name: &'a str,
+        weights: Directory<'a>,
+        scale: PodList<'a, f32>,
+        crc: u32,
+    }
+
+    const UPDATE: CompiledType<'static, 16> = CompiledType::from_schema(&Update::SCHEMA);
+
+    #[test]
+    fn a_record_with_a_tensors_field_streams_its_fields_and_its_tensors() {
+        let w: Vec<f32> = (0..300).map(|i| i as f32 * 0.5).collect();
+        let mask = [1u8, 0, 1];
+        let mut block = vec![0u8; 4096];
+        let dir = Directory::build(
+            &[
+                TensorSpec::new(Dtype::Bool, &[3], &mask).named("mask"),
+                TensorSpec::from_host(&[300], &w).named("w"),
+            ],
+            &mut block,
+        )
+        .unwrap();
+        let sent = Update {
+            version: 42,
+            name: "encoder",
+            weights: dir,
+            scale: PodList::from_slice(&[0.5, 2.0]),
+            crc: 0xDEAD_BEEF,
+        };
+        let mut buf = vec![0u8; 8192];
+        let message = to_frame_slice(&sent, &mut buf).unwrap().to_vec();
+
+        let mut scratch = vec![0u8; 1024];
+        let mut flash = Flash::default();
+        let mut place = Update {
+            version: 0,
+            name: "",
+            weights: Directory::EMPTY,
+            scale: PodList::from_slice(&[]),
+            crc: 0,
+        };
+        let report = decode_from(
+            &UPDATE,
+            Options::FRAMED,
+            Uart::new(&message, 3),
+            &mut scratch,
+            &mut flash,
+            &mut place,
+        )
+        .map_err(kiln_error)
+        .unwrap();
+        assert_eq!(
+            (place.version, place.name, place.crc),
+            (42, "encoder", 0xDEAD_BEEF)
+        );
+        assert_eq!(place.scale.iter().collect::<Vec<_>>(), [0.5, 2.0]);
+        assert_eq!(place.weights.as_bytes(), Directory::EMPTY.as_bytes());
+        // The tensors went to the sink: the stored block parses in place.
+        let stored = Directory::parse(&flash.blocks[0]).unwrap();
+        assert_eq!(stored.as_bytes(), dir.as_bytes());
+        let mut out = [0f32; 300];
+        assert_eq!(
+            stored.by_name("w").unwrap().view_or_copy(&mut out).unwrap(),
+            &w[..]
+        );
+        // The 1,200 payload bytes of `w` passed through, never held.
+        assert_eq!(report.payload, 1200);
+        assert!(report.scratch_needed < message.len(), "{report:?}");
+        println!(
+            "record of {} bytes: scratch {} bytes, {} payload runs",
+            message.len(),
+            report.scratch_needed,
+            flash.runs
+        );
+
+        // A flipped bit in a bool payload byte: TYPE, as check says.
+        let mask_at = message.len() - 4 - 12 - 1200 - 64;
+        let mut bad = message.clone();
+        assert_eq!(bad[mask_at + 1], 0);
+        bad[mask_at + 1] = 2;
+        let want = check(&UPDATE.to_string(), &bad, Options::FRAMED).unwrap_err();
+        let (mut scratch, mut place) = (vec![0u8; 1024], Update { name: "", ..place });
+        let got = decode_from(
+            &UPDATE,
+            Options::FRAMED,
+            Uart::new(&bad, 5),
+            &mut scratch,
+            &mut Flash::default(),
+            &mut place,
+        )
+        .map_err(kiln_error)
+        .unwrap_err();
+        assert_eq!(got, want);
+        assert_eq!(got.code(), Some(Code::Type));
+
+        // Another record's type is refused before a byte is read.
+        let other = CompiledType::<16>::parse("struct{version:u32,}").unwrap();
+        let (mut scratch, mut place) = (vec![0u8; 1024], Update { name: "", ..place });
+        let refused = decode_from(
+            &other,
+            Options::FRAMED,
+            Uart::new(&message, 3),
+            &mut scratch,
+            &mut Flash::default(),
+            &mut place,
+        )
+        .map_err(kiln_error)
+        .unwrap_err();
+        assert_eq!(refused.refusal(), Some(Refusal::WrongValue));
+    }
+}
+
+#[test]
+fn the_checker_state_is_small() {
+    let size = core::mem::size_of::<Checker<'_, '_, '_, 16>>();
+    println!("Checker state: {size} bytes");
+    assert!(size < 4096, "{size}");
 }

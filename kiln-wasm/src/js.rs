@@ -203,7 +203,7 @@ fn io(fault: &'static str) -> Error {
 struct Bytes<'a>(&'a Uint8Array);
 
 impl ReadAt for Bytes<'_> {
-    fn len(&self) -> kiln_nostd::Result<u64> {
+    fn size(&self) -> kiln_nostd::Result<u64> {
         Ok(u64::from(self.0.length()))
     }
     fn read_at(&mut self, offset: u64, out: &mut [u8]) -> kiln_nostd::Result<()> {
@@ -223,7 +223,7 @@ struct Reader<'a> {
 }
 
 impl ReadAt for Reader<'_> {
-    fn len(&self) -> kiln_nostd::Result<u64> {
+    fn size(&self) -> kiln_nostd::Result<u64> {
         Ok(self.len)
     }
     fn read_at(&mut self, offset: u64, out: &mut [u8]) -> kiln_nostd::Result<()> {

@@ -144,7 +144,7 @@ pub fn open<R: ReadAt>(
     let ty: alloc::boxed::Box<CompiledType<'_, TYPE_NODES>> =
         alloc::boxed::Box::new(CompiledType::parse(type_text)?);
     let options = Options { framing, limits };
-    let len = source.len()?;
+    let len = source.size()?;
     // A small file needs no more scratch than its length (and a parked
     // head's header): a scratch sized by the file, not by the constant.
     let mut size = usize::try_from(len.saturating_add(128))
@@ -181,7 +181,7 @@ fn run<R: ReadAt>(
     let mut requests = 0u64;
     let fail = |error: Error, read: u64| Failed { error, read };
     loop {
-        let need = checker.next().map_err(|e| fail(e, *read))?;
+        let need = checker.need().map_err(|e| fail(e, *read))?;
         match need {
             Need::Done => break,
             Need::Bytes { at, len, .. } => {

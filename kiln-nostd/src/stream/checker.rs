@@ -110,14 +110,19 @@ pub struct Report {
 struct Claim {
     base: u64,
     needed: u64,
-    what: &'static str,
+    /// Which EOF sentence, in [`BEYOND`].
+    what: u8,
 }
+
+/// The EOF sentences of claims beyond the bytes that remain (an index into
+/// this table keeps a frame small).
+const BEYOND: [&str; 4] = [STR_BEYOND, BYTES_BEYOND, LIST_BEYOND, DICT_BEYOND];
 
 impl Claim {
     const NONE: Claim = Claim {
         base: 0,
         needed: 0,
-        what: "",
+        what: 0,
     };
 
     /// The claim's fault when the input ends at `end`.
@@ -127,7 +132,10 @@ impl Claim {
             1,
             0,
             end.saturating_sub(self.base),
-            self.what,
+            BEYOND
+                .get(usize::from(self.what))
+                .copied()
+                .unwrap_or(STR_BEYOND),
             0,
         )
         .map(|_| ())
@@ -192,6 +200,9 @@ enum Want {
     Bits(u32),
     /// Payload bytes no rule reads.
     Skip(u32),
+    /// A pause of no bytes after a head passed its rules, so that a caller
+    /// can take it ([`Checker::take_head`]) before its payloads begin.
+    Head,
 }
 
 /// Which word.
@@ -249,7 +260,7 @@ struct Cur {
 /// The incremental checker of one message against a [`CompiledType`]: push
 /// style and sans-IO, so the same state machine serves a blocking reader,
 /// an async one, a file read by ranges and a browser that awaits each
-/// range. [`Checker::next`] says what it needs; the caller gives bytes
+/// range. [`Checker::need`] says what it needs; the caller gives bytes
 /// ([`Checker::feed`], or [`Checker::unfilled`] and [`Checker::filled`]),
 /// skips payload bytes ([`Checker::skip`]) and says where the input ends
 /// ([`Checker::end`]). The verdict, the error code and the offset are those
@@ -265,12 +276,12 @@ struct Cur {
 /// let mut checker = Checker::new(&ty, Options::BARE, &mut scratch);
 /// // One byte at a time, as a UART gives them.
 /// for byte in message {
-///     assert!(matches!(checker.next().unwrap(), Need::Bytes { .. }));
+///     assert!(matches!(checker.need().unwrap(), Need::Bytes { .. }));
 ///     checker.feed(&[byte]).unwrap();
 /// }
-/// assert_eq!(checker.next().unwrap(), Need::End); // a byte more is TRAILING
+/// assert_eq!(checker.need().unwrap(), Need::End); // a byte more is TRAILING
 /// checker.end().unwrap();
-/// assert_eq!(checker.next().unwrap(), Need::Done);
+/// assert_eq!(checker.need().unwrap(), Need::Done);
 /// ```
 pub struct Checker<'c, 't, 's, const N: usize> {
     ty: &'c CompiledType<'t, N>,
@@ -296,11 +307,6 @@ pub struct Checker<'c, 't, 's, const N: usize> {
     carry: usize,
     block: Option<Block>,
     blocks: u32,
-    /// A head just checked, not yet asked for ([`Checker::take_head`]).
-    head_ready: bool,
-    /// Where in scratch the head of a block that ended in the step that
-    /// checked it waits for [`Checker::take_head`] (until more bytes come).
-    parked: Option<(usize, usize)>,
     first: [u8; 4],
     report: Report,
 }
@@ -334,8 +340,6 @@ impl<'c, 't, 's, const N: usize> Checker<'c, 't, 's, N> {
             carry: 0,
             block: None,
             blocks: 0,
-            head_ready: false,
-            parked: None,
             first: [0; 4],
             report: Report {
                 read: 0,
@@ -373,6 +377,10 @@ impl<'c, 't, 's, const N: usize> Checker<'c, 't, 's, N> {
 
     fn ensure_started(&mut self) {
         if self.started {
+            if let (State::Running, Want::Head) = (self.state, self.cur.want) {
+                let outcome = self.payload_step();
+                self.settle(outcome);
+            }
             return;
         }
         self.started = true;
@@ -386,7 +394,7 @@ impl<'c, 't, 's, const N: usize> Checker<'c, 't, 's, N> {
 
     /// What the checker needs next, or the fault it found (the same fault
     /// on every later call).
-    pub fn next(&mut self) -> Result<Need> {
+    pub fn need(&mut self) -> Result<Need> {
         self.ensure_started();
         match self.state {
             State::Failed(e) => Err(e),
@@ -446,6 +454,7 @@ impl<'c, 't, 's, const N: usize> Checker<'c, 't, 's, N> {
                     self.pos = self.pos.saturating_add(rest.len() as u64);
                     taken = bytes.len();
                 }
+                State::Running if self.cur.want == Want::Head => self.ensure_started(),
                 State::Running => {
                     let left = self.cur.len.saturating_sub(self.cur.filled);
                     let step = usize::try_from(left).map_or(rest.len(), |l| l.min(rest.len()));
@@ -578,12 +587,8 @@ impl<'c, 't, 's, const N: usize> Checker<'c, 't, 's, N> {
     /// heap, padding), for a caller that stores the block to parse it in
     /// place later. Given once per block, before its payloads.
     pub fn take_head(&mut self) -> Option<(u32, &[u8])> {
-        if !core::mem::take(&mut self.head_ready) {
+        if !matches!((self.state, self.cur.want), (State::Running, Want::Head)) {
             return None;
-        }
-        if let Some((from, len)) = self.parked.take() {
-            let head = self.scratch.get(from..from.saturating_add(len))?;
-            return Some((self.blocks.saturating_sub(1), head));
         }
         let block = self.block?;
         let header = block.header?;
@@ -630,7 +635,6 @@ impl<'c, 't, 's, const N: usize> Checker<'c, 't, 's, N> {
     }
 
     fn took_u64(&mut self, count: u64) {
-        self.parked = None;
         let count = count.min(self.cur.len.saturating_sub(self.cur.filled));
         if matches!(self.cur.want, Want::Skip(_)) {
             self.report.payload = self.report.payload.saturating_add(count);
@@ -661,7 +665,10 @@ impl<'c, 't, 's, const N: usize> Checker<'c, 't, 's, N> {
     /// bytes at once), then records a fault as the verdict.
     fn settle(&mut self, outcome: Result<()>) {
         let outcome = outcome.and_then(|()| {
-            while matches!(self.state, State::Running) && self.cur.filled >= self.cur.len {
+            while matches!(self.state, State::Running)
+                && self.cur.filled >= self.cur.len
+                && self.cur.want != Want::Head
+            {
                 if self.cur.short {
                     let end = self.fill_at();
                     return Err(self.short_fault(self.scratch.get(self.top..end).unwrap_or(&[])));
@@ -932,7 +939,7 @@ impl<'c, 't, 's, const N: usize> Checker<'c, 't, 's, N> {
         let node = self.ty.node_at(index);
         let inner = index.saturating_add(1);
         match node.kind() {
-            NodeKind::Scalar(s) => self.want(u64::from(s.width()), Want::Scalar(s))?,
+            NodeKind::Scalar(s) => self.want(s.width(), Want::Scalar(s))?,
             NodeKind::Str => self.want(4, Want::Word(Word::Str))?,
             NodeKind::Tensors => {
                 self.block = Some(Block {
@@ -1109,8 +1116,7 @@ impl<'c, 't, 's, const N: usize> Checker<'c, 't, 's, N> {
                 block.fault = verdict.fault.map(|e| e.shifted_u64(block.at));
                 block.reach = verdict.reach;
                 self.block = Some(block);
-                self.head_ready = true;
-                self.payload_step()
+                self.want(0, Want::Head)
             }
             Want::Gap(i) => {
                 let bytes = self.scratch.get(from..end).unwrap_or(&[]);
@@ -1129,7 +1135,7 @@ impl<'c, 't, 's, const N: usize> Checker<'c, 't, 's, N> {
                 }
                 self.payload_step()
             }
-            Want::Skip(_) => self.payload_step(),
+            Want::Skip(_) | Want::Head => self.payload_step(),
         }
     }
 
@@ -1139,14 +1145,15 @@ impl<'c, 't, 's, const N: usize> Checker<'c, 't, 's, N> {
         let base = at.saturating_add(4);
         let unread = self.len.map_or(u64::MAX, |l| l.saturating_sub(base));
         let limits = self.options.limits;
-        let claim = |cap, min, over, what| -> Result<Claim> {
-            let needed = check_claim(value, cap, min, over, what, unread, 0)
+        let claim = |cap, min, over, what: u8| -> Result<Claim> {
+            let beyond = BEYOND.get(usize::from(what)).copied().unwrap_or(STR_BEYOND);
+            let needed = check_claim(value, cap, min, over, beyond, unread, 0)
                 .map_err(|e| e.shifted_u64(at))?;
             Ok(Claim { base, needed, what })
         };
         match word {
             Word::Str | Word::Key => {
-                self.run = Some(claim(limits.byte_cap, 1, OVER_BYTE_CAP, STR_BEYOND)?);
+                self.run = Some(claim(limits.byte_cap, 1, OVER_BYTE_CAP, 0)?);
                 self.run_base = self.top;
                 self.carry = 0;
                 if word == Word::Key {
@@ -1156,7 +1163,7 @@ impl<'c, 't, 's, const N: usize> Checker<'c, 't, 's, N> {
                 }
             }
             Word::Bytes => {
-                self.run = Some(claim(limits.byte_cap, 1, OVER_BYTE_CAP, BYTES_BEYOND)?);
+                self.run = Some(claim(limits.byte_cap, 1, OVER_BYTE_CAP, 1)?);
                 self.run_base = self.top;
                 self.want_run(Run::Bytes, u64::from(value))
             }
@@ -1165,20 +1172,14 @@ impl<'c, 't, 's, const N: usize> Checker<'c, 't, 's, N> {
                     return Ok(());
                 };
                 let node = self.ty.node_at(element);
-                let checked = claim(
-                    limits.count_cap,
-                    node.min_size(),
-                    OVER_COUNT_CAP,
-                    LIST_BEYOND,
-                )?;
+                let checked = claim(limits.count_cap, node.min_size(), OVER_COUNT_CAP, 2)?;
                 // Fixed-width numbers: one run of bytes, every pattern a
                 // value. A zero-size element: walked once (it may still be
                 // too deep), whatever the count.
                 let (left, numbers) = match node.kind() {
-                    NodeKind::Scalar(s) if s != Scalar::Bool => (
-                        0,
-                        Some(u64::from(value).saturating_mul(u64::from(s.width()))),
-                    ),
+                    NodeKind::Scalar(s) if s != Scalar::Bool => {
+                        (0, Some(u64::from(value).saturating_mul(s.width())))
+                    }
                     _ if node.is_zero_size() => (value.min(1), None),
                     _ => (value, None),
                 };
@@ -1202,7 +1203,7 @@ impl<'c, 't, 's, const N: usize> Checker<'c, 't, 's, N> {
                     return Ok(());
                 };
                 let pair_min = self.ty.node_at(v).min_size().saturating_add(4);
-                let checked = claim(limits.count_cap, pair_min, OVER_COUNT_CAP, DICT_BEYOND)?;
+                let checked = claim(limits.count_cap, pair_min, OVER_COUNT_CAP, 3)?;
                 if let Some(Frame::Dict { left, claim: c, .. }) = self.frame_mut() {
                     *left = value;
                     *c = checked;
@@ -1327,25 +1328,9 @@ impl<'c, 't, 's, const N: usize> Checker<'c, 't, 's, N> {
         if let Some(e) = block.held.or(block.fault) {
             return Err(e);
         }
-        let at = block.scratch_at;
-        // A head not yet taken (the block ended in the step that checked
-        // it: no payload bytes) is parked for take_head: after the empty
-        // stand-in when the record is kept, else where it is.
-        let head_len = usize::try_from(header.payload_base).unwrap_or(usize::MAX);
-        if self.head_ready {
-            let from = if self.keep {
-                let to = at.saturating_add(crate::Directory::EMPTY.as_bytes().len());
-                self.require(to.saturating_add(head_len))?;
-                self.scratch
-                    .copy_within(at..at.saturating_add(head_len), to);
-                to
-            } else {
-                at
-            };
-            self.parked = Some((from, head_len));
-        }
         if self.keep {
             let empty = crate::Directory::EMPTY.as_bytes();
+            let at = block.scratch_at;
             if let Some(slot) = self.scratch.get_mut(at..at.saturating_add(empty.len())) {
                 slot.copy_from_slice(empty);
             }

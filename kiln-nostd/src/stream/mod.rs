@@ -10,7 +10,13 @@
 //! design and the scratch it needs.
 
 mod checker;
+#[cfg(feature = "embedded-io")]
+mod io;
 mod source;
 
 pub use checker::{Checker, Need, Part, Report};
+#[cfg(feature = "embedded-io")]
+pub use io::{check_from, decode_from, Discard, PayloadSink, ReadError};
+#[cfg(feature = "embedded-io-async")]
+pub use io::{check_from_async, decode_from_async};
 pub use source::{check_at, ReadAt};

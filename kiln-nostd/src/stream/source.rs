@@ -11,7 +11,7 @@ use crate::schema::CompiledType;
 /// [`Need::Bytes`] (see docs/streaming.md).
 pub trait ReadAt {
     /// The source's length in bytes.
-    fn len(&self) -> Result<u64>;
+    fn size(&self) -> Result<u64>;
 
     /// Fills `buf` with the bytes at `offset..offset + buf.len()`, which
     /// lie inside the source.
@@ -19,7 +19,7 @@ pub trait ReadAt {
 }
 
 impl ReadAt for &[u8] {
-    fn len(&self) -> Result<u64> {
+    fn size(&self) -> Result<u64> {
         Ok(<[u8]>::len(self) as u64)
     }
 
@@ -41,7 +41,7 @@ fn out_of_range() -> Error {
 /// is [`Refusal::Io`].
 #[cfg(all(feature = "std", unix))]
 impl ReadAt for std::fs::File {
-    fn len(&self) -> Result<u64> {
+    fn size(&self) -> Result<u64> {
         self.metadata()
             .map(|m| m.len())
             .map_err(|_| Error::refused(Refusal::Io, "the file's length could not be read"))
@@ -80,10 +80,10 @@ pub fn check_at<R: ReadAt, const N: usize>(
     options: Options,
     scratch: &mut [u8],
 ) -> Result<Report> {
-    let len = source.len()?;
+    let len = source.size()?;
     let mut checker = Checker::with_len(ty, options, scratch, len);
     loop {
-        match checker.next()? {
+        match checker.need()? {
             Need::Done => return Ok(checker.report()),
             Need::Bytes { at, .. } => {
                 let buf = checker.unfilled();
