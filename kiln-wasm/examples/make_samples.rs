@@ -358,8 +358,9 @@ impl kiln_nostd::wire::Sink for SparseSink<'_> {
 }
 
 /// A 6 GiB model written sparse (real heads, zero payloads: no disk
-/// blocks): 300 f16 matrices of 4096 x 2688 (21 MiB each), then a small
-/// f32 tensor of real values at the end of the file, for the end-to-end
+/// blocks): 300 f16 matrices of 4096 x 2688 (21 MiB each), one of
+/// 1024 x 1024, then a small f32 tensor of real values at the end of the
+/// file, for the end-to-end
 /// test of a file far larger than wasm memory.
 fn sparse(path: &Path) {
     let shape = [4096u64, 2688];
@@ -380,6 +381,9 @@ fn sparse(path: &Path) {
         .iter()
         .map(|n| TensorSpec::new(Dtype::F16, &shape, &zeros).named(n))
         .collect();
+    // One 1 M-element matrix (the speed row of a 1 M-element histogram).
+    let mega = [1024u64, 1024];
+    specs.push(TensorSpec::new(Dtype::F16, &mega, &zeros[..1 << 21]).named("lm_head.weight"));
     specs.push(TensorSpec::from_host(&[4096], &tail).named("model.norm.weight"));
     let file = fs::File::create(path).expect("create");
     let mut w = kiln_nostd::wire::Writer::new(SparseSink {

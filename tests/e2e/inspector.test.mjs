@@ -220,6 +220,7 @@ test('10,000 tensors: opens, sorts, filters and scrolls', async () => {
   assert.ok(rows.length < 80, 'only visible rows are in the DOM');
   assert.ok(rows.some((r) => r[0] === '0999q' || r[0].startsWith('0999')), 'the last rows are rendered');
   console.log(`10,000 tensors: open ${openMs} ms, two sorts ${sortMs.toFixed(0)} ms, filter ${filterMs.toFixed(0)} ms`);
+  console.log(`speed: 10,000-tensor file picked to full table ${openMs} ms (goal < 300 ms), read ${await page.evaluate(() => window.kilnInspector.openIo.bytesRead)} B`);
   await shot('many.png');
 });
 
@@ -273,7 +274,7 @@ test('6 GiB, sparse: the table, a tensor at the end with its values, bytes read 
     const size = fs.statSync(file).size;
     assert.ok(size >= 6 * 2 ** 30, `${size} bytes`);
     const openMs = await openTimed(file);
-    assert.equal(await text('#count'), '301 tensors');
+    assert.equal(await text('#count'), '302 tensors');
     const open = await page.evaluate(() => {
       const s = window.kilnInspector;
       return { io: s.openIo, heads: s.dirs.reduce((a, d) => a + d.payloadOffset - d.offset, 0), checkMs: s.checkMs };
@@ -290,7 +291,7 @@ test('6 GiB, sparse: the table, a tensor at the end with its values, bytes read 
     await selectRow('model.norm.weight');
     const normMs = Date.now() - t0;
     assert.match(await text('#detail .values'), /^-8\s+-7\.99609\s+-7\.99219/);
-    assert.match(await text('#detail'), /6,606,\d{3},\d{3}/);
+    assert.match(await text('#detail'), /6,60\d,\d{3},\d{3}/);
     const stats = await text('#detail .stats');
     assert.match(stats, /MIN\s+-8/);
     assert.match(stats, /MAX\s+7\.99609/);
@@ -306,13 +307,23 @@ test('6 GiB, sparse: the table, a tensor at the end with its values, bytes read 
     const t1 = Date.now();
     await selectRow('model.layers.49.down_proj.weight');
     const matMs = Date.now() - t1;
-    const mat = await page.evaluate(() => window.kilnInspector.tensors.at(-2));
+    const mat = await page.evaluate(() => window.kilnInspector.tensors.at(-3));
     const io2 = await page.evaluate(() => window.kilnInspector.io);
     assert.ok(io2.bytesRead - b2 <= mat.byteLength + 256 * mat.shape[1] * 2 + 4096, `read ${io2.bytesRead - b2}`);
     assert.match(await text('#detail .stats'), /MIN\s+0\s+MAX\s+0/);
-    console.log(`6 GiB sparse (${size} B, 301 tensors): open to table ${openMs} ms (check ${open.checkMs.toFixed(0)} ms), read ${open.io.bytesRead} B in ${open.io.requests} reads, wasm memory ${open.io.wasmMemory} B; ` +
-      `4,096-element tensor at the end ${normMs} ms; 11 M-element f16 matrix ${matMs} ms, ${io2.bytesRead - b2} B read`);
     await shot('sparse-6g-matrix.png');
+    // A 1 M-element matrix: the time to its histogram.
+    const b3 = io2.bytesRead;
+    const t2 = Date.now();
+    await selectRow('lm_head.weight');
+    const megaMs = Date.now() - t2;
+    const mega = (await page.evaluate(() => window.kilnInspector.io.bytesRead)) - b3;
+    assert.ok(mega <= (2 << 20) + 256 * 1024 * 2 + (64 << 10), `read ${mega} for a 2 MiB tensor`);
+    console.log(`6 GiB sparse (${size} B, 302 tensors): open to table ${openMs} ms (check ${open.checkMs.toFixed(0)} ms), read ${open.io.bytesRead} B in ${open.io.requests} reads, wasm memory ${open.io.wasmMemory} B; ` +
+      `4,096-element tensor at the end ${normMs} ms; 11 M-element f16 matrix ${matMs} ms, ${io2.bytesRead - b2} B read`);
+    console.log('speed (this run; goals from the issue; the peers open no such file with values):');
+    console.log(`  6 GiB file picked to full table     ${String(openMs).padStart(6)} ms  goal < 300 ms  read ${open.io.bytesRead} B  (Netron: no file over 2 GB; hub viewers: header only, no values)`);
+    console.log(`  1 M-element tensor to its histogram ${String(megaMs).padStart(6)} ms  goal < 500 ms  read ${mega} B`);
 
     // The same file from a URL: HTTP Range requests to the test server,
     // which counts the bytes it sends.
@@ -323,7 +334,7 @@ test('6 GiB, sparse: the table, a tensor at the end with its values, bytes read 
     await page.waitForSelector('body[data-state="ready"], body[data-state="error"]', { timeout: 120_000 });
     const urlMs = Date.now() - u0;
     assert.equal(await page.evaluate(() => document.body.dataset.state), 'ready');
-    assert.equal(await text('#count'), '301 tensors');
+    assert.equal(await text('#count'), '302 tensors');
     // The 16 bytes that say the format, the probe's byte, then the head
     // through one read-ahead window.
     const sentOpen = sentOf();
