@@ -213,7 +213,20 @@ async function stats({ job, index }) {
       if (!again) await null;
     }
   }
+  // The heatmap's rows come from the kept bytes when the tensor was kept
+  // whole, else one read per sampled row.
+  let whole = null;
+  if (keptBytes <= KEEP && kept.length) {
+    whole = new Uint8Array(keptBytes);
+    let at = 0;
+    for (const [, , b] of kept) { whole.set(b, at); at += b.length; }
+  }
   kept.length = 0;
+  const rowOf = async (first, count) => {
+    if (!whole) return readElements(t, first, count);
+    const [at, len] = kiln.elementBytes(t.index, first, count);
+    return decode(t, whole.subarray(at - t.byteOffset, at - t.byteOffset + len), first, count);
+  };
   let heat = null;
   if (t.shape.length === 2 && n > 1) {
     const [rows, cols] = t.shape;
@@ -221,7 +234,7 @@ async function stats({ job, index }) {
     const cells = new Float64Array(W * H);
     for (let y = 0; y < H; y++) {
       const r = Math.floor((y * rows) / H);
-      const row = await readElements(t, r * cols, cols);
+      const row = await rowOf(r * cols, cols);
       for (let x = 0; x < W; x++) cells[y * W + x] = Number(row[Math.floor((x * cols) / W)]);
       if (cancelled.has(job)) return { cancelled: true, io: memory() };
     }

@@ -309,7 +309,8 @@ test('6 GiB, sparse: the table, a tensor at the end with its values, bytes read 
     const matMs = Date.now() - t1;
     const mat = await page.evaluate(() => window.kilnInspector.tensors.at(-3));
     const io2 = await page.evaluate(() => window.kilnInspector.io);
-    assert.ok(io2.bytesRead - b2 <= mat.byteLength + 256 * mat.shape[1] * 2 + 4096, `read ${io2.bytesRead - b2}`);
+    // (The first values once more; the heatmap's rows from the bytes kept.)
+    assert.ok(io2.bytesRead - b2 <= mat.byteLength + 4096, `read ${io2.bytesRead - b2}`);
     assert.match(await text('#detail .stats'), /MIN\s+0\s+MAX\s+0/);
     await shot('sparse-6g-matrix.png');
     // A 1 M-element matrix: the time to its histogram.
@@ -318,7 +319,7 @@ test('6 GiB, sparse: the table, a tensor at the end with its values, bytes read 
     await selectRow('lm_head.weight');
     const megaMs = Date.now() - t2;
     const mega = (await page.evaluate(() => window.kilnInspector.io.bytesRead)) - b3;
-    assert.ok(mega <= (2 << 20) + 256 * 1024 * 2 + (64 << 10), `read ${mega} for a 2 MiB tensor`);
+    assert.ok(mega <= (2 << 20) + 4096, `read ${mega} for a 2 MiB tensor`);
     console.log(`6 GiB sparse (${size} B, 302 tensors): open to table ${openMs} ms (check ${open.checkMs.toFixed(0)} ms), read ${open.io.bytesRead} B in ${open.io.requests} reads, wasm memory ${open.io.wasmMemory} B; ` +
       `4,096-element tensor at the end ${normMs} ms; 11 M-element f16 matrix ${matMs} ms, ${io2.bytesRead - b2} B read`);
     console.log('speed (this run; goals from the issue; the peers open no such file with values):');
