@@ -1,16 +1,15 @@
 // The Kiln inspector: plain ES modules over kiln-wasm (www/pkg/, built by
-// `bash scripts/www.sh --build-only`). The file's bytes stay in the
-// ArrayBuffer the browser read; tables, values and statistics come from
-// typed arrays over it (or, for f16, bf16, f8 and 4-bit dtypes, from the
-// module's display conversions, chunk by chunk).
-import init, { KilnFile, peekFrame, schemaHash } from './pkg/kiln_wasm.js';
+// `bash scripts/www.sh --build-only`). A file is never read whole: the
+// worker (worker.js) opens it by ranges (a File's slice(), or HTTP Range
+// requests for a URL), reading only what the core's checker needs, and
+// reads a tensor's bytes in chunks for its values and statistics.
+import init, { peekFrame, schemaHash } from './pkg/kiln_wasm.js';
 
 const $ = (id) => document.getElementById(id);
 const ROW = 26;
-const CHUNK = 1 << 20; // elements per statistics step
 const state = {
-  kiln: null, bytes: null, name: '', tensors: [], dirs: [], rows: [], sort: { key: 'index', dir: 1 },
-  selected: -1, job: 0, samples: [], scaleOf: new Map(),
+  file: null, source: null, name: '', tensors: [], dirs: [], rows: [], sort: { key: 'index', dir: 1 },
+  selected: -1, job: 0, samples: [], scaleOf: new Map(), io: null, openMs: 0,
 };
 window.kilnInspector = state; // for the end-to-end tests and the console
 
@@ -54,6 +53,27 @@ function el(tag, attrs = {}, ...kids) {
 }
 const tick = () => new Promise((r) => setTimeout(r, 0));
 
+// ---------------------------------------------------------------- the reader
+
+// Every read of the file happens in the worker (www/worker.js): the page
+// gets the facts, the values and the statistics as plain objects.
+const worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
+const workerReady = new Promise((resolve) => { worker.addEventListener('message', ({ data }) => { if (data.ready) resolve(); }, { once: true }); });
+let nextId = 1;
+const pending = new Map();
+const progress = new Map();
+worker.addEventListener('message', ({ data }) => {
+  if (data.ready) return;
+  if (data.progress !== undefined) { progress.get(data.job)?.(data); return; }
+  const done = pending.get(data.id);
+  pending.delete(data.id);
+  if (data.io) state.io = data.io;
+  done?.(data);
+});
+function call(msg) {
+  return new Promise((resolve) => { const id = nextId++; pending.set(id, resolve); worker.postMessage({ ...msg, id }); });
+}
+
 // ---------------------------------------------------------------- opening
 
 function setMode(mode, type) {
@@ -65,93 +85,115 @@ function setMode(mode, type) {
   if (type !== undefined && mode !== 'directory') input.value = type;
 }
 
-async function openFile(file) {
-  setBusy(`Reading ${file.name}…`);
-  const bytes = new Uint8Array(await file.arrayBuffer()); // the one read
-  const magic = String.fromCharCode(...bytes.subarray(0, 4));
+/** Sets the mode (and a bundled type whose hash the frame carries) from the first 16 bytes. */
+function sniff(head) {
+  const magic = String.fromCharCode(...head.subarray(0, 4));
   if (magic === 'KLNT') setMode('directory');
-  else if (peekFrame(bytes)) {
-    // The frame carries the schema hash: a bundled type that matches it
-    // is taken; otherwise the type text in the box.
+  else if (peekFrame(head)) {
+    // The module reads the frame (peekFrame): the page never parses a
+    // frame header itself.
     setMode('framed');
-    const match = state.samples.find((s) => s.framed && hashMatches(bytes, s.type));
+    const match = state.samples.find((s) => s.framed && hashMatches(head, s.type));
     if (match) $('type-text').value = match.type;
   } else if ($('mode').value === 'directory') setMode('plain');
-  openBytes(bytes, file.name);
 }
 
-// The module reads the frame (peekFrame) and hashes type text
-// (schemaHash): the page never parses a header itself.
-function hashMatches(bytes, type) {
-  const frame = peekFrame(bytes);
-  if (!frame) return false;
-  try { return frame.hash === schemaHash(type); } catch { return false; }
+async function openFile(file) {
+  setBusy(`Reading ${file.name}…`);
+  sniff(new Uint8Array(await file.slice(0, 16).arrayBuffer()));
+  openSource({ blob: file }, file.name);
+}
+
+function hashMatches(head, type) {
+  try { return peekFrame(head)?.hash === schemaHash(type); } catch { return false; }
 }
 
 async function openSample(name) {
   const meta = state.samples.find((s) => s.file === name);
   if (!meta) return;
   setBusy(`Loading ${name}…`);
-  const buf = await (await fetch(`samples/${name}`)).arrayBuffer();
+  const blob = await (await fetch(`samples/${name}`)).blob();
   setMode(meta.type === 'tensors' && !meta.framed ? 'directory' : meta.framed ? 'framed' : 'plain', meta.type);
-  openBytes(new Uint8Array(buf), name);
+  openSource({ blob }, name);
+}
+
+/** Opens a remote file by HTTP Range requests (only what is shown is transferred). */
+async function openUrl(url, name, mode, type) {
+  setBusy(`Opening ${url}…`);
+  state.job++;
+  $('welcome').hidden = true;
+  if (mode) setMode(mode, type ?? '');
+  else {
+    try {
+      const r = await fetch(url, { headers: { Range: 'bytes=0-15' } });
+      if (r.status === 206) sniff(new Uint8Array(await r.arrayBuffer()));
+      else r.body?.cancel();
+    } catch { /* the worker's open says why */ }
+  }
+  openSource({ url: new URL(url, location.href).href }, name ?? url);
 }
 
 function setBusy(text) { document.body.dataset.state = 'loading'; document.title = text; }
 
-function openBytes(bytes, name) {
-  state.job++;
-  if (state.kiln) { state.kiln.free(); state.kiln = null; }
-  state.bytes = bytes; state.name = name;
+async function openSource(src, name) {
+  const job = ++state.job;
+  state.source = src; state.name = name;
   $('reopen').disabled = false;
   const mode = $('mode').value;
-  if (mode === 'framed' && !$('type-text').value.trim()) {
-    const match = state.samples.find((s) => s.framed && hashMatches(bytes, s.type));
-    if (match) $('type-text').value = match.type;
-  }
   const type = mode === 'directory' ? 'tensors' : $('type-text').value.trim();
   $('welcome').hidden = true;
-  const t0 = performance.now();
-  try {
-    if (!type) throw Object.assign(new Error('Type the message\u2019s type text, or pick a bundled one.'), { code: 'BadTypeText' });
-    state.kiln = KilnFile.open(bytes, type, mode === 'framed');
-  } catch (e) {
-    showError(e, bytes, name);
+  if (!type) {
+    showError({ code: 'BadTypeText', message: 'Type the message\u2019s type text, or pick a bundled one.' }, null, undefined, name);
     return;
   }
-  state.checkMs = performance.now() - t0;
+  const t0 = performance.now();
+  await workerReady;
+  const r = await call({ op: 'open', ...src, type, framed: mode === 'framed' });
+  if (job !== state.job) return;
+  state.openMs = performance.now() - t0;
+  if (r.error) { showError(r.error, r.hex, r.length, name); return; }
+  state.file = r;
+  state.openIo = r.io;
+  state.checkMs = r.checkMs;
   showFile();
 }
 
+function reopen() { if (state.source) openSource(state.source, state.name); }
+
 // ---------------------------------------------------------------- errors
 
-function showError(e, bytes, name) {
+function showError(e, hexView, length, name) {
   $('file').hidden = true;
   $('error').hidden = false;
   $('error-code').textContent = e.code ?? 'Error';
+  const unread = ['Network', 'NoRange', 'Http', 'Io'].includes(e.code);
+  $('error').querySelector('h2').textContent = unread ? 'The file could not be read' : 'Not a valid Kiln value';
   $('error-message').textContent = e.code && e.message.startsWith(`${e.code}: `) ? e.message.slice(e.code.length + 2) : e.message;
   const off = e.offset;
-  $('error-where').textContent = (off === undefined
-    ? `${name}: ${fmtBytes(bytes.length)}.`
-    : `${name}: the fault is at byte ${intFmt.format(off)} (${hex(off)}) of ${intFmt.format(bytes.length)}${off >= bytes.length ? ' \u2014 past the end of the file' : ''}.`)
-    + (off === undefined ? '' : ' The highlighted byte below is at that offset.');
-  renderHex(bytes, off);
+  const size = length === undefined ? '' : `${fmtBytes(length)}.`;
+  $('error-where').textContent = (off === undefined || length === undefined
+    ? `${name}${size ? `: ${size}` : '.'}`
+    : `${name}: the fault is at byte ${intFmt.format(off)} (${hex(off)}) of ${intFmt.format(length)}${off >= length ? ' \u2014 past the end of the file' : ''}.`)
+    + (off === undefined || !hexView ? '' : ' The highlighted byte below is at that offset.');
+  renderHex(hexView, off, length);
   document.body.dataset.state = 'error';
   document.title = `${e.code ?? 'Error'} \u2014 ${name} \u2014 Kiln inspector`;
 }
 
-function renderHex(bytes, off) {
+function renderHex(view, off, length) {
   const pre = $('hex');
   pre.textContent = '';
-  const at = off === undefined ? 0 : Math.min(off, Math.max(bytes.length - 1, 0));
-  const start = Math.max(0, (at & ~15) - 128);
-  const end = Math.min(bytes.length, start + 320);
+  pre.hidden = !view;
+  if (!view) return;
+  const { start, bytes } = view;
+  const end = start + bytes.length;
+  const at = off === undefined ? start : Math.min(off, Math.max(length - 1, 0));
   for (let row = start; row < end; row += 16) {
     const line = el('div', { class: off !== undefined && at >= row && at < row + 16 ? 'row-hit' : '' }, el('span', { class: 'off' }, row.toString(16).padStart(8, '0')), '  ');
     let ascii = '';
     for (let i = row; i < row + 16; i++) {
       if (i < end) {
-        const b = bytes[i];
+        const b = bytes[i - start];
         line.append(el('span', { class: i === off ? 'hit' : '' }, b.toString(16).padStart(2, '0')), i % 8 === 7 ? '  ' : ' ');
         ascii += b >= 32 && b < 127 ? String.fromCharCode(b) : '.';
       } else line.append('   ');
@@ -159,16 +201,16 @@ function renderHex(bytes, off) {
     line.append(' ', el('span', { class: 'ascii' }, ascii));
     pre.append(line);
   }
-  if (off !== undefined && off >= bytes.length) pre.append(el('div', { class: 'off' }, `(end of file at ${hex(bytes.length)})`));
+  if (off !== undefined && off >= length) pre.append(el('div', { class: 'off' }, `(end of file at ${hex(length)})`));
 }
 
 // ---------------------------------------------------------------- the file
 
 function showFile() {
-  const k = state.kiln;
-  const h = k.header;
-  state.tensors = k.tensors();
-  state.dirs = k.directories();
+  const f = state.file;
+  const h = f.header;
+  state.tensors = f.tensors;
+  state.dirs = f.directories;
   state.scaleOf = new Map();
   for (const t of state.tensors) {
     for (const [j, role] of [[t.scale, 'scale'], [t.outer, 'outer scale']]) {
@@ -189,16 +231,15 @@ function showFile() {
     ['Directories', intFmt.format(h.directoryCount)],
     ['Payloads', fmtBytes(payload)],
     ['Checked', `${state.checkMs.toFixed(1)} ms`],
-    ['Copied', el('span', {}, `${fmtBytes(h.copiedBytes)} (${(100 * h.copiedBytes / Math.max(h.byteLength, 1)).toFixed(1)}%)`,
-      el('small', {}, h.copiedBytes > 0.5 * h.byteLength
-        ? 'Small files, and payloads under 4 KiB, are copied whole for the check.'
-        : 'Payloads stay in the file\u2019s buffer: only what the check reads was copied.'))],
+    ['Read', el('span', {}, el('span', { id: 'read-bytes' }, readText()), el('small', {}, 'by ranges: the check reads the heads; a tensor’s bytes are read when it is shown.'))],
+    ['Memory', el('span', { id: 'wasm-memory' }, fmtBytes(state.io.wasmMemory),
+      el('small', {}, 'wasm memory, bounded whatever the file’s size.'))],
   ];
   $('header-facts').replaceChildren(...facts.flatMap(([k, v]) => [el('dt', {}, k), el('dd', {}, v)]));
   $('directories').replaceChildren(...state.dirs.map((d, i) => el('li', {},
     el('button', { title: 'Show only these tensors', onclick: () => { $('filter').value = d.path ? `path:${d.path}` : ''; refreshRows(); } }, d.path || '(root)'),
     el('span', { class: 'muted' }, `${d.tensorCount} @ ${hex(d.offset)}`))));
-  const value = h.typeText === 'tensors' ? null : k.value();
+  const value = f.value;
   $('tree-box').hidden = value === null;
   if (value !== null) $('tree').replaceChildren(treeNode(null, value, 0));
   $('filter').value = '';
@@ -207,8 +248,13 @@ function showFile() {
   refreshRows();
   document.body.dataset.state = 'ready';
   document.title = `${state.name} \u2014 Kiln inspector`;
-  if (state.tensors.length) select(state.rows[0]?.index ?? 0);
-  else $('detail').replaceChildren(el('p', { class: 'muted' }, 'This file has no tensors.'));
+  // A remote file's tensor is read only when picked: every byte shown is
+  // a Range request.
+  if (!state.tensors.length) $('detail').replaceChildren(el('p', { class: 'muted' }, 'This file has no tensors.'));
+  else if (state.source?.url) {
+    $('detail').replaceChildren(el('p', { class: 'muted' }, `Read by HTTP Range requests: ${fmtBytes(state.openIo.bytesRead)} so far. Select a tensor to read its bytes.`));
+    $('detail').dataset.stats = 'none'; $('detail').dataset.values = 'done';
+  } else select(state.rows[0]?.index ?? 0);
 }
 
 // ---------------------------------------------------------------- message tree
@@ -324,11 +370,23 @@ function link(j, text) {
   return el('button', { class: 'link', onclick: () => { $('filter').value = ''; refreshRows(); select(j); } }, text);
 }
 
+function readText() {
+  const io = state.io;
+  const size = state.file?.header.byteLength ?? 0;
+  return `${fmtBytes(io.bytesRead)}, ${intFmt.format(io.requests)} reads`;
+}
+
+function updateIo() {
+  if ($('read-bytes')) $('read-bytes').textContent = readText();
+  if ($('wasm-memory')?.firstChild) $('wasm-memory').firstChild.textContent = fmtBytes(state.io.wasmMemory);
+}
+
 function showTensor(t) {
+  if (state.statsJob) worker.postMessage({ op: 'cancel', job: state.statsJob });
   const job = ++state.job;
-  const k = state.kiln;
   const d = $('detail');
   d.dataset.stats = 'pending';
+  d.dataset.values = 'pending';
   const kv = [
     ['Path', t.path || '(root)'],
     ['Index', `${t.index}${state.dirs.length > 1 ? ` (${t.indexInDirectory} in its directory)` : ''}`],
@@ -345,106 +403,78 @@ function showTensor(t) {
     if (t.outer !== null) kv.push(['Outer scale', link(t.outer, t.outerName ?? `#${t.outer}`)]);
   }
   for (const [j, role] of state.scaleOf.get(t.index) ?? []) kv.push([`${role[0].toUpperCase()}${role.slice(1)} of`, link(j, state.tensors[j].name ?? `#${j}`)]);
+  kv.push(['In place', t.aligned
+    ? el('span', {}, el('span', { class: 'badge zero' }, 'aligned'), ' a memory map or a buffer of the file views it as a typed array, no copy')
+    : el('span', {}, el('span', { class: 'badge copy' }, 'misaligned'), ` offset not a multiple of ${t.elementAlign}: a view copies it`)]);
 
-  let view = null, viewNote;
-  try {
-    view = k.view(t.index);
-    viewNote = view.copied
-      ? el('span', {}, el('span', { class: 'badge copy' }, 'copy'), ` ${view.arrayType}: ${view.reason}`)
-      : el('span', {}, el('span', { class: 'badge zero' }, 'zero-copy'), ` ${view.arrayType} over the file's buffer`);
-  } catch (e) { viewNote = `${e.code}: ${e.message}`; }
-  kv.push(['View', viewNote]);
-
+  const values = el('div', { class: 'values' }, el('span', { class: 'muted' }, 'Reading\u2026'));
   d.replaceChildren(
     el('h2', {}, t.name ?? `#${t.indexInDirectory}`),
     el('dl', { class: 'kv' }, kv.flatMap(([a, b]) => [el('dt', {}, a), el('dd', {}, b)])),
   );
   const closed = !t.layout;
-  d.append(el('h3', {}, closed ? 'First values' : 'First bytes'), firstValues(t, view));
+  d.append(el('h3', {}, closed ? 'First values' : 'First bytes'), values);
   if (t.quantScheme) d.append(el('p', { class: 'note' }, 'Stored bits shown as values; Kiln never applies the scale.'));
+  call({ op: 'first', index: t.index, count: 16 }).then((r) => {
+    if (job !== state.job && state.selected !== t.index) return;
+    showFirst(values, t, r);
+    d.dataset.values = 'done';
+    updateIo();
+  });
   if (!closed) { d.dataset.stats = 'none'; return; }
   if (t.elements === 0) { d.append(el('p', { class: 'note' }, 'No elements.')); d.dataset.stats = 'none'; return; }
-  const progress = el('progress', { max: 1, value: 0 });
+  const bar = el('progress', { max: 1, value: 0 });
   const statsBox = el('div', { class: 'stats' });
   const hist = el('canvas', { width: 400, height: 90, 'aria-label': 'Histogram' });
   const axis = el('div', { class: 'axis' });
-  const label = el('div', { class: 'progress-label' }, `Computing over ${intFmt.format(t.elements)} elements\u2026`);
-  d.append(el('h3', {}, 'Statistics'), progress, label, statsBox, el('h3', {}, 'Histogram'), hist, axis);
+  const label = el('div', { class: 'progress-label' }, `Reading ${fmtBytes(t.byteLength)} for ${intFmt.format(t.elements)} elements\u2026`);
+  const cancel = el('button', { class: 'button small', id: 'cancel-stats', onclick: () => { worker.postMessage({ op: 'cancel', job }); } }, 'Cancel');
+  d.append(el('h3', {}, 'Statistics'), el('div', { class: 'progress-row' }, bar, cancel), label, statsBox, el('h3', {}, 'Histogram'), hist, axis);
   let heat = null;
   if (t.shape.length === 2 && t.elements > 1) {
     heat = el('canvas', { class: 'heat', 'aria-label': 'Heatmap' });
     d.append(el('h3', {}, `Heatmap (${t.shape[0]} \u00d7 ${t.shape[1]}${t.shape[0] > 256 || t.shape[1] > 256 ? ', sampled' : ''})`), heat, el('div', { class: 'axis' }, el('span', { id: 'heat-lo' }), el('span', { id: 'heat-hi' })));
   }
-  runStats(t, view, job, progress, label, statsBox, hist, axis, heat);
-}
-
-/** Elements first..first+count as numbers: the view itself for f32/f64 and
- * the integer types that fit a double, else the module's display widening. */
-function chunkOf(t, view, first, count) {
-  const direct = view && ['f32', 'f64', 'i8', 'u8', 'i16', 'u16', 'i32', 'u32', 'bool'].includes(t.dtype);
-  return direct ? view.array.subarray(first, first + count) : state.kiln.widen(t.index, first, count);
-}
-
-function firstValues(t, view) {
-  const box = el('div', { class: 'values' });
-  if (t.layout) {
-    const b = state.bytes.subarray(t.byteOffset, t.byteOffset + Math.min(64, t.byteLength));
-    box.style.gridTemplateColumns = 'repeat(8, 1fr)';
-    box.append(...Array.from(b, (x) => el('span', {}, x.toString(16).padStart(2, '0'))));
-    return box;
-  }
-  const n = Math.min(16, t.elements);
-  const vals = view && (t.dtype === 'i64' || t.dtype === 'u64') ? Array.from(view.array.subarray(0, n)) : Array.from(chunkOf(t, view, 0, n));
-  box.append(...vals.map((v, i) => el('span', { title: `[${i}]` }, fmtNum(v))));
-  if (t.elements > n) box.append(el('span', { class: 'muted more' }, `\u2026 ${intFmt.format(t.elements - n)} more`));
-  return box;
-}
-
-async function runStats(t, view, job, progress, label, statsBox, hist, axis, heat) {
-  const n = t.elements;
-  let min = Infinity, max = -Infinity, sum = 0, nan = 0, inf = 0, finite = 0;
-  const steps = Math.ceil(n / CHUNK) * 2;
-  let step = 0;
-  const t0 = performance.now();
-  for (let first = 0; first < n; first += CHUNK) {
-    const a = chunkOf(t, view, first, Math.min(CHUNK, n - first));
-    for (let i = 0; i < a.length; i++) {
-      const x = a[i];
-      if (x !== x) nan++;
-      else if (x === Infinity || x === -Infinity) inf++;
-      else { finite++; sum += x; if (x < min) min = x; if (x > max) max = x; }
+  state.statsJob = job;
+  progress.set(job, (p) => {
+    bar.value = p.progress;
+    label.textContent = `${p.label.replace(/\d+/g, (x) => intFmt.format(Number(x)))} (${Math.round(100 * p.progress)}%)`;
+  });
+  call({ op: 'stats', job, index: t.index }).then((r) => {
+    progress.delete(job);
+    updateIo();
+    if (r.cancelled) {
+      bar.hidden = true; cancel.hidden = true;
+      label.textContent = 'Cancelled.';
+      if (job === state.job) d.dataset.stats = 'cancelled';
+      return;
     }
-    progress.value = ++step / steps;
-    label.textContent = `Min, max, mean: ${intFmt.format(Math.min(n, first + CHUNK))} of ${intFmt.format(n)} elements (${Math.round(100 * progress.value)}%)`;
-    await tick();
     if (job !== state.job) return;
+    if (r.error) { label.textContent = `${r.error.code}: ${r.error.message}`; d.dataset.stats = 'done'; return; }
+    bar.hidden = true; cancel.hidden = true; label.hidden = true;
+    const { min, max, mean, nan, inf, finite } = r;
+    const stat = (name, value) => el('div', { class: 'stat' }, el('small', {}, name), el('b', { title: String(value) }, value));
+    statsBox.replaceChildren(
+      stat('min', finite ? fmtNum(min) : '\u2014'), stat('max', finite ? fmtNum(max) : '\u2014'), stat('mean', finite ? fmtNum(mean) : '\u2014'),
+      stat('NaN', intFmt.format(nan)), stat('Inf', intFmt.format(inf)), stat('time', `${Math.round(r.ms)} ms`));
+    drawHistogram(hist, r.bins);
+    axis.replaceChildren(el('span', {}, finite ? fmtNum(min) : ''), el('span', {}, `${intFmt.format(finite)} finite values, ${fmtBytes(r.bytes)} read`), el('span', {}, finite ? fmtNum(max) : ''));
+    if (heat && r.heat) drawHeatmap(heat, r.heat);
+    state.lastStats = { ms: r.ms, bytes: r.bytes };
+    d.dataset.stats = 'done';
+  });
+}
+
+function showFirst(box, t, r) {
+  box.replaceChildren();
+  if (r.error) { box.append(el('span', { class: 'muted' }, `${r.error.code}: ${r.error.message}`)); return; }
+  if (r.bytes) {
+    box.style.gridTemplateColumns = 'repeat(8, 1fr)';
+    box.append(...Array.from(r.bytes, (x) => el('span', {}, x.toString(16).padStart(2, '0'))));
+    return;
   }
-  const bins = new Float64Array(64);
-  const span = max - min;
-  if (finite > 0) {
-    for (let first = 0; first < n; first += CHUNK) {
-      const a = chunkOf(t, view, first, Math.min(CHUNK, n - first));
-      for (let i = 0; i < a.length; i++) {
-        const x = a[i];
-        if (x === x && x !== Infinity && x !== -Infinity) bins[span > 0 ? Math.min(63, Math.floor(((x - min) / span) * 64)) : 0]++;
-      }
-      progress.value = ++step / steps;
-      label.textContent = `Histogram: ${intFmt.format(Math.min(n, first + CHUNK))} of ${intFmt.format(n)} elements (${Math.round(100 * progress.value)}%)`;
-      await tick();
-      if (job !== state.job) return;
-    }
-  }
-  progress.value = 1;
-  progress.hidden = true;
-  label.hidden = true;
-  const stat = (label, value) => el('div', { class: 'stat' }, el('small', {}, label), el('b', { title: String(value) }, value));
-  statsBox.replaceChildren(
-    stat('min', finite ? fmtNum(min) : '\u2014'), stat('max', finite ? fmtNum(max) : '\u2014'), stat('mean', finite ? fmtNum(sum / finite) : '\u2014'),
-    stat('NaN', intFmt.format(nan)), stat('Inf', intFmt.format(inf)), stat('time', `${Math.round(performance.now() - t0)} ms`));
-  drawHistogram(hist, bins);
-  axis.replaceChildren(el('span', {}, finite ? fmtNum(min) : ''), el('span', {}, `${intFmt.format(finite)} finite values`), el('span', {}, finite ? fmtNum(max) : ''));
-  if (heat) await drawHeatmap(t, view, heat, job);
-  if (job === state.job) $('detail').dataset.stats = 'done';
+  box.append(...r.values.map((v, i) => el('span', { title: `[${i}]` }, fmtNum(v))));
+  if (t.elements > r.values.length) box.append(el('span', { class: 'muted more' }, `\u2026 ${intFmt.format(t.elements - r.values.length)} more`));
 }
 
 function drawHistogram(canvas, bins) {
@@ -463,20 +493,11 @@ function drawHistogram(canvas, bins) {
   ctx.fillRect(0, h - 1, w, 1);
 }
 
-async function drawHeatmap(t, view, canvas, job) {
-  const [rows, cols] = t.shape;
-  const H = Math.min(rows, 256), W = Math.min(cols, 256);
+function drawHeatmap(canvas, { W, H, cells }) {
   canvas.width = W; canvas.height = H;
   canvas.style.aspectRatio = `${W} / ${H}`;
   // As wide as the panel, or narrower for a tall matrix (at most 1.2 times as tall as wide).
   canvas.style.width = `${Math.min(100, (120 * W) / H)}%`;
-  const cells = new Float64Array(W * H);
-  for (let y = 0; y < H; y++) {
-    const r = Math.floor((y * rows) / H);
-    const row = chunkOf(t, view, r * cols, cols);
-    for (let x = 0; x < W; x++) cells[y * W + x] = Number(row[Math.floor((x * cols) / W)]);
-    if (y % 32 === 31) { await tick(); if (job !== state.job) return; }
-  }
   let lo = Infinity, hi = -Infinity;
   for (const v of cells) if (Number.isFinite(v)) { if (v < lo) lo = v; if (v > hi) hi = v; }
   const diverging = lo < 0 && hi > 0;
@@ -511,8 +532,13 @@ $('type-text').setAttribute('list', 'types');
 
 $('file-input').addEventListener('change', (e) => { const f = e.target.files[0]; if (f) openFile(f); e.target.value = ''; });
 $('sample-select').addEventListener('change', (e) => { if (e.target.value) openSample(e.target.value); e.target.value = ''; });
-$('mode').addEventListener('change', () => { setMode($('mode').value); if (state.bytes && $('mode').value === 'directory') openBytes(state.bytes, state.name); });
-$('open-form').addEventListener('submit', (e) => { e.preventDefault(); if (state.bytes) openBytes(state.bytes, state.name); });
+$('mode').addEventListener('change', () => { setMode($('mode').value); if (state.source && $('mode').value === 'directory') reopen(); });
+$('open-form').addEventListener('submit', (e) => { e.preventDefault(); reopen(); });
+$('url-form').addEventListener('submit', (e) => {
+  e.preventDefault();
+  const url = $('url-input').value.trim();
+  if (url) openUrl(url, url.split('/').pop() || url);
+});
 $('filter').addEventListener('input', () => refreshRows());
 $('table-scroll').addEventListener('scroll', () => requestAnimationFrame(renderRows));
 window.addEventListener('resize', () => renderRows());
@@ -534,8 +560,6 @@ document.addEventListener('keydown', (e) => {
 const params = new URLSearchParams(location.search);
 if (params.get('sample')) openSample(params.get('sample'));
 else if (params.get('url')) {
-  const mode = params.get('mode') ?? 'directory';
-  setMode(mode, params.get('type') ?? '');
-  setBusy('Loading…');
-  fetch(params.get('url')).then((r) => r.arrayBuffer()).then((b) => openBytes(new Uint8Array(b), params.get('name') ?? params.get('url')));
+  $('url-input').value = params.get('url');
+  openUrl(params.get('url'), params.get('name') ?? params.get('url'), params.get('mode') ?? undefined, params.get('type') ?? undefined);
 } else document.body.dataset.state = 'empty';

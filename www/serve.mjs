@@ -4,6 +4,13 @@
 //   node www/serve.mjs [--port N] [--open FILE [--type TYPE]]
 //
 // With --open, FILE is served at /open/<name> and the printed URL opens it.
+//
+// Files are served with HTTP Range requests (206, one range), which the
+// inspector's ?url= reads a remote file by; `stats.sent` counts the bytes
+// sent, `stats.paths` by URL path (the tests assert on them). Paths under /norange/ are the same files
+// served as a server without Range support would (200, the whole file).
+// With `cors`, any origin may read (what a file host must allow for the
+// inspector on another origin); without it, none but this one.
 import http from 'node:http';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -15,28 +22,54 @@ const TYPES = {
   '.css': 'text/css; charset=utf-8', '.json': 'application/json', '.wasm': 'application/wasm', '.ts': 'text/plain; charset=utf-8',
 };
 
-/** Serves `root` (and `extra` files by URL path) on 127.0.0.1; resolves to { url, close }. */
-export function startServer({ root = WWW, port = 0, extra = {} } = {}) {
+/** Serves `root` (and `extra` files by URL path) on 127.0.0.1; resolves to { url, close, stats }. */
+export function startServer({ root = WWW, port = 0, extra = {}, cors = false } = {}) {
+  const stats = { sent: 0, requests: 0, paths: {} };
   const server = http.createServer((req, res) => {
     const url = new URL(req.url, 'http://127.0.0.1');
-    let file = extra[url.pathname];
+    const corsHeaders = cors ? {
+      'access-control-allow-origin': '*', 'access-control-allow-headers': 'range',
+      'access-control-expose-headers': 'content-range, content-length, accept-ranges',
+    } : {};
+    if (req.method === 'OPTIONS') { res.writeHead(204, corsHeaders).end(); return; }
+    stats.requests++;
+    const noRange = url.pathname.startsWith('/norange/');
+    const pathname = noRange ? url.pathname.slice('/norange'.length) : url.pathname;
+    let file = extra[pathname];
     if (!file) {
-      const rel = path.normalize(decodeURIComponent(url.pathname)).replace(/^(\.\.[/\\])+/, '');
+      const rel = path.normalize(decodeURIComponent(pathname)).replace(/^(\.\.[/\\])+/, '');
       file = path.join(root, rel === '/' ? 'index.html' : rel);
       if (!file.startsWith(root)) { res.writeHead(403).end(); return; }
     }
     fs.stat(file, (err, st) => {
       if (err || !st.isFile()) { res.writeHead(404, { 'content-type': 'text/plain' }).end('not found'); return; }
-      res.writeHead(200, {
-        'content-type': TYPES[path.extname(file)] ?? 'application/octet-stream',
-        'content-length': st.size, 'cache-control': 'no-store',
-      });
-      fs.createReadStream(file).pipe(res);
+      const type = TYPES[path.extname(file)] ?? 'application/octet-stream';
+      const m = noRange ? null : /^bytes=(\d+)-(\d*)$/.exec(req.headers.range ?? '');
+      let start = 0, end = st.size - 1, status = 200;
+      const headers = { 'content-type': type, 'cache-control': 'no-store', ...corsHeaders };
+      if (!noRange) headers['accept-ranges'] = 'bytes';
+      if (m) {
+        start = Number(m[1]);
+        end = m[2] ? Math.min(Number(m[2]), st.size - 1) : st.size - 1;
+        if (start >= st.size || end < start) {
+          res.writeHead(416, { 'content-range': `bytes */${st.size}`, ...corsHeaders }).end();
+          return;
+        }
+        status = 206;
+        headers['content-range'] = `bytes ${start}-${end}/${st.size}`;
+      }
+      headers['content-length'] = end - start + 1;
+      res.writeHead(status, headers);
+      if (req.method === 'HEAD' || st.size === 0) { res.end(); return; }
+      const stream = fs.createReadStream(file, { start, end });
+      stream.on('data', (chunk) => { stats.sent += chunk.length; stats.paths[url.pathname] = (stats.paths[url.pathname] ?? 0) + chunk.length; });
+      res.on('close', () => stream.destroy());
+      stream.pipe(res);
     });
   });
   return new Promise((resolve) => server.listen(port, '127.0.0.1', () => {
     const url = `http://127.0.0.1:${server.address().port}/`;
-    resolve({ url, server, close: () => new Promise((r) => { server.closeAllConnections(); server.close(r); }) });
+    resolve({ url, server, stats, close: () => new Promise((r) => { server.closeAllConnections(); server.close(r); }) });
   }));
 }
 

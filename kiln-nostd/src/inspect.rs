@@ -41,7 +41,7 @@ use crate::directory::{Directory, Quant, TensorView};
 use crate::dtype::DtypeCode;
 use crate::error::Result;
 use crate::frame::FRAME_LEN;
-use crate::limits::Options;
+use crate::limits::{Limits, Options};
 use crate::schema::{CompiledType, Scalar};
 use crate::value::{Builder, Value, ValueKind};
 use crate::walk::{ScalarValue, Span, Visitor};
@@ -399,6 +399,57 @@ pub struct DirectoryFacts {
     pub named: bool,
     /// Whether the names are in increasing byte order.
     pub names_sorted: bool,
+}
+
+/// A `tensors` block known from its head alone: what a reader by ranges
+/// (a browser `Blob`, HTTP Range requests) knows after
+/// [`crate::stream::Checker`] checked the head and skipped the payloads.
+/// Offsets are `u64`, since such a file may be larger than the host's
+/// address space (wasm32).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HeadFacts {
+    /// The head's length: where the payload region starts, from the
+    /// block's start.
+    pub head_len: u64,
+    /// The payload region's length.
+    pub payload_bytes: u64,
+    /// Whether it names its tensors.
+    pub named: bool,
+    /// Whether the names are in strictly increasing byte order.
+    pub names_sorted: bool,
+    /// Every tensor's facts (their `range` is empty: the payload is not in
+    /// any buffer), each with its payload's offset from the start of the
+    /// payload region and its length.
+    pub tensors: Vec<(TensorFacts, u64, u64)>,
+}
+
+/// The facts of a block from its checked head (what
+/// [`crate::stream::Checker::take_head`] gives), the block being
+/// directory number `directory` of its message.
+pub fn head_facts(head: &[u8], directory: usize, limits: Limits) -> Result<HeadFacts> {
+    let (dir, payload_bytes) = Directory::of_checked_head(head, limits)?;
+    let tensors: Vec<(TensorFacts, u64, u64)> = dir
+        .iter()
+        .map(|t| {
+            let mut facts = TensorFacts::of(directory, &t);
+            facts.range = 0..0;
+            (facts, t.byte_offset(), t.byte_length())
+        })
+        .collect();
+    let names_sorted = dir.has_names()
+        && tensors.windows(2).all(|w| match w {
+            [a, b] => {
+                matches!((&a.0.name, &b.0.name), (Some(x), Some(y)) if x.as_bytes() < y.as_bytes())
+            }
+            _ => true,
+        });
+    Ok(HeadFacts {
+        head_len: dir.payload_offset() as u64,
+        payload_bytes,
+        named: dir.has_names(),
+        names_sorted,
+        tensors,
+    })
 }
 
 // ---------------------------------------------------------------------------

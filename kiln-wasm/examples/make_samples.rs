@@ -6,6 +6,7 @@
 //!     cargo run -q -p kiln-wasm --example make_samples -- --big F # a 256 MiB file
 //!     cargo run -q -p kiln-wasm --example make_samples -- --many F # 10,000 tensors
 //!     cargo run -q -p kiln-wasm --example make_samples -- --thousand F # 1,000 tensors
+//!     cargo run -q -p kiln-wasm --example make_samples -- --sparse F # 6 GiB, sparse
 //!
 //! Deterministic: the test command runs it and requires no change.
 
@@ -317,6 +318,85 @@ fn big(path: &Path) {
     fs::write(path, to_vec(&Tensors(&specs)).expect("big")).expect("write");
 }
 
+/// Appends to a file, leaving a hole (a sparse region, no disk blocks)
+/// wherever the encoder writes zeros or the bytes of `zeros` (the
+/// payloads, found by where they are, never by scanning them).
+struct SparseSink<'z> {
+    file: fs::File,
+    zeros: &'z [u8],
+    written: usize,
+}
+
+impl kiln_nostd::wire::Sink for SparseSink<'_> {
+    fn put(&mut self, bytes: &[u8]) -> kiln_nostd::Result<()> {
+        use std::io::{Seek, SeekFrom, Write};
+        let inside = self.zeros.as_ptr_range();
+        let io = |_| kiln_nostd::Error::refused(kiln_nostd::Refusal::Io, "write");
+        self.written += bytes.len();
+        if inside.contains(&bytes.as_ptr()) {
+            self.file
+                .seek(SeekFrom::Current(bytes.len() as i64))
+                .map_err(io)?;
+        } else {
+            self.file.write_all(bytes).map_err(io)?;
+        }
+        Ok(())
+    }
+
+    fn put_zeros(&mut self, count: usize) -> kiln_nostd::Result<()> {
+        use std::io::{Seek, SeekFrom};
+        self.written += count;
+        self.file
+            .seek(SeekFrom::Current(count as i64))
+            .map_err(|_| kiln_nostd::Error::refused(kiln_nostd::Refusal::Io, "seek"))?;
+        Ok(())
+    }
+
+    fn written(&self) -> usize {
+        self.written
+    }
+}
+
+/// A 6 GiB model written sparse (real heads, zero payloads: no disk
+/// blocks): 300 f16 matrices of 4096 x 2688 (21 MiB each), one of
+/// 1024 x 1024, then a small f32 tensor of real values at the end of the
+/// file, for the end-to-end
+/// test of a file far larger than wasm memory.
+fn sparse(path: &Path) {
+    let shape = [4096u64, 2688];
+    let zeros = vec![0u8; (shape[0] * shape[1] * 2) as usize];
+    let kinds = [
+        "q_proj",
+        "k_proj",
+        "v_proj",
+        "o_proj",
+        "up_proj",
+        "down_proj",
+    ];
+    let names: Vec<String> = (0..300)
+        .map(|i| format!("model.layers.{:02}.{}.weight", i / 6, kinds[i % 6]))
+        .collect();
+    let tail: Vec<f32> = (0..4096).map(|i| (i as f32 - 2048.0) / 256.0).collect();
+    let mut specs: Vec<TensorSpec<'_>> = names
+        .iter()
+        .map(|n| TensorSpec::new(Dtype::F16, &shape, &zeros).named(n))
+        .collect();
+    // One 1 M-element matrix (the speed row of a 1 M-element histogram).
+    let mega = [1024u64, 1024];
+    specs.push(TensorSpec::new(Dtype::F16, &mega, &zeros[..1 << 21]).named("lm_head.weight"));
+    specs.push(TensorSpec::from_host(&[4096], &tail).named("model.norm.weight"));
+    let file = fs::File::create(path).expect("create");
+    let mut w = kiln_nostd::wire::Writer::new(SparseSink {
+        file,
+        zeros: &zeros,
+        written: 0,
+    });
+    kiln_nostd::Encode::encode(&Tensors(&specs), &mut w).expect("encode");
+    let sink = w.into_sink();
+    let end = std::io::Seek::stream_position(&mut &sink.file).expect("position");
+    sink.file.set_len(end).expect("length");
+}
+
 /// `count` small tensors of several dtypes (10,000 names fit the 64 KiB
 /// heap).
 fn many(path: &Path, count: usize) {
@@ -366,6 +446,7 @@ fn main() {
             "--big" => return big(Path::new(path)),
             "--many" => return many(Path::new(path), 10_000),
             "--thousand" => return many(Path::new(path), 1_000),
+            "--sparse" => return sparse(Path::new(path)),
             _ => {}
         }
     }

@@ -6,12 +6,12 @@ use alloc::string::String;
 
 use js_sys::{Array, Function, Object, Reflect, Uint8Array};
 use kiln_nostd::dtype::Dtype;
-use kiln_nostd::inspect::{push_decimal, InPlace, QuantLink, TensorFacts};
+use kiln_nostd::inspect::{push_decimal, QuantLink};
 use kiln_nostd::schema::{NodeKind, Scalar, TypeRef};
-use kiln_nostd::{CompiledType, Error, Framing, Limits, Value, ValueKind};
+use kiln_nostd::{CompiledType, Error, Framing, Limits, Refusal, Value, ValueKind};
 use wasm_bindgen::prelude::*;
 
-use crate::open::{self, Opened, Source, TYPE_NODES};
+use crate::open::{self, Opened, ReadAt, Tensor, TYPE_NODES};
 
 #[wasm_bindgen(typescript_custom_section)]
 const TYPES: &'static str = r#"
@@ -63,9 +63,20 @@ export interface FileHeader {
   schemaHash: bigint;
   tensorCount: number;
   directoryCount: number;
-  /** Bytes copied into wasm memory for the check; payload interiors are not. */
-  copiedBytes: number;
+  /** Bytes the check read from the file (or buffer); payload interiors are skipped, never read. */
+  readBytes: number;
+  /** How many reads the check made. */
+  readRequests: number;
+  /** Payload bytes the check skipped. */
+  skippedBytes: number;
+  /** The checker's scratch in wasm memory (the record image and the largest directory head). */
+  scratchBytes: number;
+  /** Whether the file's bytes are in memory (`open`), so that `view` works; false for `openReader`. */
+  inMemory: boolean;
 }
+
+/** Reads `length` bytes at `offset` of the file, synchronously (a `FileReaderSync` over `Blob.slice()` in a Worker, `fs.readSync` in node, a synchronous Range request in a Worker). */
+export type ReadRange = (offset: number, length: number) => Uint8Array;
 
 /** One `tensors` value of the file. */
 export interface DirectoryInfo {
@@ -184,16 +195,72 @@ fn refusal(code: &str, message: &str) -> JsValue {
     error_value(code, message, None, None, message)
 }
 
-/// The caller's bytes as a [`Source`].
+fn io(fault: &'static str) -> Error {
+    Error::refused(Refusal::Io, fault)
+}
+
+/// The caller's bytes as a [`ReadAt`].
 struct Bytes<'a>(&'a Uint8Array);
 
-impl Source for Bytes<'_> {
-    fn len(&self) -> usize {
-        self.0.length() as usize
+impl ReadAt for Bytes<'_> {
+    fn size(&self) -> kiln_nostd::Result<u64> {
+        Ok(u64::from(self.0.length()))
     }
-    fn read(&self, at: usize, out: &mut [u8]) {
-        let end = at.saturating_add(out.len());
-        self.0.subarray(at as u32, end as u32).copy_to(out);
+    fn read_at(&mut self, offset: u64, out: &mut [u8]) -> kiln_nostd::Result<()> {
+        let end = offset.saturating_add(out.len() as u64);
+        if end > u64::from(self.0.length()) {
+            return Err(io("read outside the buffer"));
+        }
+        self.0.subarray(offset as u32, end as u32).copy_to(out);
+        Ok(())
+    }
+}
+
+/// A file read by a JS function `(offset, length) => Uint8Array`.
+struct Reader<'a> {
+    len: u64,
+    read: &'a Function,
+}
+
+impl ReadAt for Reader<'_> {
+    fn size(&self) -> kiln_nostd::Result<u64> {
+        Ok(self.len)
+    }
+    fn read_at(&mut self, offset: u64, out: &mut [u8]) -> kiln_nostd::Result<()> {
+        let got = self
+            .read
+            .call2(
+                &JsValue::NULL,
+                &JsValue::from_f64(offset as f64),
+                &JsValue::from_f64(out.len() as f64),
+            )
+            .map_err(|_| io("the read function threw"))?;
+        let bytes = got
+            .dyn_into::<Uint8Array>()
+            .map_err(|_| io("the read function did not return a Uint8Array"))?;
+        if bytes.length() as usize != out.len() {
+            return Err(io("the read function returned fewer bytes than asked"));
+        }
+        bytes.copy_to(out);
+        Ok(())
+    }
+}
+
+fn limits_of(cap: Option<f64>) -> Result<Limits, JsValue> {
+    match cap {
+        None => Ok(Limits::DEFAULT),
+        Some(c) if c >= 0.0 && c == (c as u64) as f64 => {
+            Limits::uniform_checked(c as u64).map_err(|e| kiln_error(&e))
+        }
+        Some(_) => Err(refusal("BadLimits", "cap is not a whole number")),
+    }
+}
+
+fn framing_of(framed: bool) -> Framing {
+    if framed {
+        Framing::Framed
+    } else {
+        Framing::Bare
     }
 }
 
@@ -232,10 +299,11 @@ fn compile(type_text: &str) -> Result<alloc::boxed::Box<CompiledType<'_, TYPE_NO
         .map_err(|e| kiln_error(&e))
 }
 
-/// A checked Kiln file whose bytes stay in the caller's buffer.
+/// A checked Kiln file: its facts, and its bytes when they are in memory
+/// (they stay in the caller's buffer).
 #[wasm_bindgen]
 pub struct KilnFile {
-    bytes: Uint8Array,
+    bytes: Option<Uint8Array>,
     opened: Opened,
 }
 
@@ -253,21 +321,48 @@ impl KilnFile {
         cap: Option<f64>,
     ) -> Result<KilnFile, JsValue> {
         let bytes = bytes.clone();
-        let limits = match cap {
-            None => Limits::DEFAULT,
-            Some(c) if c >= 0.0 && c == (c as u64) as f64 => {
-                Limits::uniform_checked(c as u64).map_err(|e| kiln_error(&e))?
-            }
-            Some(_) => return Err(refusal("BadLimits", "cap is not a whole number")),
+        let opened = open::open(
+            Bytes(&bytes),
+            type_text,
+            framing_of(framed),
+            limits_of(cap)?,
+        )
+        .map_err(|f| kiln_error(&f.error))?;
+        Ok(KilnFile {
+            bytes: Some(bytes),
+            opened,
+        })
+    }
+
+    /// Checks a file of `byteLength` bytes that is not in memory, reading
+    /// only the ranges the checker needs through `read(offset, length)`,
+    /// which returns those bytes as a `Uint8Array` (synchronously: in a
+    /// Worker, `FileReaderSync` over `Blob.slice()` or a synchronous Range
+    /// request; in node, `fs.readSync`). Payload interiors are never read.
+    /// Memory stays bounded whatever the file's size: the record image
+    /// and the directory heads. `view` is then refused; `elementBytes`
+    /// says which bytes hold elements, `widenBytes` widens them.
+    #[wasm_bindgen(js_name = openReader)]
+    pub fn open_reader(
+        #[wasm_bindgen(js_name = byteLength)] byte_length: f64,
+        #[wasm_bindgen(unchecked_param_type = "ReadRange")] read: &Function,
+        #[wasm_bindgen(js_name = typeText)] type_text: &str,
+        framed: bool,
+        cap: Option<f64>,
+    ) -> Result<KilnFile, JsValue> {
+        if !(byte_length >= 0.0 && byte_length == (byte_length as u64) as f64) {
+            return Err(refusal("BadLength", "byteLength is not a whole number"));
+        }
+        let reader = Reader {
+            len: byte_length as u64,
+            read,
         };
-        let framing = if framed {
-            Framing::Framed
-        } else {
-            Framing::Bare
-        };
-        let opened = open::open(&Bytes(&bytes), type_text, framing, limits)
+        let opened = open::open(reader, type_text, framing_of(framed), limits_of(cap)?)
             .map_err(|f| kiln_error(&f.error))?;
-        Ok(KilnFile { bytes, opened })
+        Ok(KilnFile {
+            bytes: None,
+            opened,
+        })
     }
 
     /// A bare tensor directory (`tensors`, not framed).
@@ -276,9 +371,10 @@ impl KilnFile {
         KilnFile::open(bytes, "tensors", false, None)
     }
 
-    /// The file's bytes: the caller's own `Uint8Array`.
+    /// The file's bytes: the caller's own `Uint8Array` (`undefined` for a
+    /// file opened with `openReader`).
     #[wasm_bindgen(getter)]
-    pub fn bytes(&self) -> Uint8Array {
+    pub fn bytes(&self) -> Option<Uint8Array> {
         self.bytes.clone()
     }
 
@@ -303,7 +399,15 @@ impl KilnFile {
             "directoryCount",
             JsValue::from_f64(opened.directories.len() as f64),
         );
-        set(&o, "copiedBytes", JsValue::from_f64(opened.copied as f64));
+        set(&o, "readBytes", JsValue::from_f64(opened.read as f64));
+        set(
+            &o,
+            "readRequests",
+            JsValue::from_f64(opened.requests as f64),
+        );
+        set(&o, "skippedBytes", JsValue::from_f64(opened.skipped as f64));
+        set(&o, "scratchBytes", JsValue::from_f64(opened.scratch as f64));
+        set(&o, "inMemory", JsValue::from_bool(self.bytes.is_some()));
         o
     }
 
@@ -318,8 +422,8 @@ impl KilnFile {
                 let mut path = String::new();
                 d.path.write_to(&mut path);
                 set(&o, "path", JsValue::from_str(&path));
-                set(&o, "offset", JsValue::from_f64(d.span.start as f64));
-                set(&o, "length", JsValue::from_f64(d.span.len() as f64));
+                set(&o, "offset", JsValue::from_f64(d.offset as f64));
+                set(&o, "length", JsValue::from_f64(d.length as f64));
                 set(
                     &o,
                     "payloadOffset",
@@ -348,7 +452,6 @@ impl KilnFile {
     /// `tensors` field as `{ $tensors, path, tensorCount, firstTensor }`.
     #[wasm_bindgen(unchecked_return_type = "KilnValue")]
     pub fn value(&self) -> Result<JsValue, JsValue> {
-        self.live()?;
         let ty = compile(&self.opened.type_text)?;
         Ok(self.js_value(ty.root(), &self.opened.value))
     }
@@ -359,36 +462,30 @@ impl KilnFile {
     #[wasm_bindgen(unchecked_return_type = "TensorView")]
     pub fn view(&self, index: u32) -> Result<Object, JsValue> {
         let t = self.facts(index)?;
-        self.live()?;
-        let (ctor_name, width) = array_type(t.dtype.closed());
+        let bytes = self.live()?;
+        let (ctor_name, width) = array_type(t.facts.dtype.closed());
         let ctor = constructor(ctor_name)?;
-        let base = self.bytes.byte_offset() as usize;
-        let abs = base + t.range.start;
-        let count = t.range.len() / width;
-        let copied = match t.in_place(base, host_is_little_endian()) {
-            InPlace::Yes => false,
-            InPlace::Misaligned { .. } => true,
-            InPlace::BigEndianHost => {
-                return Err(refusal(
-                    "BigEndianHost",
-                    "typed arrays on this host are big-endian: use widen",
-                ))
-            }
-        };
+        let base = bytes.byte_offset() as usize;
+        // In memory, the file is under 4 GiB: offsets fit a u32.
+        let (start, end) = (t.offset as usize, t.range().end as usize);
+        let abs = base + start;
+        let count = (end - start) / width;
+        if width > 1 && !host_is_little_endian() {
+            return Err(refusal(
+                "BigEndianHost",
+                "typed arrays on this host are big-endian: use widen",
+            ));
+        }
+        let copied = !abs.is_multiple_of(t.facts.element_align());
         let array = if copied {
             let args = Array::of1(&JsValue::from_f64(count as f64));
             let array = Reflect::construct(&ctor, &args)?;
             let buffer = Reflect::get(&array, &JsValue::from_str("buffer"))?;
-            Uint8Array::new(&buffer).set(
-                &self
-                    .bytes
-                    .subarray(t.range.start as u32, t.range.end as u32),
-                0,
-            );
+            Uint8Array::new(&buffer).set(&bytes.subarray(start as u32, end as u32), 0);
             array
         } else {
             let args = Array::of3(
-                &self.bytes.buffer(),
+                &bytes.buffer(),
                 &JsValue::from_f64(abs as f64),
                 &JsValue::from_f64(count as f64),
             );
@@ -411,7 +508,7 @@ impl KilnFile {
             },
         );
         set(&o, "arrayType", JsValue::from_str(ctor_name));
-        set(&o, "dtype", JsValue::from_str(&t.dtype_name()));
+        set(&o, "dtype", JsValue::from_str(&t.facts.dtype_name()));
         Ok(o)
     }
 
@@ -426,18 +523,50 @@ impl KilnFile {
         count: f64,
     ) -> Result<js_sys::Float32Array, JsValue> {
         let t = self.facts(index)?;
-        self.live()?;
+        let bytes = self.live()?;
         let (first, count) = (first.max(0.0) as u64, count.max(0.0) as u64);
         let (range, _, _) = open::element_bytes(t, first, count).map_err(|e| kiln_error(&e))?;
-        let mut bytes = alloc::vec![0u8; range.len()];
-        Bytes(&self.bytes).read(range.start, &mut bytes);
-        let out = open::widen_range(t, &bytes, first, count).map_err(|e| kiln_error(&e))?;
+        let mut out = alloc::vec![0u8; (range.end - range.start) as usize];
+        Bytes(bytes)
+            .read_at(range.start, &mut out)
+            .map_err(|e| kiln_error(&e))?;
+        let out = open::widen_range(t, &out, first, count).map_err(|e| kiln_error(&e))?;
+        Ok(js_sys::Float32Array::from(&out[..]))
+    }
+
+    /// Which bytes of the file hold elements `first..first + count` of
+    /// tensor `index` (fewer at the tensor's end): `[offset, length]`, for
+    /// a caller that reads them itself and gives them to `widenBytes`.
+    #[wasm_bindgen(js_name = elementBytes, unchecked_return_type = "[number, number]")]
+    pub fn element_bytes(&self, index: u32, first: f64, count: f64) -> Result<Array, JsValue> {
+        let t = self.facts(index)?;
+        let (first, count) = (first.max(0.0) as u64, count.max(0.0) as u64);
+        let (range, _, _) = open::element_bytes(t, first, count).map_err(|e| kiln_error(&e))?;
+        Ok(Array::of2(
+            &JsValue::from_f64(range.start as f64),
+            &JsValue::from_f64((range.end - range.start) as f64),
+        ))
+    }
+
+    /// `widen` over bytes the caller read: `bytes` are those `elementBytes`
+    /// named for the same `first` and `count`.
+    #[wasm_bindgen(js_name = widenBytes)]
+    pub fn widen_bytes(
+        &self,
+        index: u32,
+        bytes: &[u8],
+        first: f64,
+        count: f64,
+    ) -> Result<js_sys::Float32Array, JsValue> {
+        let t = self.facts(index)?;
+        let (first, count) = (first.max(0.0) as u64, count.max(0.0) as u64);
+        let out = open::widen_range(t, bytes, first, count).map_err(|e| kiln_error(&e))?;
         Ok(js_sys::Float32Array::from(&out[..]))
     }
 }
 
 impl KilnFile {
-    fn facts(&self, index: u32) -> Result<&TensorFacts, JsValue> {
+    fn facts(&self, index: u32) -> Result<&Tensor, JsValue> {
         self.opened.tensors.get(index as usize).ok_or_else(|| {
             let mut message = String::from("no tensor ");
             push_decimal(&mut message, index.into());
@@ -445,28 +574,36 @@ impl KilnFile {
         })
     }
 
-    /// Refuses when the caller's buffer no longer holds the file (it was
-    /// transferred or detached): a view must never be silently empty.
-    fn live(&self) -> Result<(), JsValue> {
-        if self.bytes.length() as usize != self.opened.len {
+    /// The file's bytes, when they are in memory and still the file's: a
+    /// view must never be silently empty, so a buffer that was transferred
+    /// or detached is refused.
+    fn live(&self) -> Result<&Uint8Array, JsValue> {
+        let Some(bytes) = &self.bytes else {
+            return Err(refusal(
+                "NotInMemory",
+                "the file was opened by ranges: read elementBytes and use widenBytes",
+            ));
+        };
+        if u64::from(bytes.length()) != self.opened.len {
             return Err(refusal(
                 "Detached",
                 "the file's buffer was detached or transferred: open the file again",
             ));
         }
-        Ok(())
+        Ok(bytes)
     }
 
     fn info(&self, i: usize) -> Object {
         let o = Object::new();
-        let Some(t) = self.opened.tensors.get(i) else {
+        let Some(tensor) = self.opened.tensors.get(i) else {
             return o;
         };
+        let t = &tensor.facts;
         let dir = self.opened.directories.get(t.directory);
         let first = dir.map_or(0, |d| d.first);
         let name_of = |j: Option<usize>| {
             j.and_then(|j| self.opened.tensors.get(first + j))
-                .and_then(|t| t.name.as_deref())
+                .and_then(|t| t.facts.name.as_deref())
         };
         let (axis, group_size, scales, outer) = match t.quant {
             QuantLink::None => (None, 0, None, None),
@@ -500,8 +637,8 @@ impl KilnFile {
             .collect();
         set(&o, "shape", shape.into());
         set(&o, "elements", JsValue::from_f64(t.elements as f64));
-        set(&o, "byteOffset", JsValue::from_f64(t.range.start as f64));
-        set(&o, "byteLength", JsValue::from_f64(t.range.len() as f64));
+        set(&o, "byteOffset", JsValue::from_f64(tensor.offset as f64));
+        set(&o, "byteLength", JsValue::from_f64(tensor.length as f64));
         set(&o, "layout", opt_str(t.layout.as_deref()));
         set(&o, "blockSize", num(t.block_size));
         set(&o, "quant", JsValue::from_str(t.quant.name()));
@@ -517,14 +654,17 @@ impl KilnFile {
             "elementAlign",
             JsValue::from_f64(t.element_align() as f64),
         );
-        let base = self.bytes.byte_offset() as usize;
+        // The absolute offset in the caller's buffer (the file's offset
+        // when it is read by ranges: what a memory map or a Blob gives).
+        let base = self
+            .bytes
+            .as_ref()
+            .map_or(0, |b| u64::from(b.byte_offset()));
+        let align = t.element_align() as u64;
         set(
             &o,
             "aligned",
-            JsValue::from_bool(!matches!(
-                t.in_place(base, true),
-                InPlace::Misaligned { .. }
-            )),
+            JsValue::from_bool(base.wrapping_add(tensor.offset).is_multiple_of(align)),
         );
         o
     }
@@ -570,10 +710,13 @@ impl KilnFile {
             ValueKind::Str(s) => JsValue::from_str(s),
             // The outline keeps the span (length word included); the
             // bytes are the caller's.
-            ValueKind::Bytes(_) => self
-                .bytes
-                .subarray(v.span.start.saturating_add(4) as u32, v.span.end as u32)
-                .into(),
+            ValueKind::Bytes(_) => Uint8Array::from(
+                self.opened
+                    .image
+                    .get(v.span.start.saturating_add(4)..v.span.end)
+                    .unwrap_or(&[]),
+            )
+            .into(),
             ValueKind::List(items) => items
                 .iter()
                 .map(|item| element.map_or(JsValue::NULL, |e| self.js_value(e, item)))
@@ -602,7 +745,7 @@ impl KilnFile {
                 let o = Object::new();
                 let dirs = &self.opened.directories;
                 // Directories are in wire order: found by their block's start.
-                if let Ok(d) = dirs.binary_search_by_key(&v.span.start, |d| d.span.start) {
+                if let Ok(d) = dirs.binary_search_by_key(&v.span.start, |d| d.image_offset) {
                     set(&o, "$tensors", JsValue::from_f64(d as f64));
                     if let Some(dir) = dirs.get(d) {
                         let mut path = String::new();

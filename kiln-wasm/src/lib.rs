@@ -9,13 +9,17 @@
 //! ```js
 //! import init, { KilnFile } from "./pkg/kiln_wasm.js";   // www/pkg/, built by scripts/www.sh
 //! await init();
-//! const bytes = new Uint8Array(await file.arrayBuffer());
-//! const kiln = KilnFile.open(bytes, "struct{id:i64,name:str,batch:tensors,}", true);
-//! // or KilnFile.openDirectory(bytes), or KilnFile.open(bytes, typeText, false)
+//! // A file of any size, read by ranges (here in a Worker, synchronously):
+//! const read = (offset, length) =>
+//!   new Uint8Array(new FileReaderSync().readAsArrayBuffer(file.slice(offset, offset + length)));
+//! const kiln = KilnFile.openReader(file.size, read, "tensors", false);
 //! for (const t of kiln.tensors()) console.log(t.path, t.name, t.dtype, t.shape);
-//! const { array, copied } = kiln.view(0);   // e.g. a Float32Array over `bytes.buffer`
-//! const shown = kiln.widen(3, 0, 16);       // f16, bf16, f8, e2m1, ... as Float32Array
-//! kiln.value();                              // { id: -7n, name: "...", batch: { $tensors: 0, ... } }
+//! const [at, len] = kiln.elementBytes(3, 0, 16);           // the bytes of 16 elements
+//! const shown = kiln.widenBytes(3, read(at, len), 0, 16);  // f16, bf16, f8, e2m1, ... as Float32Array
+//! // Or bytes in memory, viewed in place:
+//! const mem = KilnFile.open(bytes, "struct{id:i64,name:str,batch:tensors,}", true);
+//! const { array, copied } = mem.view(0);   // e.g. a Float32Array over `bytes.buffer`
+//! mem.value();                             // { id: -7n, name: "...", batch: { $tensors: 0, ... } }
 //! ```
 //!
 //! The TypeScript types (`www/pkg/kiln_wasm.d.ts`) are wasm-bindgen's,
@@ -24,36 +28,27 @@
 //! `typescript_custom_section` and `unchecked_return_type`, so no
 //! hand-written `.d.ts` is needed.
 //!
-//! ## Where the file's bytes live: the caller's `ArrayBuffer`
+//! ## Reading only what the check reads
 //!
-//! The bytes stay in the caller's own buffer (the `ArrayBuffer` that
-//! `File.arrayBuffer()` or `fetch` gave it), and every view is a typed
-//! array over that buffer. Only what the checker reads is copied into
-//! wasm memory for the check ([`mod@open`]): the bytes outside tensor
-//! payloads, the alignment gaps, `bool` payloads and each payload's last
-//! byte. The other payload bytes are never copied: checking a 256 MiB
-//! model copies 64 KiB. (The check runs over a zero-filled stand-in of
-//! the file's length in wasm memory, freed when `open` returns; its pages
-//! are reused by the next open.)
+//! Both opens run the core's incremental checker
+//! ([`kiln_nostd::stream::Checker`], see [`mod@open`]): it names each
+//! range its rules read (frame, values outside tensor payloads, each
+//! directory's head, alignment gaps, `bool` payloads, packed tails) and
+//! the payload bytes it skips, which are never read. `openReader` takes a
+//! function `(offset, length) => Uint8Array`, so a file of any size opens
+//! in bounded memory: wasm memory holds the checker's scratch (the record
+//! image and the largest directory head, at most
+//! [`open::MAX_SCRATCH`]) and the heads, never a payload. The inspector
+//! (www/) calls it in a Web Worker over `Blob.slice()` or HTTP Range
+//! requests.
 //!
-//! The other choice, copying the file into wasm memory, was rejected for
-//! two reasons:
-//!
-//! - **Staleness.** When wasm memory grows (any allocation can grow it),
-//!   its `ArrayBuffer` is detached and every typed array over it silently
-//!   becomes empty. A view over the caller's buffer does not depend on
-//!   wasm memory at all: it stays valid for as long as the caller keeps
-//!   the buffer, across any number of calls and any growth.
-//! - **Memory.** The file would sit in wasm memory (which never shrinks)
-//!   in addition to the copy the page read from disk.
-//!
-//! The one way a view can go stale is the caller's own: transferring or
-//! detaching its buffer (`postMessage` with a transfer list,
-//! `ArrayBuffer.prototype.transfer`). Every call checks that the buffer
-//! still has the file's length and throws `code: "Detached"` otherwise,
-//! rather than hand out an empty array. Display conversions
-//! ([`KilnFile::widen`]) return arrays in JS memory, never views of wasm
-//! memory.
+//! `open` takes bytes already in memory and keeps them in the caller's
+//! buffer: every view is a typed array over that buffer, not over wasm
+//! memory, so a growth of wasm memory (which detaches its `ArrayBuffer`)
+//! never empties a view. The one way a view can go stale is the caller's
+//! own: transferring or detaching its buffer; every call checks that the
+//! buffer still has the file's length and throws `code: "Detached"`
+//! otherwise.
 //!
 //! ## Zero copy, and when it is a copy
 //!
@@ -79,24 +74,20 @@
 //! found, when it is known.
 //!
 //! The Rust logic is in plain functions ([`open()`]) that the host tests
-//! run; the `#[wasm_bindgen]` layer ([`KilnFile`], `peekFrame`,
-//! `schemaHash`) only converts. What a file holds (the value tree, every
-//! directory with its path, every tensor's facts) is the core's inspection
-//! model ([`kiln_nostd::inspect`]), the same one `kiln inspect` renders.
+//! run; the `#[wasm_bindgen]` layer ([`KilnFile`]) only converts.
 //!
 //! ## Size
 //!
-//! The module must stay under 64 KiB after `wasm-opt -Oz` (scripts/www.sh
-//! checks it); it is about 63 KiB. What keeps it there: the crate is an
-//! rlib, and scripts/www.sh links the module with `cargo rustc
-//! --crate-type cdylib` under a `wasm-release` profile (opt-level "z",
-//! fat LTO, one codegen unit, abort on panic); the browser build (feature
-//! `module`) is `no_std` with a panic handler that traps, so no panic
-//! message and little of `core::fmt` is linked (std's allocator, dlmalloc,
-//! is named explicitly); messages are built without `format!`; and the
-//! core is built with its `inspect` feature alone (the inspection model
-//! with an allocator), not `alloc`, whose hash-table name check would add
-//! several KiB. No `unsafe` is needed for any of it.
+//! The module must stay under 96 KiB after `wasm-opt -Oz` (scripts/www.sh
+//! checks it): it links the incremental checker and the value walk side
+//! by side. What keeps it small: the crate is an rlib, and scripts/www.sh
+//! links the module with `cargo rustc --crate-type cdylib` under a
+//! `wasm-release` profile (opt-level "z", fat LTO, one codegen unit, abort
+//! on panic); the browser build (feature `module`) is `no_std` with a
+//! panic handler that traps, so no panic message and little of
+//! `core::fmt` is linked (std's allocator, dlmalloc, is named
+//! explicitly); and messages are built without `format!`. No `unsafe` is
+//! needed for any of it.
 
 // The browser module (feature `module`) is no_std: its panic handler traps
 // without formatting; every other build (host, tests) has std.
@@ -117,7 +108,7 @@ pub mod open;
 
 pub use js::KilnFile;
 pub use kiln_nostd::inspect::{DirectoryFacts, TensorFacts};
-pub use open::{open, Opened, Source};
+pub use open::{open, Opened, ReadAt, Tensor};
 
 /// A panic traps. Nothing in this crate is meant to panic (every index
 /// into input is checked); if something does, the call throws a

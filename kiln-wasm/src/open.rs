@@ -1,80 +1,88 @@
-//! Opening a file whose bytes stay where the caller has them.
+//! Opening a file read by ranges: the core's incremental checker says
+//! which bytes it needs, and only those are read.
 //!
-//! The checker ([`kiln_nostd::walk()`]) needs one contiguous slice whose
-//! positions are the file's positions. This module builds that slice, the
-//! *shadow*, in wasm memory, and copies into it every byte the checker can
-//! read: all bytes outside tensor payloads, every alignment gap, every
-//! `bool` payload, and the last byte of every payload (the odd packed
-//! tail). What it leaves out (zeros in the shadow) are the interiors of the
-//! other payloads, which no rule of the format reads. The verdict on the
-//! shadow is therefore the verdict on the file, with the same code and the
-//! same offset; [`open`] proves it per block, and copies a block's
-//! payloads too whenever it cannot (see "Confirmation" below).
+//! [`open`] drives [`kiln_nostd::stream::Checker`] over a [`ReadAt`]
+//! source (a buffer, a browser `Blob` read by `slice()`, HTTP Range
+//! requests): each [`Need::Bytes`] is read into the checker's scratch,
+//! each [`Need::Payload`] (payload bytes no rule reads) is skipped and
+//! never read. Which bytes those are is the core's knowledge alone; this
+//! module knows no offset of the format. The checker keeps the *record
+//! image* (the message's bytes outside the payload regions, each
+//! `tensors` block replaced by the empty directory) and hands over each
+//! block's head as it checks it; the value tree is the core's walk of the
+//! image ([`kiln_nostd::inspect`]), and each tensor's facts come from its
+//! head ([`kiln_nostd::inspect::head_facts`]).
 //!
-//! How the shadow grows. The walk runs over a prefix of the file (the
-//! *frontier*). When it stops with EOF before the end of the file, either
-//! a tensors value starts where the last complete value ended (the bytes
-//! there are `KLNT`): its head (header, descriptors, name heap, padding)
-//! is copied, its payload region is copied except the payload interiors,
-//! and the frontier moves to the block's end; or the frontier grows (by
-//! a step that doubles while no block is found). The walk then starts again from the beginning. Files up to
-//! [`SMALL_FILE`] are copied whole: one walk.
-//!
-//! Confirmation. Payload interiors are left out only for a block that the
-//! final walk reports whole (the visitor's `tensors`): its descriptors
-//! were then checked, and the ranges left out lie inside checked payloads
-//! that no rule reads. If the final walk fails before reporting such a
-//! block (the block is bad, or what looked like one was not a tensors
-//! value), the left-out bytes are copied in and the walk runs again. So a
-//! verdict never depends on a byte that was not copied.
+//! Memory: the scratch holds the image and the largest head, and grows
+//! (the check starts again) only when the checker refuses it as too small,
+//! up to [`MAX_SCRATCH`]; the heads are kept (the tensor table). A file's
+//! size does not enter: a 6 GiB file of 300 tensors opens in well under a
+//! megabyte of wasm memory. Offsets are `u64`: a file may be larger than
+//! wasm32's address space.
 
-use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::vec;
 use alloc::vec::Vec;
 use core::ops::Range;
 
-use kiln_nostd::directory::{align_up, DESCRIPTOR_LEN, HEADER_LEN, MAGIC};
-use kiln_nostd::dtype::{DtypeCode, PayloadRule, Width};
-use kiln_nostd::inspect::{Collector, DirectoryFacts, TensorFacts};
+use kiln_nostd::dtype::Width;
+use kiln_nostd::inspect::{head_facts, inspect, Path, TensorFacts};
 use kiln_nostd::schema::TOOL_NODES;
+use kiln_nostd::stream::{Checker, Need};
 use kiln_nostd::{CompiledType, Error, Framing, Limits, Options, Refusal, Result, Value};
 
-/// Files up to this size are copied into the shadow whole.
-pub const SMALL_FILE: usize = 1 << 20;
+pub use kiln_nostd::stream::ReadAt;
 
-/// Payload interiors shorter than this are copied anyway (not worth a
-/// hole in the shadow).
-pub const MIN_HOLE: u64 = 4096;
+/// The first scratch a check of a large file is given.
+pub const FIRST_SCRATCH: usize = 256 << 10;
 
-/// The first prefix of a large file, and the first step it grows by.
-pub const GROW_STEP: usize = 64 * 1024;
+/// The largest scratch: the record image (every byte outside the payload
+/// regions) plus the largest directory head must fit in it. A file that
+/// needs more is refused (`Capacity`).
+pub const MAX_SCRATCH: usize = 64 << 20;
 
 /// How many nodes the type text may compile to: the tools' one cap, so
 /// the browser accepts every type `kiln check` accepts.
 pub const TYPE_NODES: usize = TOOL_NODES;
 
-/// Where the file's bytes are: [`Source::read`] copies a range of them.
-pub trait Source {
-    /// The file's length in bytes.
-    fn len(&self) -> usize;
-    /// Whether the file is empty.
-    fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-    /// Copies the file's bytes `at..at + out.len()` into `out` (the range
-    /// is always inside the file).
-    fn read(&self, at: usize, out: &mut [u8]);
+/// One `tensors` value of the file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DirectoryInfo {
+    /// Where it is in the value.
+    pub path: Path,
+    /// Absolute offset of the block in the file.
+    pub offset: u64,
+    /// The block's length.
+    pub length: u64,
+    /// Absolute offset of its payload region.
+    pub payload_offset: u64,
+    /// Index of its first tensor in [`Opened::tensors`].
+    pub first: usize,
+    /// How many tensors.
+    pub count: usize,
+    /// Whether it names its tensors.
+    pub named: bool,
+    /// Whether the names are in increasing byte order.
+    pub names_sorted: bool,
+    /// Where its (empty) stand-in starts in [`Opened::image`].
+    pub image_offset: usize,
 }
 
-impl Source for [u8] {
-    fn len(&self) -> usize {
-        <[u8]>::len(self)
-    }
-    fn read(&self, at: usize, out: &mut [u8]) {
-        if let Some(src) = self.get(at..at.saturating_add(out.len())) {
-            out.copy_from_slice(src);
-        }
+/// One tensor: the core's facts and where its payload is in the file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Tensor {
+    /// Every fact of the descriptor (its `range` is empty: see `offset`).
+    pub facts: TensorFacts,
+    /// Absolute offset of the payload in the file.
+    pub offset: u64,
+    /// The payload's length.
+    pub length: u64,
+}
+
+impl Tensor {
+    /// The payload's absolute byte range.
+    pub fn range(&self) -> Range<u64> {
+        self.offset..self.offset.saturating_add(self.length)
     }
 }
 
@@ -88,284 +96,192 @@ pub struct Opened {
     /// The type's schema hash (what a frame must carry).
     pub hash: u64,
     /// File length.
-    pub len: usize,
-    /// The value's outline (the core's tree without the bytes of byte
-    /// runs and directories, which stay in the caller's buffer and are
-    /// reached by their spans).
+    pub len: u64,
+    /// The value's outline, with spans in [`Opened::image`].
     pub value: Value<'static>,
+    /// The record image: the bytes outside the payload regions.
+    pub image: Vec<u8>,
     /// Every `tensors` value, in wire order.
-    pub directories: Vec<DirectoryFacts>,
+    pub directories: Vec<DirectoryInfo>,
     /// Every tensor of every directory, in wire order.
-    pub tensors: Vec<TensorFacts>,
-    /// Bytes copied into wasm memory for the check.
-    pub copied: usize,
-    /// Walks it took.
-    pub walks: usize,
+    pub tensors: Vec<Tensor>,
+    /// Bytes read from the source.
+    pub read: u64,
+    /// How many reads.
+    pub requests: u64,
+    /// Payload bytes skipped (never read).
+    pub skipped: u64,
+    /// The scratch the check ran with.
+    pub scratch: usize,
 }
 
-/// The result of a failed open: the error, and how much was copied.
+/// The result of a failed open: the error, and how much was read.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Failed {
-    /// The error: a wire code or a refusal (bad type text).
+    /// The error: a wire code or a refusal (bad type text, a read that
+    /// failed).
     pub error: Error,
-    /// Bytes copied into wasm memory for the check.
-    pub copied: usize,
+    /// Bytes read from the source.
+    pub read: u64,
 }
 
 impl From<Error> for Failed {
     fn from(error: Error) -> Failed {
-        Failed { error, copied: 0 }
+        Failed { error, read: 0 }
     }
 }
 
 /// Checks the file in `source` as one value of `type_text` (`tensors` for
-/// a bare directory), framed or not, and collects its facts.
-pub fn open<S: Source + ?Sized>(
-    source: &S,
+/// a bare directory), framed or not, reading only what the checker needs,
+/// and collects its facts. Same verdict, code and offset as
+/// [`kiln_nostd::check()`] on the whole file.
+pub fn open<R: ReadAt>(
+    mut source: R,
     type_text: &str,
     framing: Framing,
     limits: Limits,
 ) -> core::result::Result<Opened, Failed> {
-    let ty: Box<CompiledType<'_, TYPE_NODES>> = Box::new(CompiledType::parse(type_text)?);
+    let ty: alloc::boxed::Box<CompiledType<'_, TYPE_NODES>> =
+        alloc::boxed::Box::new(CompiledType::parse(type_text)?);
     let options = Options { framing, limits };
-    let mut shadow = Shadow::new(source);
-    let start = if options.is_framed() {
-        kiln_nostd::frame::FRAME_LEN
-    } else {
-        0
-    };
-    if shadow.len <= SMALL_FILE {
-        shadow.fill_to(shadow.len);
-    } else {
-        shadow.fill_to(GROW_STEP);
-    }
-    let mut walks = 0;
-    // How far the frontier moves when no block starts at the cursor:
-    // doubles while nothing but other values is found, so a long run of
-    // strings costs few walks, and starts small again after a block.
-    let mut step = GROW_STEP;
+    let len = source.size()?;
+    // A small file needs no more scratch than its length (and a parked
+    // head's header): a scratch sized by the file, not by the constant.
+    let mut size = usize::try_from(len.saturating_add(128))
+        .unwrap_or(usize::MAX)
+        .min(FIRST_SCRATCH);
+    let mut read = 0u64;
     loop {
-        walks += 1;
-        let mut collect = Collector::new(start);
-        let walked = ty.walk(shadow.prefix(), options, &mut collect);
-        let complete = shadow.frontier == shadow.len;
-        if complete || !matches!(&walked, Err(e) if e.code() == Some(kiln_nostd::Code::Eof)) {
-            let reported: Vec<usize> = collect.directories().iter().map(|d| d.span.start).collect();
-            if shadow.unconfirmed(&reported) {
-                // Not every hole lies in a block the walk checked: copy
-                // them in and walk again.
-                shadow.fill_holes_outside(&reported);
-                continue;
+        match run(&ty, &mut source, options, len, size, &mut read) {
+            Err(f) if f.error.refusal() == Some(Refusal::Capacity) && size < MAX_SCRATCH => {
+                size = size.saturating_mul(8).min(MAX_SCRATCH);
             }
-            match walked {
-                Ok(()) if complete => {
-                    let seen = collect.finish()?;
-                    return Ok(Opened {
-                        // parse accepts canonical text only.
-                        type_text: type_text.into(),
-                        framed: options.is_framed(),
-                        hash: ty.hash(),
-                        len: shadow.len,
-                        value: seen.value.into_outline(),
-                        directories: seen.directories,
-                        tensors: seen.tensors,
-                        copied: shadow.copied,
-                        walks,
-                    });
-                }
-                // The value ended before the file does: walk the rest too,
-                // so that the verdict (TRAILING) comes from the walker.
-                Ok(()) => {
-                    shadow.fill_to(shadow.len);
-                    continue;
-                }
-                Err(error) => {
-                    return Err(Failed {
-                        error,
-                        copied: shadow.copied,
-                    })
-                }
+            Ok(mut opened) => {
+                opened.type_text = type_text.into();
+                return Ok(opened);
             }
-        }
-        // EOF inside the prefix: a block to load, or more bytes.
-        if shadow.load_block(collect.cursor()) {
-            step = GROW_STEP;
-        } else {
-            shadow.fill_to(shadow.frontier.saturating_add(step));
-            step = step.saturating_mul(2);
+            Err(f) => return Err(f),
         }
     }
 }
 
-/// The shadow: the file's length, every byte the checker can read.
-struct Shadow<'s, S: Source + ?Sized> {
-    source: &'s S,
-    bytes: Vec<u8>,
-    len: usize,
-    /// Bytes `[0, frontier)` are copied, except the holes.
-    frontier: usize,
-    /// Payload interiors not copied: (block start, range), in file order.
-    holes: Vec<(usize, Range<usize>)>,
-    copied: usize,
+/// One check with a scratch of `size` bytes; `read` counts every byte read
+/// (over the attempts).
+fn run<R: ReadAt>(
+    ty: &CompiledType<'_, TYPE_NODES>,
+    source: &mut R,
+    options: Options,
+    len: u64,
+    size: usize,
+    read: &mut u64,
+) -> core::result::Result<Opened, Failed> {
+    let mut scratch = vec![0u8; size];
+    let mut heads: Vec<(u64, Vec<u8>)> = Vec::new();
+    let mut checker = Checker::with_len(ty, options, &mut scratch, len).keeping_record();
+    let mut requests = 0u64;
+    let fail = |error: Error, read: u64| Failed { error, read };
+    loop {
+        let need = checker.need().map_err(|e| fail(e, *read))?;
+        match need {
+            Need::Done => break,
+            Need::Bytes { at, len, .. } => {
+                let buf = checker.unfilled();
+                let n = buf.len();
+                if n == 0 && len > 0 {
+                    return Err(fail(
+                        Error::refused(Refusal::Capacity, "the scratch cannot hold the bytes"),
+                        *read,
+                    ));
+                }
+                source.read_at(at, buf).map_err(|e| fail(e, *read))?;
+                *read = read.saturating_add(n as u64);
+                requests += 1;
+                checker.filled(n).map_err(|e| fail(e, *read))?;
+                let end = checker.position();
+                if let Some((_, head)) = checker.take_head() {
+                    heads.push((end.saturating_sub(head.len() as u64), head.to_vec()));
+                }
+            }
+            Need::Payload { len, .. } => checker.skip(len).map_err(|e| fail(e, *read))?,
+            // A known length never asks for the end; answer it anyway.
+            Need::End => checker.end().map_err(|e| fail(e, *read))?,
+        }
+    }
+    let report = checker.report();
+    let image = checker
+        .into_image()
+        .ok_or_else(|| fail(Error::refused(Refusal::Capacity, "no record image"), *read))?
+        .to_vec();
+    facts(ty, options, len, image, &heads)
+        .map(|(value, image, directories, tensors)| Opened {
+            type_text: String::new(),
+            framed: options.is_framed(),
+            hash: ty.hash(),
+            len,
+            value,
+            image,
+            directories,
+            tensors,
+            read: *read,
+            requests,
+            skipped: report.payload,
+            scratch: size,
+        })
+        .map_err(|e| fail(e, *read))
 }
 
-impl<'s, S: Source + ?Sized> Shadow<'s, S> {
-    fn new(source: &'s S) -> Self {
-        Shadow {
-            source,
-            bytes: Vec::new(),
-            len: source.len(),
-            frontier: 0,
-            holes: Vec::new(),
-            copied: 0,
-        }
-    }
+type Facts = (Value<'static>, Vec<u8>, Vec<DirectoryInfo>, Vec<Tensor>);
 
-    fn prefix(&self) -> &[u8] {
-        self.bytes.get(..self.frontier).unwrap_or(&[])
+/// The value tree from the image, the tensors from the heads.
+fn facts(
+    ty: &CompiledType<'_, TYPE_NODES>,
+    options: Options,
+    len: u64,
+    image: Vec<u8>,
+    heads: &[(u64, Vec<u8>)],
+) -> Result<Facts> {
+    let seen = inspect(ty, &image, options)?;
+    if seen.directories.len() != heads.len() {
+        return Err(Error::refused(
+            Refusal::WrongValue,
+            "the image's directories are not the checked heads",
+        ));
     }
-
-    /// Copies `range` of the file into the shadow.
-    fn copy(&mut self, range: Range<usize>) {
-        if range.end > self.bytes.len() {
-            self.bytes.resize(range.end.min(self.len), 0);
+    let mut directories = Vec::with_capacity(heads.len());
+    let mut tensors = Vec::new();
+    for (index, (stand_in, (start, head))) in seen.directories.iter().zip(heads).enumerate() {
+        let block = head_facts(head, index, options.limits)?;
+        let payload_offset = start.saturating_add(block.head_len);
+        let first = tensors.len();
+        let count = block.tensors.len();
+        for (facts, offset, length) in block.tensors {
+            tensors.push(Tensor {
+                facts,
+                offset: payload_offset.saturating_add(offset),
+                length,
+            });
         }
-        let len = range.len();
-        if let Some(out) = self.bytes.get_mut(range.clone()) {
-            self.source.read(range.start, out);
-            self.copied = self.copied.saturating_add(len);
+        let length = block.head_len.saturating_add(block.payload_bytes);
+        if start.saturating_add(length) > len {
+            return Err(Error::refused(
+                Refusal::WrongValue,
+                "a checked block lies past the end",
+            ));
         }
+        directories.push(DirectoryInfo {
+            path: stand_in.path.clone(),
+            offset: *start,
+            length,
+            payload_offset,
+            first,
+            count,
+            named: block.named,
+            names_sorted: block.names_sorted,
+            image_offset: stand_in.span.start,
+        });
     }
-
-    /// Copies everything from the frontier to `end`.
-    fn fill_to(&mut self, end: usize) {
-        let end = end.min(self.len);
-        if end > self.frontier {
-            self.copy(self.frontier..end);
-            self.frontier = end;
-        }
-    }
-
-    /// If a block header lies at `at` (past the frontier's copied bytes
-    /// or not), copies the block except its payload interiors and moves
-    /// the frontier to its end. False when there is no block to load.
-    fn load_block(&mut self, at: usize) -> bool {
-        let header_end = at.saturating_add(HEADER_LEN as usize);
-        if header_end > self.len {
-            return false;
-        }
-        let mut header = [0u8; HEADER_LEN as usize];
-        self.source.read(at, &mut header);
-        if header.get(..4) != Some(&MAGIC[..]) {
-            return false;
-        }
-        let word = |at: usize, n: usize| -> u64 {
-            let mut v = [0u8; 8];
-            if let (Some(dst), Some(src)) = (v.get_mut(..n), header.get(at..at + n)) {
-                dst.copy_from_slice(src);
-            }
-            u64::from_le_bytes(v)
-        };
-        let (count, name_bytes, payload_bytes) = (word(8, 4), word(12, 4), word(16, 8));
-        let head = count
-            .checked_mul(DESCRIPTOR_LEN)
-            .and_then(|d| d.checked_add(HEADER_LEN + name_bytes))
-            .and_then(align_up)
-            .and_then(|h| usize::try_from(h).ok());
-        let Some(head) = head else { return false };
-        let base = at.saturating_add(head);
-        let end = usize::try_from(payload_bytes)
-            .ok()
-            .and_then(|p| base.checked_add(p));
-        // A block that does not fit: the walker's own EOF decides.
-        let Some(end) = end.filter(|&e| e <= self.len && base <= self.len) else {
-            return false;
-        };
-        // Already copied: the EOF came from elsewhere.
-        if end <= self.frontier {
-            return false;
-        }
-        self.fill_to(base);
-        let from = base.max(self.frontier);
-        let mut holes = Vec::new();
-        for i in 0..usize::try_from(count).unwrap_or(0) {
-            let record = at + HEADER_LEN as usize + i * DESCRIPTOR_LEN as usize;
-            let field = |off: usize, n: usize| -> u64 {
-                let mut v = [0u8; 8];
-                if let (Some(dst), Some(src)) = (
-                    v.get_mut(..n),
-                    self.bytes.get(record + off..record + off + n),
-                ) {
-                    dst.copy_from_slice(src);
-                }
-                u64::from_le_bytes(v)
-            };
-            let (dtype, offset, length) = (field(0, 2), field(32, 8), field(40, 8));
-            let rule = u16::try_from(dtype)
-                .ok()
-                .and_then(DtypeCode::from_code)
-                .map_or(PayloadRule::None, DtypeCode::payload_rule);
-            // Every byte a rule reads is copied: a bool payload whole; the
-            // last byte of the others (a packed count's odd tail) below.
-            if rule == PayloadRule::EveryByte || length < MIN_HOLE {
-                continue;
-            }
-            // The interior: all but the last byte (the odd packed tail).
-            let start = usize::try_from(offset)
-                .ok()
-                .and_then(|o| base.checked_add(o));
-            let stop = usize::try_from(offset.saturating_add(length - 1))
-                .ok()
-                .and_then(|o| base.checked_add(o));
-            if let (Some(start), Some(stop)) = (start, stop) {
-                let (start, stop) = (start.clamp(from, end), stop.min(end));
-                if start < stop {
-                    holes.push(start..stop);
-                }
-            }
-        }
-        // A valid block's payloads are in increasing order; for any other
-        // block, copy the whole payload region (the walker will reject it).
-        if holes
-            .windows(2)
-            .any(|w| matches!(w, [a, b] if a.end > b.start))
-        {
-            holes.clear();
-        }
-        // Copy the complement of the holes within the payload region.
-        let mut cursor = from;
-        for hole in &holes {
-            if hole.start > cursor {
-                self.copy(cursor..hole.start);
-            }
-            cursor = cursor.max(hole.end);
-        }
-        if end > cursor {
-            self.copy(cursor..end);
-        }
-        if end > self.bytes.len() {
-            self.bytes.resize(end, 0);
-        }
-        self.holes.extend(holes.into_iter().map(|h| (at, h)));
-        self.frontier = self.frontier.max(end);
-        true
-    }
-
-    /// Whether a hole lies in a block the walk did not report.
-    fn unconfirmed(&self, reported: &[usize]) -> bool {
-        self.holes.iter().any(|(b, _)| !reported.contains(b))
-    }
-
-    /// Copies the holes of blocks the walk did not report.
-    fn fill_holes_outside(&mut self, reported: &[usize]) {
-        let holes = core::mem::take(&mut self.holes);
-        let (keep, fill): (Vec<_>, Vec<_>) =
-            holes.into_iter().partition(|(b, _)| reported.contains(b));
-        for (_, range) in fill {
-            self.copy(range);
-        }
-        self.holes = keep;
-    }
+    let value = seen.value.into_outline();
+    Ok((value, image, directories, tensors))
 }
 
 /// Refusal for a range of elements outside a tensor.
@@ -376,15 +292,16 @@ pub fn out_of_range() -> Error {
     )
 }
 
-/// The payload bytes that hold elements `first..first + count` of a
-/// tensor, and the index of element `first` within them: what
-/// [`widen_range`] needs, so that a caller copies only those bytes.
-pub fn element_bytes(t: &TensorFacts, first: u64, count: u64) -> Result<(Range<usize>, u64, u64)> {
-    let dtype = t.dtype.closed().ok_or(Error::refused(
+/// The payload bytes (absolute in the file) that hold elements
+/// `first..first + count` of a tensor, the index of element `first` within
+/// them, and the element count they span: what [`widen_range`] needs, so
+/// that a caller reads only those bytes.
+pub fn element_bytes(t: &Tensor, first: u64, count: u64) -> Result<(Range<u64>, u64, u64)> {
+    let dtype = t.facts.dtype.closed().ok_or(Error::refused(
         Refusal::WrongElementType,
         "an opaque dtype has no elements to widen",
     ))?;
-    let count = count.min(t.elements.saturating_sub(first));
+    let count = count.min(t.facts.elements.saturating_sub(first));
     // `first` comes from a JS number: anything up to u64::MAX, so every
     // step is checked (an overflow is a range outside the tensor).
     let last = first.checked_add(count).ok_or_else(out_of_range)?;
@@ -396,23 +313,20 @@ pub fn element_bytes(t: &TensorFacts, first: u64, count: u64) -> Result<(Range<u
         }
         Width::Nibbles => (first / 2, last.div_ceil(2), first % 2),
     };
-    let to = |v: u64| usize::try_from(v).map_err(|_| out_of_range());
-    let (start, end) = (to(start)?, to(end)?);
-    if end > t.range.len() || start > end {
+    if end > t.length || start > end {
         return Err(out_of_range());
     }
-    Ok((
-        t.range.start + start..t.range.start + end,
-        skip,
-        count + skip,
-    ))
+    Ok((t.offset + start..t.offset + end, skip, count + skip))
 }
 
 /// Widens `count` elements starting at `first` for display, given the
 /// bytes [`element_bytes`] named. Bits only: no scale is applied.
-pub fn widen_range(t: &TensorFacts, bytes: &[u8], first: u64, count: u64) -> Result<Vec<f32>> {
-    let dtype = t.dtype.closed().ok_or(out_of_range())?;
-    let (_, skip, total) = element_bytes(t, first, count)?;
+pub fn widen_range(t: &Tensor, bytes: &[u8], first: u64, count: u64) -> Result<Vec<f32>> {
+    let dtype = t.facts.dtype.closed().ok_or(out_of_range())?;
+    let (range, skip, total) = element_bytes(t, first, count)?;
+    if (bytes.len() as u64) < range.end - range.start {
+        return Err(out_of_range());
+    }
     let n = usize::try_from(total - skip).map_err(|_| out_of_range())?;
     let mut out = vec![0f32; n];
     let written = kiln_nostd::widen::widen_into(dtype, bytes, total, skip, &mut out)?;

@@ -1,7 +1,7 @@
 #![cfg(not(target_arch = "wasm32"))]
 //! What `open` (under every `KilnFile.open` from JavaScript) allocates:
-//! the shadow of the file (a copy of what the checker reads, at most the
-//! file's length), the compiled type table, the value and the facts of
+//! the checker's scratch (the record image and a head: for a small file,
+//! its length and a constant), the compiled type table, the value and the facts of
 //! every tensor. Measured with a per-thread counting allocator on every
 //! golden case and the hostile inputs.
 
@@ -23,7 +23,7 @@ fn unhex(s: &str) -> Vec<u8> {
 
 #[test]
 fn open_allocates_a_small_multiple_of_the_file() {
-    // Per file byte: the shadow (1) and the value tree: for
+    // Per file byte: the scratch (1), the image (1) and the value tree: for
     // `list<struct{a:bool,}>` one struct per byte, each with its field
     // name as a `String` (about 266 bytes per input byte, the worst case
     // here); a constant for the boxed type table (TOOL_NODES nodes, about

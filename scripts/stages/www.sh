@@ -11,10 +11,13 @@
 #          `test` stage.)
 # www      the module build into www/pkg/ with wasm-opt -Oz and the 64 KiB
 #          budget (scripts/www.sh --build-only); www/samples/ is what the
-#          samples example writes; the ES module package from plain JS
+#          samples example writes; the module packed (npm pack) and used
+#          from a plain node script (tests/e2e/packed.mjs); the ES module package from plain JS
 #          (tests/e2e/module.test.mjs, node's test runner); the inspector
 #          end to end in headless Chromium driven by playwright-core
-#          (tests/e2e/inspector.test.mjs), screenshots in
+#          (tests/e2e/inspector.test.mjs: files read by ranges in a Web
+#          Worker, a 6 GiB sparse file written and deleted by the test,
+#          HTTP Range requests to www/serve.mjs), screenshots in
 #          target/e2e-screenshots/.
 #
 # What they need (Debian's chromium and chromium-driver, the npm packages
@@ -48,6 +51,14 @@ stage_www() {
         cargo run -q -p kiln-wasm --example make_samples -- --many "$KILN_E2E_DIR/many.kiln"
     [ -f "$KILN_E2E_DIR/big.kiln" ] ||
         cargo run -q -p kiln-wasm --example make_samples -- --big "$KILN_E2E_DIR/big.kiln"
+    # The module as an npm package: packed, installed into a scratch
+    # project, used from a plain node script (initSync).
+    local npm_dir="${CARGO_TARGET_DIR:-$ROOT/target}/npm"
+    rm -rf "$npm_dir" && mkdir -p "$npm_dir/project"
+    (cd www/pkg && npm pack --silent --pack-destination "$npm_dir" >/dev/null)
+    (cd "$npm_dir/project" && echo '{"name":"packed-user","private":true,"type":"module"}' >package.json &&
+        npm install --silent --no-audit --no-fund --offline "$npm_dir"/kiln-wasm-*.tgz)
+    node tests/e2e/packed.mjs "$npm_dir/project"
     (cd tests/e2e && node --test module.test.mjs inspector.test.mjs)
     echo "screenshots: $(ls "$ROOT"/target/e2e-screenshots/*.png | wc -l) in target/e2e-screenshots/"
 }

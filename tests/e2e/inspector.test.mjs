@@ -19,6 +19,7 @@ const shots = path.join(root, 'target/e2e-screenshots');
 const big = process.env.KILN_E2E_DIR ?? path.join(root, 'target/e2e-files');
 const samples = path.join(root, 'www/samples');
 let server, browser, page;
+const served = {}; // extra files of the page's server, by URL path
 const errors = [];
 
 function largeFile(name, flag) {
@@ -33,7 +34,7 @@ function largeFile(name, flag) {
 
 before(async () => {
   fs.mkdirSync(shots, { recursive: true });
-  server = await startServer();
+  server = await startServer({ extra: served });
   browser = await chromium.launch({
     executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
@@ -60,7 +61,10 @@ async function open(file, { mode, type } = {}) {
   return page.evaluate(() => document.body.dataset.state);
 }
 
-const statsDone = () => page.waitForSelector('#detail[data-stats="done"], #detail[data-stats="none"]', { timeout: 120_000 });
+const statsDone = async () => {
+  await page.waitForSelector('#detail[data-stats="done"], #detail[data-stats="none"]', { timeout: 120_000 });
+  await page.waitForSelector('#detail[data-values="done"]', { timeout: 120_000 });
+};
 const shot = (name) => page.screenshot({ path: path.join(shots, name) });
 const text = (sel) => page.locator(sel).innerText();
 /** Opens `file` and waits for the table; the milliseconds it took (printed, never asserted). */
@@ -83,7 +87,7 @@ test('model.kiln: the table, sorting, filtering, values, statistics', async () =
   assert.deepEqual(rows[0].slice(0, 6), ['embed.weight', 'f32', '[64, 48]', '3,072', '12.0 KiB', '0xac0']);
   assert.deepEqual(rows.map((r) => r[1]).sort(), ['bf16', 'bool', 'e2m1', 'e8m0', 'f16', 'f32', 'f64', 'f8e4m3', 'f8e5m2', 'i16', 'i32', 'i4', 'i64', 'i8', 'u16', 'u32', 'u4', 'u64', 'u8']);
   await statsDone();
-  assert.match(await text('#detail'), /zero-copy/);
+  assert.match(await text('#detail'), /aligned/);
   assert.ok(await page.locator('#detail canvas.heat').isVisible());
   await shot('model.png');
   // Sort by bytes, descending.
@@ -146,13 +150,14 @@ test('record.kiln: a framed message, its type found by the frame hash, fields as
   assert.deepEqual(await page.$$eval('#directories li button', (b) => b.map((x) => x.innerText)), ['layers[0].w', 'layers[1].w', 'layers[2].w', 'batch']);
   await page.locator('#table-rows .row', { hasText: 'layers[1].w › weight' }).click();
   await statsDone();
-  assert.equal(await text('#detail .badge'), 'zero-copy');
+  assert.equal(await text('#detail .badge'), 'aligned');
   await shot('record-weight.png');
   // An i32 payload at an odd absolute offset: the view is a copy that says why.
   await page.locator('#table-rows .row', { hasText: 'batch › labels' }).click();
   await statsDone();
-  assert.equal(await text('#detail .badge'), 'copy');
-  assert.match(await text('#detail'), /misaligned: absolute offset 5971/);
+  assert.equal(await text('#detail .badge'), 'misaligned');
+  assert.match(await text('#detail'), /offset not a multiple of 4/);
+  assert.match(await text('#detail'), /5,971 \(0x1753\)/);
   assert.match(await text('#detail .values'), /^3\s+1\s+4\s+1/);
   await shot('record.png');
 });
@@ -215,21 +220,17 @@ test('10,000 tensors: opens, sorts, filters and scrolls', async () => {
   assert.ok(rows.length < 80, 'only visible rows are in the DOM');
   assert.ok(rows.some((r) => r[0] === '0999q' || r[0].startsWith('0999')), 'the last rows are rendered');
   console.log(`10,000 tensors: open ${openMs} ms, two sorts ${sortMs.toFixed(0)} ms, filter ${filterMs.toFixed(0)} ms`);
+  console.log(`speed: 10,000-tensor file picked to full table ${openMs} ms (goal < 300 ms), read ${await page.evaluate(() => window.kilnInspector.openIo.bytesRead)} B`);
   await shot('many.png');
 });
 
-test('256 MiB: no copy of the payloads, statistics in chunks while the page stays responsive', async () => {
+test('256 MiB: the open reads the head only; statistics in chunks in the worker while the page stays responsive', async () => {
   const file = largeFile('big.kiln', '--big');
   assert.ok(fs.statSync(file).size > 256 << 20);
   const openMs = await openTimed(file);
-  const facts = await page.evaluate(() => {
-    const s = window.kilnInspector;
-    const v = s.kiln.view(0);
-    return { copied: s.kiln.header.copiedBytes, zero: v.array.buffer === s.bytes.buffer && !v.copied, length: v.array.length };
-  });
-  assert.ok(facts.copied < 1 << 20, `copied ${facts.copied} bytes into wasm memory`);
-  assert.ok(facts.zero);
-  assert.equal(facts.length, 64 << 20);
+  const facts = await page.evaluate(() => ({ read: window.kilnInspector.openIo.bytesRead, memory: window.kilnInspector.openIo.wasmMemory }));
+  assert.ok(facts.read <= 64 << 10, `the open read ${facts.read} bytes (one read-ahead window)`);
+  assert.ok(facts.memory <= 64 << 20, `wasm memory ${facts.memory}`);
   // Watch the frame gaps while the statistics run.
   await page.evaluate(() => {
     window.gaps = { max: 0, last: performance.now(), on: true, progress: 0 };
@@ -252,6 +253,136 @@ test('256 MiB: no copy of the payloads, statistics in chunks while the page stay
   assert.match(stats, /NAN\s+1/);
   assert.match(stats, /INF\s+1/);
   assert.ok(gaps.progress > 3, 'progress was shown while computing');
-  console.log(`256 MiB: open ${openMs} ms, copied ${facts.copied} B, longest frame gap ${gaps.max.toFixed(0)} ms`);
+  console.log(`256 MiB: open ${openMs} ms, read ${facts.read} B, longest frame gap ${gaps.max.toFixed(0)} ms`);
   await shot('big.png');
+  // Cancel: a new statistics run stopped half way.
+  await page.locator('#table-rows .row', { hasText: 'small' }).click();
+  await statsDone();
+  await page.locator('#table-rows .row', { hasText: 'big.weight' }).click();
+  await page.waitForFunction(() => { const p = document.querySelector('#detail progress'); return p && p.value > 0.05; }, null, { timeout: 60_000 });
+  await page.click('#cancel-stats');
+  await page.waitForSelector('#detail[data-stats="cancelled"]', { timeout: 60_000 });
+  assert.match(await text('#detail'), /Cancelled\./);
+});
+
+/** The 6 GiB sparse file (real heads, zero payloads): written by the samples example, deleted after the test. */
+test('6 GiB, sparse: the table, a tensor at the end with its values, bytes read and memory bounded', async () => {
+  const file = path.join(big, 'sparse-6g.kiln');
+  const r = spawnSync('cargo', ['run', '-q', '-p', 'kiln-wasm', '--example', 'make_samples', '--', '--sparse', file], { cwd: root, stdio: 'inherit' });
+  assert.equal(r.status, 0, 'writing the sparse file');
+  try {
+    const size = fs.statSync(file).size;
+    assert.ok(size >= 6 * 2 ** 30, `${size} bytes`);
+    const openMs = await openTimed(file);
+    assert.equal(await text('#count'), '302 tensors');
+    const open = await page.evaluate(() => {
+      const s = window.kilnInspector;
+      return { io: s.openIo, heads: s.dirs.reduce((a, d) => a + d.payloadOffset - d.offset, 0), checkMs: s.checkMs };
+    });
+    // The open reads the directory's head and nothing of the payloads
+    // (small reads go through one 64 KiB read-ahead window).
+    assert.ok(open.io.bytesRead <= open.heads + (64 << 10), `read ${open.io.bytesRead}, heads ${open.heads}`);
+    assert.ok(open.io.wasmMemory <= (64 << 20) + open.heads, `wasm memory ${open.io.wasmMemory}`);
+    await statsDone();
+    await shot('sparse-6g.png');
+    // The last tensor, 6 GiB into the file: its values.
+    const before = await page.evaluate(() => window.kilnInspector.io.bytesRead);
+    const t0 = Date.now();
+    await selectRow('model.norm.weight');
+    const normMs = Date.now() - t0;
+    assert.match(await text('#detail .values'), /^-8\s+-7\.99609\s+-7\.99219/);
+    assert.match(await text('#detail'), /6,60\d,\d{3},\d{3}/);
+    const stats = await text('#detail .stats');
+    assert.match(stats, /MIN\s+-8/);
+    assert.match(stats, /MAX\s+7\.99609/);
+    const norm = await page.evaluate(() => window.kilnInspector.tensors.at(-1).byteLength);
+    const after = await page.evaluate(() => window.kilnInspector.io);
+    // The tensor's bytes (the first values once more, then one pass: a
+    // tensor under 64 MiB is kept for the histogram).
+    assert.ok(after.bytesRead - before <= 2 * norm + 4096, `read ${after.bytesRead - before} for ${norm}`);
+    assert.ok(after.wasmMemory <= (64 << 20) + open.heads, `wasm memory ${after.wasmMemory}`);
+    await shot('sparse-6g-end.png');
+    // A 21 MiB f16 matrix near the end: its bytes, and the heatmap's rows.
+    const b2 = after.bytesRead;
+    const t1 = Date.now();
+    await selectRow('model.layers.49.down_proj.weight');
+    const matMs = Date.now() - t1;
+    const mat = await page.evaluate(() => window.kilnInspector.tensors.at(-3));
+    const io2 = await page.evaluate(() => window.kilnInspector.io);
+    // (The first values once more; the heatmap's rows from the bytes kept.)
+    assert.ok(io2.bytesRead - b2 <= mat.byteLength + 4096, `read ${io2.bytesRead - b2}`);
+    assert.match(await text('#detail .stats'), /MIN\s+0\s+MAX\s+0/);
+    await shot('sparse-6g-matrix.png');
+    // A 1 M-element matrix: the time to its histogram.
+    const b3 = io2.bytesRead;
+    const t2 = Date.now();
+    await selectRow('lm_head.weight');
+    const megaMs = Date.now() - t2;
+    const mega = (await page.evaluate(() => window.kilnInspector.io.bytesRead)) - b3;
+    assert.ok(mega <= (2 << 20) + 4096, `read ${mega} for a 2 MiB tensor`);
+    console.log(`6 GiB sparse (${size} B, 302 tensors): open to table ${openMs} ms (check ${open.checkMs.toFixed(0)} ms), read ${open.io.bytesRead} B in ${open.io.requests} reads, wasm memory ${open.io.wasmMemory} B; ` +
+      `4,096-element tensor at the end ${normMs} ms; 11 M-element f16 matrix ${matMs} ms, ${io2.bytesRead - b2} B read`);
+    console.log('speed (this run; goals from the issue; the peers open no such file with values):');
+    console.log(`  6 GiB file picked to full table     ${String(openMs).padStart(6)} ms  goal < 300 ms  read ${open.io.bytesRead} B  (Netron: no file over 2 GB; hub viewers: header only, no values)`);
+    console.log(`  1 M-element tensor to its histogram ${String(megaMs).padStart(6)} ms  goal < 500 ms  read ${mega} B`);
+
+    // The same file from a URL: HTTP Range requests to the test server,
+    // which counts the bytes it sends.
+    served['/files/sparse-6g.kiln'] = file;
+    const sentOf = () => server.stats.paths['/files/sparse-6g.kiln'] ?? 0;
+    const u0 = Date.now();
+    await page.goto(`${server.url}?url=/files/sparse-6g.kiln&name=sparse-6g.kiln`);
+    await page.waitForSelector('body[data-state="ready"], body[data-state="error"]', { timeout: 120_000 });
+    const urlMs = Date.now() - u0;
+    assert.equal(await page.evaluate(() => document.body.dataset.state), 'ready');
+    assert.equal(await text('#count'), '302 tensors');
+    // The 16 bytes that say the format, the probe's byte, then the head
+    // through one read-ahead window.
+    const sentOpen = sentOf();
+    assert.ok(sentOpen <= open.heads + (64 << 10) + 17, `sent ${sentOpen} B for the open (heads ${open.heads})`);
+    await shot('url-6g.png');
+    const sent1 = sentOf();
+    await selectRow('model.norm.weight');
+    assert.match(await text('#detail .values'), /^-8\s+-7\.99609/);
+    const sentTensor = sentOf() - sent1;
+    assert.ok(sentTensor >= norm && sentTensor <= 2 * norm + 1024, `sent ${sentTensor} B for a tensor of ${norm}`);
+    console.log(`6 GiB by URL: open to table ${urlMs} ms, ${sentOpen} B sent for the open; one 16 KiB tensor: ${sentTensor} B sent`);
+    await shot('url-6g-tensor.png');
+  } finally {
+    delete served['/files/sparse-6g.kiln'];
+    fs.rmSync(file, { force: true });
+  }
+});
+
+test('URL: a server without Range support, and a CORS refusal, get a clear message', async () => {
+  await page.goto(`${server.url}?url=/norange/samples/model.kiln&name=model.kiln`);
+  await page.waitForSelector('body[data-state="error"]', { timeout: 60_000 });
+  assert.equal(await text('#error-code'), 'NoRange');
+  assert.match(await text('#error-message'), /supports HTTP Range requests/);
+  await shot('url-norange.png');
+  // Another origin (another port) that sends no CORS headers.
+  const other = await startServer();
+  const before = errors.length;
+  try {
+    await page.fill('#url-input', `${other.url}samples/model.kiln`);
+    await page.click('#open-url');
+    await page.waitForSelector('body[data-state="error"] #error-code:text("Network")', { timeout: 60_000 });
+    assert.match(await text('#error-message'), /CORS/);
+    await shot('url-cors.png');
+  } finally {
+    await other.close();
+  }
+  // Chromium logs the refused request itself: expected here.
+  const logged = errors.splice(before);
+  assert.ok(logged.every((m) => /CORS|Failed to load resource|Failed to fetch/i.test(m)), logged.join('\n'));
+  // With CORS allowed, the other origin's file opens.
+  const open = await startServer({ cors: true });
+  try {
+    await page.fill('#url-input', `${open.url}samples/model.kiln`);
+    await page.click('#open-url');
+    await page.waitForSelector('body[data-state="ready"]', { timeout: 60_000 });
+    assert.equal(await text('#count'), '19 tensors');
+  } finally {
+    await open.close();
+  }
 });

@@ -146,6 +146,24 @@ impl<'a> Directory<'a> {
         parse::parse(buf, limits, Placement::Standalone, false, Some(scratch))
     }
 
+    /// The directory of a block's head alone (header, descriptors, name
+    /// heap, padding), as [`crate::stream::Checker::take_head`] gives it
+    /// once checked, for a reader by ranges that never holds the payloads.
+    /// The header's fields are checked again; the descriptors are those
+    /// the checker checked. Crate-private: its [`TensorView::bytes`] are
+    /// not the payloads ([`crate::inspect::head_facts`] is the public way).
+    /// Also returns the payload region's length.
+    pub(crate) fn of_checked_head(head: &'a [u8], limits: Limits) -> Result<(Directory<'a>, u64)> {
+        let header = parse::check_header_fields(head, limits)?;
+        if (head.len() as u64) < header.payload_base {
+            return Err(Error::refused(
+                Refusal::WrongValue,
+                "not a whole directory head",
+            ));
+        }
+        Ok((header.directory(head), header.payload_bytes))
+    }
+
     /// Checks the block at the start of `buf`, which may continue with
     /// other data (a `tensors` field followed by more fields).
     /// [`Directory::block_len`] says where the block ends.
