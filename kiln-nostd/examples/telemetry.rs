@@ -27,12 +27,19 @@ fn main() {
     // --- on the device ---------------------------------------------------
     let readings = [20.5f32, 21.0, 21.25, 20.75];
     let matrix = [1.0f32, 0.0, 0.5, 0.0, 1.0, -0.5];
-    let mut block = [0u8; 320];
-    let calibration = Directory::build(
-        &[TensorSpec::from_host(&[2, 3], &matrix).named("cal")],
-        &mut block,
-    )
-    .expect("a 2x3 f32 tensor fits 320 bytes");
+    let specs = [TensorSpec::from_host(&[2, 3], &matrix).named("cal")];
+    // The builder's own length, from running it into a counting sink: what
+    // the stack buffer for the block must hold (a firmware fixes its array
+    // at this size, or at a larger capacity it checks against).
+    let needed = Directory::encoded_len(&specs).expect("a tensor the builder takes");
+    let mut storage = [0u8; 512];
+    let block = storage
+        .get_mut(..needed)
+        .expect("the block fits the storage");
+    // One byte less is refused with both numbers.
+    let short = Directory::build(&specs, &mut [0u8; 512][..needed - 1]).unwrap_err();
+    println!("block of {needed} bytes; one byte less: {short}");
+    let calibration = Directory::build(&specs, block).expect("the block fits its own length");
     let record = Telemetry {
         id: 7,
         sensor: heapless::String::try_from("probe-1").expect("fits 16 bytes"),

@@ -170,6 +170,17 @@ pub enum Detail {
         /// The hash in the frame.
         found: u64,
     },
+    /// A typed read asked for elements of another dtype than the tensor's
+    /// ([`Refusal::WrongElementType`]). Both are wire codes
+    /// ([`crate::DtypeCode::from_code`] names them); `requested` is 0 when
+    /// the read takes a set of dtypes rather than one (`copy_into_f32`,
+    /// `widen_into`).
+    Dtypes {
+        /// The tensor's dtype code.
+        tensor: u16,
+        /// The dtype code of the element type asked for.
+        requested: u16,
+    },
 }
 
 /// Set when bytes given to an unframed decode begin with the frame magic.
@@ -214,6 +225,8 @@ const DETAIL_BYTES: u8 = 1;
 const DETAIL_CAP: u8 = 2;
 #[cfg(not(feature = "no-error-text"))]
 const DETAIL_HASHES: u8 = 3;
+#[cfg(not(feature = "no-error-text"))]
+const DETAIL_DTYPES: u8 = 4;
 
 /// Field value for "not known".
 const NONE_OFFSET: Offset = Offset::MAX;
@@ -273,6 +286,9 @@ impl Error {
                 Detail::Bytes { needed, available } => (DETAIL_BYTES, [needed, available]),
                 Detail::Cap { claimed, cap } => (DETAIL_CAP, [claimed, cap]),
                 Detail::Hashes { expected, found } => (DETAIL_HASHES, [expected, found]),
+                Detail::Dtypes { tensor, requested } => {
+                    (DETAIL_DTYPES, [tensor as u64, requested as u64])
+                }
             };
         }
         self
@@ -397,6 +413,11 @@ impl Error {
                 expected: a,
                 found: b,
             },
+            // Stored from two u16 codes, so the casts are exact.
+            DETAIL_DTYPES => Detail::Dtypes {
+                tensor: a as u16,
+                requested: b as u16,
+            },
             _ => Detail::None,
         }
     }
@@ -420,12 +441,26 @@ impl fmt::Display for Error {
         }
         match self.detail() {
             Detail::None => {}
-            Detail::Bytes { needed, available } => {
-                write!(f, " (needs {needed} bytes, {available} remain)")?
-            }
+            // A wire fault counts the bytes left in the input; a refusal
+            // counts the room in the caller's buffer.
+            Detail::Bytes { needed, available } => match self.kind {
+                Kind::Wire(_) => write!(f, " (needs {needed} bytes, {available} remain)")?,
+                Kind::Refused(_) => {
+                    write!(f, " (needs {needed} bytes, the buffer has {available})")?
+                }
+            },
             Detail::Cap { claimed, cap } => write!(f, " ({claimed}, at most {cap})")?,
             Detail::Hashes { expected, found } => {
                 write!(f, " (expected {expected:#018x}, found {found:#018x})")?
+            }
+            Detail::Dtypes { tensor, requested } => {
+                f.write_str(" (the tensor is ")?;
+                write_dtype(f, tensor)?;
+                if requested != 0 {
+                    f.write_str(", asked for ")?;
+                    write_dtype(f, requested)?;
+                }
+                f.write_str(")")?
             }
         }
         if let Some(index) = self.tensor() {
@@ -440,6 +475,14 @@ impl fmt::Display for Error {
             )?;
         }
         Ok(())
+    }
+}
+
+/// A dtype code by its name (`f32`), an opaque or unknown one by number.
+fn write_dtype(f: &mut fmt::Formatter<'_>, code: u16) -> fmt::Result {
+    match crate::dtype::Dtype::from_code(code) {
+        Some(dtype) => f.write_str(dtype.name()),
+        None => write!(f, "dtype {code}"),
     }
 }
 

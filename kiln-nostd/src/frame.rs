@@ -171,10 +171,14 @@ pub fn to_frame_slice<'a, T: Encode + ?Sized>(
     value: &T,
     buf: &'a mut [u8],
 ) -> Result<&'a mut [u8]> {
+    let available = buf.len();
     let mut w = Writer::new(SliceSink::new(buf));
-    write_header(&mut w, T::HASH)?;
-    value.encode(&mut w)?;
-    Ok(w.into_sink().into_written())
+    match write_header(&mut w, T::HASH).and_then(|()| value.encode(&mut w)) {
+        Ok(()) => Ok(w.into_sink().into_written()),
+        Err(e) => Err(crate::frozen::with_whole_length(e, available, || {
+            framed_len(value)
+        })),
+    }
 }
 
 /// The exact length [`to_frame_slice`] writes: the 16-byte frame plus the

@@ -167,9 +167,35 @@ pub fn from_bytes_into_with<'de, T: Decode<'de>>(
 /// Encodes `value` into the start of `buf` and returns the bytes written.
 /// A buffer that is too small is refused; [`encoded_len`] gives the size.
 pub fn to_slice<'a, T: Encode + ?Sized>(value: &T, buf: &'a mut [u8]) -> Result<&'a mut [u8]> {
+    let available = buf.len();
     let mut w = Writer::new(crate::wire::SliceSink::new(buf));
-    value.encode(&mut w)?;
-    Ok(w.into_sink().into_written())
+    match value.encode(&mut w) {
+        Ok(()) => Ok(w.into_sink().into_written()),
+        Err(e) => Err(with_whole_length(e, available, || encoded_len(value))),
+    }
+}
+
+/// A buffer refusal from a partial encode knows only the bytes up to the
+/// write that failed; the counting sink gives the whole length, so the
+/// caller learns at once how big a buffer to give.
+#[cfg_attr(feature = "no-error-text", inline(always))] // nothing to count without the numbers
+pub(crate) fn with_whole_length(
+    e: Error,
+    available: usize,
+    whole_length: impl FnOnce() -> Result<usize>,
+) -> Error {
+    #[cfg(not(feature = "no-error-text"))]
+    if e.refusal() == Some(Refusal::BufferTooSmall) {
+        if let Ok(needed) = whole_length() {
+            return e.with_detail(crate::error::Detail::Bytes {
+                needed: needed as u64,
+                available: available as u64,
+            });
+        }
+    }
+    #[cfg(feature = "no-error-text")]
+    let _ = (available, whole_length);
+    e
 }
 
 /// The exact length [`to_slice`] writes, from running the encoder into a
@@ -727,10 +753,14 @@ impl<'a, T: Element> PodList<'a, T> {
         match self.elements {
             PodElements::Wire(bytes) => order::copy_into(bytes, out),
             PodElements::Host(values) => {
-                let target = out.get_mut(..values.len()).ok_or(Error::refused(
-                    Refusal::BufferTooSmall,
-                    "output slice shorter than the element count",
-                ))?;
+                let available = out.len();
+                let target = out.get_mut(..values.len()).ok_or(
+                    Error::refused(
+                        Refusal::BufferTooSmall,
+                        "output slice shorter than the element count",
+                    )
+                    .with_detail(order::slice_bytes::<T>(values.len(), available)),
+                )?;
                 target.copy_from_slice(values);
                 Ok(values.len())
             }

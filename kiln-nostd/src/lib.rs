@@ -140,8 +140,10 @@
 //! Every failure is one [`Error`]: `Copy`, 48 bytes, no allocation. It
 //! carries the wire [`Code`] or the [`Refusal`], the rule broken in words,
 //! the byte offset, the tensor index, and where known the numbers
-//! ([`Detail`]): bytes needed and available, a count and its cap, the
-//! expected and found schema hashes. `Display` gives all of it in one line:
+//! ([`Detail`]): bytes needed and available (for a refusal of the caller's
+//! buffer too), a count and its cap, the expected and found schema hashes,
+//! the tensor's dtype and the one asked for. `Display` gives all of it in
+//! one line:
 //! `EOF: list count beyond the bytes that remain (needs 64 bytes, 12
 //! remain) at byte 8`.
 //!

@@ -8,7 +8,7 @@
 //! refused, and copies swap each element. One-byte and packed dtypes are
 //! plain bytes on every host.
 
-use crate::error::{Error, Refusal, Result};
+use crate::error::{Detail, Error, Refusal, Result};
 use crate::wire::{Sink, Writer};
 use bytemuck::PodCastError;
 use half::{bf16, f16};
@@ -179,10 +179,25 @@ fn element_count<T: Element>(payload: &[u8]) -> Result<usize> {
 }
 
 fn out_prefix<T>(out: &mut [T], count: usize) -> Result<&mut [T]> {
-    out.get_mut(..count).ok_or(Error::refused(
-        Refusal::BufferTooSmall,
-        "output slice shorter than the element count",
-    ))
+    let available = out.len();
+    out.get_mut(..count).ok_or(
+        Error::refused(
+            Refusal::BufferTooSmall,
+            "output slice shorter than the element count",
+        )
+        .with_detail(slice_bytes::<T>(count, available)),
+    )
+}
+
+/// The numbers of a typed output slice that is too short: `needed` and
+/// `available` elements of `T`, counted in bytes like every other buffer
+/// refusal.
+pub(crate) fn slice_bytes<T>(needed: usize, available: usize) -> Detail {
+    let width = core::mem::size_of::<T>() as u64;
+    Detail::Bytes {
+        needed: (needed as u64).saturating_mul(width),
+        available: (available as u64).saturating_mul(width),
+    }
 }
 
 fn wrong_width() -> Error {

@@ -552,10 +552,16 @@ pub trait Sink {
     fn written(&self) -> usize;
 }
 
-/// The refusal of a sink over a caller's buffer that has no room left.
+/// The refusal of a sink over a caller's buffer that has no room left:
+/// `needed` counts the bytes up to the end of the write that failed (the
+/// encoder stops there; [`crate::to_slice`] replaces it by the whole
+/// length), `available` the buffer's length.
 #[cold]
-fn buffer_too_small() -> Error {
-    Error::refused(Refusal::BufferTooSmall, "output buffer too small")
+fn buffer_too_small(written: usize, len: usize, available: usize) -> Error {
+    Error::refused(Refusal::BufferTooSmall, "output buffer too small").with_detail(Detail::Bytes {
+        needed: (written as u64).saturating_add(len as u64),
+        available: available as u64,
+    })
 }
 
 /// A sink over a caller's buffer.
@@ -592,7 +598,7 @@ impl Sink for SliceSink<'_> {
     #[inline]
     fn put(&mut self, bytes: &[u8]) -> Result<()> {
         let Some((slot, end)) = self.room(bytes.len()) else {
-            return Err(buffer_too_small());
+            return Err(buffer_too_small(self.len, bytes.len(), self.buf.len()));
         };
         slot.copy_from_slice(bytes);
         self.len = end;
@@ -608,7 +614,11 @@ impl Sink for SliceSink<'_> {
             .checked_add(4)
             .and_then(|total| self.room(total))
         else {
-            return Err(buffer_too_small());
+            return Err(buffer_too_small(
+                self.len,
+                bytes.len().saturating_add(4),
+                self.buf.len(),
+            ));
         };
         if let Some((word, rest)) = slot.split_first_chunk_mut::<4>() {
             *word = len.to_le_bytes();

@@ -43,7 +43,7 @@ use descriptor::{dims_of, Fields, Record, NO_INDEX};
 use parse::Placement;
 
 use crate::dtype::{Dtype, DtypeCode};
-use crate::error::{Code, Error, Refusal, Result};
+use crate::error::{Code, Detail, Error, Refusal, Result};
 use crate::frozen::{Decode, Encode, Frozen};
 use crate::limits::Limits;
 use crate::order::{self, Element};
@@ -57,7 +57,7 @@ use crate::wire::{Reader, Sink, Writer};
 /// [`TensorView::byte_range`] is absolute in the buffer the directory was
 /// parsed from (a message or a file), which is what a typed array or a
 /// memory map needs.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[derive(Copy, Clone, PartialEq, Eq)]
 pub struct Directory<'a> {
     /// Exactly the block: header through the last payload byte.
     block: &'a [u8],
@@ -104,6 +104,28 @@ impl Directory<'static> {
         flags: FLAG_LITTLE_ENDIAN,
         names_sorted: false,
     };
+}
+
+/// Facts, never the block's bytes: where the block lies, how long it is,
+/// and each tensor's name, dtype, shape and byte range.
+impl core::fmt::Debug for Directory<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Directory")
+            .field("offset", &self.offset)
+            .field("block_len", &self.block_len())
+            .field("count", &self.len())
+            .field("tensors", &TensorList(*self))
+            .finish()
+    }
+}
+
+/// A directory's tensors as a `Debug` list.
+struct TensorList<'a>(Directory<'a>);
+
+impl core::fmt::Debug for TensorList<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_list().entries(self.0.iter()).finish()
+    }
 }
 
 impl Default for Directory<'_> {
@@ -153,6 +175,7 @@ impl<'a> Directory<'a> {
     /// the checker checked. Crate-private: its [`TensorView::bytes`] are
     /// not the payloads ([`crate::inspect::head_facts`] is the public way).
     /// Also returns the payload region's length.
+    #[cfg(feature = "inspect")]
     pub(crate) fn of_checked_head(head: &'a [u8], limits: Limits) -> Result<(Directory<'a>, u64)> {
         let header = parse::check_header_fields(head, limits)?;
         if (head.len() as u64) < header.payload_base {
@@ -241,6 +264,10 @@ impl<'a> Directory<'a> {
     /// assert_eq!(dir.block_len(), 64 + 128 + 64 + 8); // header, descriptor, heap "w" padded, payload
     /// assert_eq!(dir.by_name("w").unwrap().shape(), &[2]);
     /// ```
+    ///
+    /// A `buf` shorter than [`Directory::encoded_len`] is refused with
+    /// [`Refusal::BufferTooSmall`], whose [`Detail::Bytes`] gives that
+    /// length and the buffer's.
     pub fn build(specs: &[TensorSpec<'_>], buf: &'a mut [u8]) -> Result<Directory<'a>> {
         let written = crate::frozen::to_slice(&Tensors(specs), buf)?;
         let block: &'a [u8] = written;
@@ -251,6 +278,23 @@ impl<'a> Directory<'a> {
             true,
             None,
         )
+    }
+
+    /// The exact length [`Directory::build`] writes for `specs`: the
+    /// builder itself runs into a counting sink, so the two cannot differ.
+    /// What the builder refuses is refused here too.
+    ///
+    /// ```
+    /// use kiln_nostd::{Directory, TensorSpec};
+    /// let values = [1.0f32, 0.0, 0.5, 0.0, 1.0, -0.5];
+    /// let specs = [TensorSpec::from_host(&[2, 3], &values).named("cal")];
+    /// let needed = Directory::encoded_len(&specs).unwrap();
+    /// let mut buf = [0u8; 512];
+    /// let dir = Directory::build(&specs, &mut buf[..needed]).unwrap();
+    /// assert_eq!(dir.block_len(), needed);
+    /// ```
+    pub fn encoded_len(specs: &[TensorSpec<'_>]) -> Result<usize> {
+        crate::frozen::encoded_len(&Tensors(specs))
     }
 
     /// Tensor `index`, in descriptor order.
@@ -698,6 +742,10 @@ impl<'a> TensorView<'a> {
                 Refusal::WrongElementType,
                 "element type does not match the tensor's dtype",
             )
+            .with_detail(Detail::Dtypes {
+                tensor: self.record.dtype(),
+                requested: T::DTYPE_CODE,
+            })
             .in_tensor(self.index));
         }
         Ok(())
@@ -756,11 +804,13 @@ impl<'a> TensorView<'a> {
     /// display of any dtype see [`TensorView::widen_into`].
     pub fn copy_into_f32(&self, out: &mut [f32]) -> Result<usize> {
         let count = usize::try_from(self.element_count()).unwrap_or(usize::MAX);
+        let available = out.len();
         let out = out.get_mut(..count).ok_or(
             Error::refused(
                 Refusal::BufferTooSmall,
                 "output slice shorter than the element count",
             )
+            .with_detail(order::slice_bytes::<f32>(count, available))
             .in_tensor(self.index),
         )?;
         let bytes = self.bytes();
@@ -786,6 +836,10 @@ impl<'a> TensorView<'a> {
                 Refusal::WrongElementType,
                 "copy_into_f32 takes an f32, f16 or bf16 tensor",
             )
+            .with_detail(Detail::Dtypes {
+                tensor: self.record.dtype(),
+                requested: 0,
+            })
             .in_tensor(self.index)),
         }
     }
@@ -819,6 +873,10 @@ impl<'a> TensorView<'a> {
                 Refusal::WrongElementType,
                 "an opaque dtype has no elements to widen",
             )
+            .with_detail(Detail::Dtypes {
+                tensor: self.record.dtype(),
+                requested: 0,
+            })
             .in_tensor(self.index),
         )?;
         crate::widen::widen_into(dtype, self.bytes(), self.element_count(), first, out)
