@@ -550,7 +550,7 @@ fn report(args: &InspectArgs, input: &[u8]) -> Result<Report, Failure> {
             input.len()
         )));
     }
-    if input.starts_with(&kiln_nostd::directory::MAGIC) {
+    if input.starts_with(&kiln_nostd::DIRECTORY_MAGIC) {
         return kiln(flags);
     }
     if input.starts_with(&kiln_convert::gguf::MAGIC) {

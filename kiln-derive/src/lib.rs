@@ -49,7 +49,7 @@
 //!         &self,
 //!         __kiln_w: &mut ::kiln_nostd::Writer<__KilnSink>,
 //!     ) -> ::kiln_nostd::Result<()> {
-//!         ::kiln_nostd::encode_struct(__kiln_w, |__kiln_w| {
+//!         ::kiln_nostd::__private::encode_struct(__kiln_w, |__kiln_w| {
 //!             <i64 as ::kiln_nostd::Encode>::encode(&self.id, __kiln_w)?;
 //!             <&'a str as ::kiln_nostd::Encode>::encode(&self.name, __kiln_w)?;
 //!             ::core::result::Result::Ok(())
@@ -58,7 +58,7 @@
 //! }
 //! impl<'de: 'a, 'a: 'de> ::kiln_nostd::Decode<'de> for Reading<'a> {
 //!     fn decode(__kiln_r: &mut ::kiln_nostd::Reader<'de>) -> ::kiln_nostd::Result<Self> {
-//!         ::kiln_nostd::decode_derived(
+//!         ::kiln_nostd::__private::decode_derived(
 //!             __kiln_r,
 //!             |__kiln_r| ::core::result::Result::Ok(Self {
 //!                 id: <i64 as ::kiln_nostd::Decode<'de>>::decode(__kiln_r)?,
@@ -299,7 +299,7 @@ fn encode_impl(input: &DeriveInput, fields: &[Field]) -> TokenStream {
                 &self,
                 __kiln_w: &mut ::kiln_nostd::Writer<__KilnSink>,
             ) -> ::kiln_nostd::Result<()> {
-                ::kiln_nostd::encode_struct(__kiln_w, |__kiln_w| {
+                ::kiln_nostd::__private::encode_struct(__kiln_w, |__kiln_w| {
                     #(#writes)*
                     ::core::result::Result::Ok(())
                 })
@@ -334,7 +334,7 @@ fn decode_impl(input: &DeriveInput, fields: &[Field]) -> TokenStream {
         };
         quote!(#field: #read,)
     });
-    // The reads twice: kiln_nostd::decode_derived runs the first over
+    // The reads twice: kiln_nostd::__private::decode_derived runs the first over
     // exactly the struct's bytes when they are all fixed-width and
     // present (no per-field bounds checks), the second otherwise.
     let reads: Vec<TokenStream> = reads.collect();
@@ -355,7 +355,7 @@ fn decode_impl(input: &DeriveInput, fields: &[Field]) -> TokenStream {
                 __kiln_r: &mut ::kiln_nostd::Reader<#de>,
             ) -> ::kiln_nostd::Result<Self> {
                 #in_place
-                ::kiln_nostd::decode_derived(
+                ::kiln_nostd::__private::decode_derived(
                     __kiln_r,
                     |__kiln_r| ::core::result::Result::Ok(Self { #(#reads)* }),
                     |__kiln_r| ::core::result::Result::Ok(Self { #(#reads)* }),
@@ -366,8 +366,8 @@ fn decode_impl(input: &DeriveInput, fields: &[Field]) -> TokenStream {
                 __kiln_r: &mut ::kiln_nostd::Reader<#de>,
                 __kiln_place: &mut Self,
             ) -> ::kiln_nostd::Result<()> {
-                if const { ::kiln_nostd::decodes_in_place::<Self>() } {
-                    return ::kiln_nostd::decode_derived_into(
+                if const { ::kiln_nostd::__private::decodes_in_place::<Self>() } {
+                    return ::kiln_nostd::__private::decode_derived_into(
                         __kiln_r,
                         __kiln_place,
                         |__kiln_r, __kiln_out| {
@@ -414,14 +414,14 @@ fn in_place_decode(fields: &[Field], de: &Lifetime) -> TokenStream {
         }
     });
     quote! {
-        if const { ::kiln_nostd::decodes_in_place::<Self>() } {
+        if const { ::kiln_nostd::__private::decodes_in_place::<Self>() } {
             if let (#(::core::option::Option::Some(#slots),)*) = (#(#placeholders,)*) {
                 // Built inside the result it is returned in: no move of
                 // the whole struct either.
                 let mut __kiln_result: ::kiln_nostd::Result<Self> =
                     ::core::result::Result::Ok(Self { #(#builds)* });
                 if let ::core::result::Result::Ok(__kiln_value) = &mut __kiln_result {
-                    let __kiln_read = ::kiln_nostd::decode_derived_into(
+                    let __kiln_read = ::kiln_nostd::__private::decode_derived_into(
                         __kiln_r,
                         __kiln_value,
                         |__kiln_r, __kiln_out| {

@@ -535,9 +535,9 @@ fn user_names_in_scope_do_not_break_the_derive() {
 }
 
 // A struct of fixed-width fields is read with one bounds check for all its
-// bytes (kiln_nostd::decode_derived); every error must be the one that
+// bytes (kiln_nostd::__private::decode_derived); every error must be the one that
 // reading field by field gives. `ByHand` reads the same fields field by
-// field through `decode_struct`.
+// field through `Reader::nested`, as a hand-written impl does.
 
 #[derive(Frozen, Debug, PartialEq, Clone, Copy)]
 struct Inner {
@@ -565,14 +565,14 @@ impl Frozen for ByHand {
 impl<'de> Decode<'de> for ByHand {
     fn decode(r: &mut kiln_nostd::Reader<'de>) -> kiln_nostd::Result<Self> {
         let inner = |r: &mut kiln_nostd::Reader<'de>| {
-            kiln_nostd::decode_struct(r, |r| {
+            r.nested(|r| {
                 Ok(Inner {
                     flag: bool::decode(r)?,
                     x: u16::decode(r)?,
                 })
             })
         };
-        kiln_nostd::decode_struct(r, |r| {
+        r.nested(|r| {
             Ok(ByHand(Fixed {
                 a: u8::decode(r)?,
                 on: bool::decode(r)?,

@@ -1,6 +1,6 @@
 //! Frozen values: the [`Frozen`], [`Encode`] and [`Decode`] traits and their
 //! implementations for scalars, strings, lists, optionals, dicts and
-//! structs. The tensor directory implements them in [`crate::directory`].
+//! structs. The tensor directory implements them beside [`crate::Directory`].
 //!
 //! Decoding never allocates: a value is borrowed from the buffer
 //! (`&str`, [`ListView`], [`PodList`], [`DictView`]) or copied into
@@ -13,7 +13,7 @@ use core::marker::PhantomData;
 
 use crate::error::{Code, Error, Refusal, Result};
 use crate::order::{self, Element};
-use crate::schema::{Field, Scalar, Schema};
+use crate::schema::{Scalar, Schema};
 use crate::wire::{check_capacity, Reader, Sink, Writer};
 
 /// A Rust type with a Kiln type. Its canonical type text, schema hash and
@@ -1187,11 +1187,6 @@ pub fn decode_derived_into<'de, T>(
     r.nested(|r| fields(r, out))
 }
 
-/// The schema of a struct from its fields, for `const SCHEMA`.
-pub const fn struct_schema(fields: &'static [Field]) -> Schema {
-    Schema::Struct(fields)
-}
-
 /// `struct{}`: zero bytes on the wire, still one container deep.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Empty;
@@ -1219,10 +1214,12 @@ impl<'de> Decode<'de> for Empty {
 /// size hint does: the allocation rule proves `count * m` bytes remain, but
 /// `m` can be far below `size_of::<T>()`, so a larger claim grows the
 /// vector as elements actually arrive.
-pub const MAX_PREALLOCATION: usize = 1024 * 1024;
+#[cfg(feature = "inspect")] // the owned decoders, alloc and the value tree
+pub(crate) const MAX_PREALLOCATION: usize = 1024 * 1024;
 
 /// How many elements of `T` to reserve for a checked `count`.
-pub fn cautious_capacity<T>(count: u32) -> usize {
+#[cfg(feature = "inspect")]
+pub(crate) fn cautious_capacity<T>(count: u32) -> usize {
     let per_element = core::mem::size_of::<T>().max(1);
     (count as usize).min(MAX_PREALLOCATION / per_element)
 }

@@ -8,20 +8,20 @@
 //! sink over a writer is all a blocking stream needs ([`EmbeddedIoSink`],
 //! [`to_writer`]). A record with a `tensors` field streams its tensors from
 //! their specs with no block buffer: write its fields in order with
-//! [`encode_struct`](crate::encode_struct), the tensors one as
+//! [`Writer::nested`](crate::Writer::nested), the tensors one as
 //! [`Tensors`](crate::Tensors) (the bytes are those of the derived struct
 //! holding the built [`Directory`](crate::Directory)):
 //!
 //! ```
 //! # #[cfg(feature = "embedded-io")] {
 //! use kiln_nostd::io_write::EmbeddedIoSink;
-//! use kiln_nostd::{encode_struct, Encode, TensorSpec, Tensors, Writer};
+//! use kiln_nostd::{Encode, TensorSpec, Tensors, Writer};
 //!
 //! let weights = [1.0f32, -2.0, 0.5];
 //! let specs = [TensorSpec::from_host(&[3], &weights).named("w")];
 //! let mut out = [0u8; 512]; // stands for a UART: `&mut [u8]` is an embedded-io Write
 //! let mut w = Writer::new(EmbeddedIoSink::new(&mut out[..]));
-//! encode_struct(&mut w, |w| {
+//! w.nested(|w| {
 //!     7i64.encode(w)?;
 //!     "probe".encode(w)?;
 //!     Tensors(&specs).encode(w)

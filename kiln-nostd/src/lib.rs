@@ -154,8 +154,8 @@
 //! | module | concern |
 //! |---|---|
 //! | [`wire`] | bounds-checked reader, the allocation rule, writer and sinks |
-//! | [`frozen`] | `Encode`/`Decode` for scalars, strings, lists, opts, dicts, structs |
-//! | [`directory`] | the tensor directory: `Directory::parse`, views, name index, the canonical builder |
+//! | [`Encode`], [`Decode`], [`Frozen`] (at the root) | scalars, strings, lists, opts, dicts, structs |
+//! | [`Directory`], [`TensorView`], [`TensorSpec`] (at the root) | the tensor directory: parse, views, name index, the canonical builder |
 //! | [`frame`] | the 16-byte frame and its schema hash check |
 //! | [`schema`] | type text compiled once; schema hash and minimum sizes |
 //! | [`walk`](mod@walk) | bytes walked against run-time type text, with absolute positions |
@@ -227,13 +227,13 @@ extern crate self as kiln_nostd;
 #[cfg(feature = "alloc")]
 mod aligned;
 mod check;
-pub mod directory;
-pub mod dtype;
+mod directory;
+mod dtype;
 #[cfg(feature = "envelope")]
 pub mod envelope;
 mod error;
 pub mod frame;
-pub mod frozen;
+mod frozen;
 #[cfg(feature = "inspect")]
 pub mod inspect;
 #[cfg(any(feature = "embedded-io", feature = "embedded-io-async"))]
@@ -254,11 +254,12 @@ pub use aligned::AlignedBytes;
 pub use bytemuck;
 pub use check::check;
 pub use directory::{
-    Directory, NameIndex, Payload, Quant, QuantSpec, Shape, TensorSpec, TensorView, Tensors,
+    Directory, NameIndex, Payload, Quant, QuantSpec, Shape, TensorIter, TensorSpec, TensorView,
+    Tensors,
 };
 #[cfg(feature = "alloc")]
 pub use directory::{NameTable, RepeatedName};
-pub use dtype::{Dtype, DtypeCode};
+pub use dtype::{Dtype, DtypeCode, PayloadRule, Width};
 pub use error::{Code, Detail, Error, Kind, Refusal, Result};
 #[cfg(feature = "alloc")]
 pub use frame::to_frame_vec;
@@ -268,9 +269,8 @@ pub use frame::{
 #[cfg(feature = "alloc")]
 pub use frozen::to_vec;
 pub use frozen::{
-    decode_derived, decode_derived_into, decode_struct, decodes_in_place, encode_struct,
     encoded_len, from_bytes, from_bytes_into, from_bytes_into_with, from_bytes_with, to_slice,
-    Decode, DictView, Empty, Encode, Frozen, Int, ListView, PodList, Uint,
+    Decode, DictKey, DictView, Empty, Encode, Frozen, Int, ListIter, ListView, PodList, Uint,
 };
 /// The half crate (2.x): `f16` and `bf16` element types.
 pub use half;
@@ -288,8 +288,22 @@ pub use walk::{walk, Visitor};
 pub use wire::IoSink;
 pub use wire::{CountingSink, Reader, Sink, SliceSink, Writer};
 
+/// What `#[derive(Frozen)]`'s generated code calls. Not a stable API:
+/// a hand-written impl runs its fields inside [`Writer::nested`] and
+/// [`Reader::nested`] instead, as a derived one does.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::frozen::{
+        decode_derived, decode_derived_into, decode_struct, decodes_in_place, encode_struct,
+    };
+}
+
 /// The directory version this crate reads and writes.
 pub const DIRECTORY_VERSION: u8 = directory::DIRECTORY_VERSION;
+
+/// The four bytes a tensor directory block starts with (`KLNT`): how a
+/// tool tells a standalone block from a message before parsing it.
+pub const DIRECTORY_MAGIC: [u8; 4] = directory::MAGIC;
 
 /// The README's example, compiled and run with the doc tests.
 #[cfg(all(doctest, feature = "derive"))]

@@ -371,7 +371,7 @@ impl<'de> Reader<'de> {
     /// Enters a container (struct, list, dict, opt). The 65th nested one is
     /// DEPTH, before any of its bytes is read.
     #[inline]
-    pub fn enter(&mut self) -> Result<()> {
+    pub(crate) fn enter(&mut self) -> Result<()> {
         if self.depth >= MAX_DEPTH {
             return Err(depth_fault(self.pos));
         }
@@ -382,7 +382,7 @@ impl<'de> Reader<'de> {
 
     /// Leaves the container entered last.
     #[inline]
-    pub fn leave(&mut self) {
+    pub(crate) fn leave(&mut self) {
         self.depth = self.depth.saturating_sub(1);
     }
 

@@ -16,8 +16,8 @@ mod writers;
 
 use kiln_nostd::io_write::{encode_async, to_frame_writer, to_writer, WriteError};
 use kiln_nostd::{
-    encode_struct, to_frame_slice, to_slice, Directory, Encode, Frozen, PodList, Refusal,
-    TensorSpec, Tensors, Writer,
+    to_frame_slice, to_slice, Directory, Encode, Frozen, PodList, Refusal, TensorSpec, Tensors,
+    Writer,
 };
 use writers::{block_on, ShortWriter};
 
@@ -49,7 +49,7 @@ fn write_fields<S: kiln_nostd::Sink>(
     specs: &[TensorSpec<'_>],
     tail: &[f32],
 ) -> kiln_nostd::Result<()> {
-    encode_struct(w, |w| {
+    w.nested(|w| {
         id.encode(w)?;
         note.encode(w)?;
         Tensors(specs).encode(w)?;

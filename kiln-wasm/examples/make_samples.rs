@@ -14,7 +14,7 @@ use std::fs;
 use std::path::Path;
 
 use heapless::LinearMap;
-use kiln_nostd::dtype::Dtype;
+use kiln_nostd::Dtype;
 use kiln_nostd::{
     bf16, check, f16, to_frame_vec, to_vec, Directory, Frozen, Options, QuantSpec, TensorSpec,
     Tensors,

@@ -5,9 +5,9 @@
 use alloc::string::String;
 
 use js_sys::{Array, Function, Object, Reflect, Uint8Array};
-use kiln_nostd::dtype::Dtype;
 use kiln_nostd::inspect::{push_decimal, QuantLink};
 use kiln_nostd::schema::{NodeKind, Scalar, TypeRef};
+use kiln_nostd::Dtype;
 use kiln_nostd::{CompiledType, Error, Framing, Limits, Refusal, Value, ValueKind};
 use wasm_bindgen::prelude::*;
 

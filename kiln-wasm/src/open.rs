@@ -25,10 +25,10 @@ use alloc::vec;
 use alloc::vec::Vec;
 use core::ops::Range;
 
-use kiln_nostd::dtype::Width;
 use kiln_nostd::inspect::{head_facts, inspect, Path, TensorFacts};
 use kiln_nostd::schema::TOOL_NODES;
 use kiln_nostd::stream::{Checker, Need};
+use kiln_nostd::Width;
 use kiln_nostd::{CompiledType, Error, Framing, Limits, Options, Refusal, Result, Value};
 
 pub use kiln_nostd::stream::ReadAt;

@@ -4,8 +4,8 @@
 //! interiors of large files are never read, and skipping them never
 //! changes a verdict.
 
-use kiln_nostd::dtype::Dtype;
 use kiln_nostd::inspect::QuantLink;
+use kiln_nostd::Dtype;
 use kiln_nostd::ValueKind;
 use kiln_nostd::{
     check, to_vec, CompiledType, Directory, Framing, Frozen, Limits, Options, QuantSpec,

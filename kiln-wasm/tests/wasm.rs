@@ -12,7 +12,7 @@
 #![cfg(target_arch = "wasm32")]
 
 use js_sys::{Array, Reflect, Uint8Array};
-use kiln_nostd::dtype::Dtype;
+use kiln_nostd::Dtype;
 use kiln_nostd::{to_frame_vec, to_vec, Directory, Frozen, TensorSpec, Tensors};
 use kiln_wasm::KilnFile;
 use wasm_bindgen::{JsCast, JsValue};

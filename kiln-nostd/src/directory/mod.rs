@@ -30,9 +30,10 @@ pub(crate) mod parse;
 mod rules;
 
 pub use build::{Payload, QuantSpec, TensorSpec, Tensors};
-pub use descriptor::{
-    align_up, ALIGN, DESCRIPTOR_LEN, DIRECTORY_VERSION, FLAG_LITTLE_ENDIAN, FLAG_NAMES, HEADER_LEN,
-    MAGIC, MAX_RANK,
+// The layout is the parser's and the builder's business: other crates
+// read a block through `Directory` and `stream::Checker`.
+pub(crate) use descriptor::{
+    DESCRIPTOR_LEN, DIRECTORY_VERSION, FLAG_LITTLE_ENDIAN, FLAG_NAMES, HEADER_LEN, MAGIC, MAX_RANK,
 };
 pub use names::NameIndex;
 #[cfg(feature = "alloc")]
