@@ -1027,21 +1027,31 @@ impl<'a> NameTable<'a> {
             only: None,
         };
         // One directory with names (every model of up to about 1,400
-        // tensors): its parse proved them unique and left it a lookup that
-        // is never a scan, so nothing is hashed again.
+        // tensors) not in byte order: its parse proved them unique and
+        // kept the hash table it did it with, so nothing is hashed again.
+        // (Sorted names are hashed here: one hash per lookup costs less
+        // than a binary search's probes.)
         let mut named_dirs = (0..).zip(&table.dirs).filter(|(_, d)| d.has_names());
-        if let (Some((only, _)), None) = (named_dirs.next(), named_dirs.next()) {
+        if let (Some((only, d)), None) = (named_dirs.next(), named_dirs.next()) {
+            if !d.names.is_kept() {
+                return table.hash_all();
+            }
             table.only = Some(only);
             return Ok(table);
         }
-        let slots = named.saturating_mul(2).next_power_of_two().max(8);
-        table.slots = alloc::vec![TABLE_EMPTY; slots];
-        match table.fill_hashed() {
-            Some(Ok(())) => Ok(table),
+        table.hash_all()
+    }
+
+    /// Hashes every name (the sorted form when they collide too much).
+    fn hash_all(mut self) -> core::result::Result<Self, RepeatedName> {
+        let slots = self.named.saturating_mul(2).next_power_of_two().max(8);
+        self.slots = alloc::vec![TABLE_EMPTY; slots];
+        match self.fill_hashed() {
+            Some(Ok(())) => Ok(self),
             Some(Err(repeat)) => Err(repeat),
             None => {
-                table.hashed = false;
-                table.fill_sorted().map(|()| table)
+                self.hashed = false;
+                self.fill_sorted().map(|()| self)
             }
         }
     }
