@@ -452,7 +452,9 @@ impl<'d, 'a> Walk<'d, 'a> {
                 }
             }
             Step::Unique => {
-                if dir.has_names() {
+                // Once two names are out of order the hash or the sort
+                // decides, and no comparison is needed.
+                if dir.has_names() && self.increasing {
                     let name = dir.heap_slice(r.name_off(), r.name_len());
                     if i != 0 && names::cmp_names(self.previous, name).is_ge() {
                         self.increasing = false;
