@@ -34,7 +34,9 @@
 //! index of a named directory fits in a `u16`.
 //!
 //! Lookups: [`Directory::by_name`] binary-searches sorted names with no
-//! storage at all, comparing eight bytes at a time; [`Directory::index_names`]
+//! storage at all, comparing eight bytes at a time; for other names, with
+//! `alloc`, it probes the hash table (or sorted order) the uniqueness
+//! check built, which the parsed directory keeps; [`Directory::index_names`]
 //! (alloc) builds a hash table of tensor indices (each with a fingerprint
 //! of its name's hash) in one pass, O(1) per lookup, sorted names or not;
 //! [`Directory::index_names_in`] sorts indices into the caller's storage.
@@ -804,7 +806,9 @@ impl<'a> Directory<'a> {
         })
     }
 
-    /// Builds an index for lookups by name, in a vector: a hash table of
+    /// Builds an index for lookups by name, in a vector (a parsed
+    /// directory's own [`Directory::by_name`] already avoids a scan with
+    /// `alloc`; this is a second table, with 16-bit slots): a hash table of
     /// tensor indices (two slots per tensor, rounded up to a power of two),
     /// built in one pass over the names, O(1) per lookup whether or not
     /// the names are sorted. Names that collide too much (see the module
