@@ -215,6 +215,7 @@ impl<'a> Directory<'a> {
     /// the checker checked. Crate-private: its [`TensorView::bytes`] are
     /// not the payloads ([`crate::inspect::head_facts`] is the public way).
     /// Also returns the payload region's length.
+    #[cfg(feature = "inspect")]
     pub(crate) fn of_checked_head(head: &'a [u8], limits: Limits) -> Result<(Directory<'a>, u64)> {
         let header = parse::check_header_fields(head, limits)?;
         if (head.len() as u64) < header.payload_base {
