@@ -2,7 +2,7 @@
 # The benchmark table: Kiln against safetensors, postcard and
 # bincode, payload copies against copy_from_slice, firmware footprint
 # against postcard, and `kiln convert` against cp. One table on stdout
-# (markdown; the README carries the latest one).
+# (markdown; a full run writes it into docs/benchmarks.md).
 #
 #   bash scripts/bench.sh              full run, release build (a few minutes)
 #   bash scripts/bench.sh --quick      the smoke run of the test command:
@@ -37,4 +37,23 @@ else
     nice cargo build -q --release -p kiln-bench
     exe=target/release/kiln-bench
 fi
-nice "$exe" report "$@"
+# A full run (no --quick, no --only) also writes its table into
+# docs/benchmarks.md, between the "bench table" markers: the one place
+# that holds the latest figures.
+table="$(mktemp)"
+trap 'rm -f "$table"' EXIT
+nice "$exe" report "$@" | tee "$table"
+full=true
+for arg in "$@"; do case "$arg" in --quick | --only*) full=false ;; esac; done
+if $full; then
+    python3 - "$table" docs/benchmarks.md <<'PY'
+import sys
+table = open(sys.argv[1]).read().strip("\n")
+doc = open(sys.argv[2]).read()
+begin = doc.index("<!-- bench table begin")
+begin = doc.index("\n", begin) + 1
+end = doc.index("<!-- bench table end -->")
+open(sys.argv[2], "w").write(doc[:begin] + table + "\n" + doc[end:])
+PY
+    echo "bench: the table is written into docs/benchmarks.md"
+fi

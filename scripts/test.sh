@@ -17,7 +17,7 @@
 #
 # Stages, in order (made by scripts/stage-table.sh):
 # (stage list begin)
-#   fmt              cargo fmt --check (workspace and tests/firmware)
+#   fmt              cargo fmt --check (workspace, tests/firmware, fuzz)
 #   clippy           clippy -D warnings, default and all features; tests/firmware on thumbv7m
 #   doc              rustdoc -D warnings; the stage lists agree with the declarations (stage-table.sh)
 #   python           the Python reference codec: case file up to date, unit tests
@@ -165,10 +165,11 @@ run_stage() { # name function
 
 # ---------------------------------------------------------------------------
 
-stage fmt "cargo fmt --check (workspace and tests/firmware)"
+stage fmt "cargo fmt --check (workspace, tests/firmware, fuzz)"
 stage_fmt() {
     cargo fmt --all -- --check
     (cd tests/firmware && cargo fmt -- --check)
+    (cd fuzz && cargo fmt -- --check)
 }
 
 stage clippy "clippy -D warnings, default and all features; tests/firmware on thumbv7m"

@@ -34,7 +34,9 @@ fn decode(stream: &[u8], buf_len: usize, mut sizes: impl FnMut() -> usize) -> Ev
 
 fn sealed(message: &[u8]) -> Vec<u8> {
     let mut out = vec![0u8; sealed_len(message.len())];
-    seal(message, &mut out).expect("sealed_len is room enough").to_vec()
+    seal(message, &mut out)
+        .expect("sealed_len is room enough")
+        .to_vec()
 }
 
 fuzz_target!(|data: &[u8]| {

@@ -26,7 +26,14 @@ fn key(result: Result<(), Error>) -> Result<(), String> {
     })
 }
 
-fn fed(ty: &Ty<'_>, bytes: &[u8], input: &kiln_fuzz::Input<'_>, known: bool, cuts: &[usize], scratch: &mut [u8]) -> Result<(), Error> {
+fn fed(
+    ty: &Ty<'_>,
+    bytes: &[u8],
+    input: &kiln_fuzz::Input<'_>,
+    known: bool,
+    cuts: &[usize],
+    scratch: &mut [u8],
+) -> Result<(), Error> {
     let mut checker = if known {
         Checker::with_len(ty, input.options, scratch, bytes.len() as u64)
     } else {
@@ -60,7 +67,11 @@ impl ReadAt for &mut Ranges<'_> {
     }
     fn read_at(&mut self, offset: u64, buf: &mut [u8]) -> kiln_nostd::Result<()> {
         let end = offset as usize + buf.len();
-        assert!(end <= self.bytes.len(), "read {offset}..{end} past {}", self.bytes.len());
+        assert!(
+            end <= self.bytes.len(),
+            "read {offset}..{end} past {}",
+            self.bytes.len()
+        );
         buf.copy_from_slice(&self.bytes[offset as usize..end]);
         self.read += buf.len() as u64;
         Ok(())
@@ -80,8 +91,14 @@ impl embedded_io::ErrorType for Uart<'_> {
 
 impl embedded_io::Read for Uart<'_> {
     fn read(&mut self, buf: &mut [u8]) -> Result<usize, Self::Error> {
-        self.step = self.step.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        let n = buf.len().min(self.bytes.len() - self.at).min(1 + (self.step >> 60) as usize);
+        self.step = self
+            .step
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let n = buf
+            .len()
+            .min(self.bytes.len() - self.at)
+            .min(1 + (self.step >> 60) as usize);
         buf[..n].copy_from_slice(&self.bytes[self.at..self.at + n]);
         self.at += n;
         Ok(n)
@@ -94,9 +111,11 @@ fuzz_target!(|data: &[u8]| {
     let ty = Ty::parse(input.type_text).expect("types.txt parses");
     let want = key(ty.check(bytes, input.options));
 
-    let mut h = bytes.iter().fold(0xcbf2_9ce4_8422_2325u64 ^ u64::from(data[1]), |h, &b| {
-        (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
-    });
+    let mut h = bytes
+        .iter()
+        .fold(0xcbf2_9ce4_8422_2325u64 ^ u64::from(data[1]), |h, &b| {
+            (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+        });
     let mut cuts: Vec<usize> = (0..(data[1] >> 1) % 8)
         .map(|_| {
             h ^= h << 13;
@@ -110,10 +129,18 @@ fuzz_target!(|data: &[u8]| {
 
     let mut scratch = vec![0u8; bytes.len() + 64];
     for known in [true, false] {
-        assert_eq!(key(fed(&ty, bytes, &input, known, &cuts, &mut scratch)), want, "known {known}, cuts {cuts:?}");
+        assert_eq!(
+            key(fed(&ty, bytes, &input, known, &cuts, &mut scratch)),
+            want,
+            "known {known}, cuts {cuts:?}"
+        );
     }
     if bytes.len() < 512 {
-        assert_eq!(key(fed(&ty, bytes, &input, false, &every, &mut scratch)), want, "byte by byte");
+        assert_eq!(
+            key(fed(&ty, bytes, &input, false, &every, &mut scratch)),
+            want,
+            "byte by byte"
+        );
     }
     let mut ranges = Ranges { bytes, read: 0 };
     let report = check_at(&ty, &mut ranges, input.options, &mut scratch);
@@ -122,17 +149,26 @@ fuzz_target!(|data: &[u8]| {
         assert_eq!(report.read + report.payload, bytes.len() as u64);
     }
     assert_eq!(key(report.map(|_| ())), want, "by ranges");
-    let uart = Uart { bytes, at: 0, step: h };
-    let through = check_from(&ty, input.options, uart, &mut scratch, &mut Discard).map_err(|e| match e {
-        ReadError::Kiln(e) => e,
-        ReadError::Io(e) => match e {},
-    });
+    let uart = Uart {
+        bytes,
+        at: 0,
+        step: h,
+    };
+    let through =
+        check_from(&ty, input.options, uart, &mut scratch, &mut Discard).map_err(|e| match e {
+            ReadError::Kiln(e) => e,
+            ReadError::Io(e) => match e {},
+        });
     assert_eq!(key(through.map(|_| ())), want, "embedded-io");
 
     if want.is_ok() {
         let needed = fed_report(&ty, bytes, &input, &mut scratch);
         let mut exact = vec![0u8; needed];
-        assert_eq!(key(fed(&ty, bytes, &input, false, &cuts, &mut exact)), want, "scratch {needed}");
+        assert_eq!(
+            key(fed(&ty, bytes, &input, false, &cuts, &mut exact)),
+            want,
+            "scratch {needed}"
+        );
         if needed > 0 {
             let mut short = vec![0u8; needed - 1];
             let refused = fed(&ty, bytes, &input, false, &cuts, &mut short).unwrap_err();
@@ -142,7 +178,12 @@ fuzz_target!(|data: &[u8]| {
 });
 
 /// The scratch an accepted input needs.
-fn fed_report(ty: &Ty<'_>, bytes: &[u8], input: &kiln_fuzz::Input<'_>, scratch: &mut [u8]) -> usize {
+fn fed_report(
+    ty: &Ty<'_>,
+    bytes: &[u8],
+    input: &kiln_fuzz::Input<'_>,
+    scratch: &mut [u8],
+) -> usize {
     let mut checker = Checker::new(ty, input.options, scratch);
     checker.feed(bytes).expect("accepted");
     checker.end().expect("accepted");

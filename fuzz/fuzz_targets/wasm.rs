@@ -1,7 +1,8 @@
 //! kiln-wasm's host-buildable entry points, the Rust under every
-//! `KilnFile` call from JavaScript: `open` (the shadow-copy checker, for a
-//! bare directory, a framed or a plain message of any type of
-//! `types.txt`), then for every tensor `element_bytes` and `widen_range`
+//! `KilnFile` call from JavaScript: `open` (the check by ranges, through
+//! the core's incremental checker, for a bare directory, a framed or a
+//! plain message of any type of `types.txt`), then for every tensor
+//! `element_bytes` and `widen_range`
 //! with element ranges from the input (including huge and overflowing
 //! ones, as `widen(index, first, count)` passes them from JS numbers).
 //!
@@ -11,9 +12,9 @@
 //!
 //! Input: `[type][flags][cap u32][first u64][count u64][bytes]` (see
 //! `kiln_fuzz::split` for the first six bytes). Flag bit 1 opens the bytes
-//! followed by zeros up to past the first scratch through a `ReadAt`
-//! that is not a slice, so the large-file path (the shadow grown block by block, payload
-//! interiors left out) runs too.
+//! followed by zeros up to past 1 MiB through a `ReadAt` that is not a
+//! slice and refuses any read outside the file, so the path of a large
+//! file (payload interiors skipped, the scratch grown) runs too.
 #![no_main]
 
 use kiln_fuzz::{split, verdict, Verdict};
@@ -21,7 +22,8 @@ use kiln_nostd::{Framing, Options};
 use kiln_wasm::open::{element_bytes, widen_range, ReadAt, FIRST_SCRATCH};
 use libfuzzer_sys::fuzz_target;
 
-/// The input's bytes followed by zeros: a file larger than [`FIRST_SCRATCH`].
+/// The input's bytes followed by zeros: a file larger than the first
+/// scratch.
 struct Padded<'a> {
     head: &'a [u8],
     len: usize,
@@ -31,8 +33,8 @@ impl ReadAt for Padded<'_> {
     fn size(&self) -> kiln_nostd::Result<u64> {
         Ok(self.len as u64)
     }
-    fn read_at(&mut self, offset: u64, out: &mut [u8]) -> kiln_nostd::Result<()> {
-        let at = usize::try_from(offset).expect("an offset inside the file");
+    fn read_at(&mut self, at: u64, out: &mut [u8]) -> kiln_nostd::Result<()> {
+        let at = at as usize;
         assert!(at + out.len() <= self.len, "read outside the file");
         for (i, byte) in out.iter_mut().enumerate() {
             *byte = self.head.get(at + i).copied().unwrap_or(0);
@@ -97,17 +99,17 @@ fuzz_target!(|data: &[u8]| {
         }
     }
     let Ok(opened) = opened else { return };
-    let file_len = file.len() as u64;
-    assert_eq!(opened.len, file_len);
+    assert_eq!(opened.len, file.len() as u64);
+    assert!(opened.skipped <= file.len() as u64);
     for d in &opened.directories {
-        assert!(d.offset.saturating_add(d.length) <= file_len);
+        assert!(d.offset + d.length <= file.len() as u64);
     }
     for t in &opened.tensors {
-        let t_range = t.range();
-        assert!(t_range.start <= t_range.end && t_range.end <= file_len);
+        let whole = t.range();
+        assert!(whole.start <= whole.end && whole.end <= file.len() as u64);
         for (f, c) in [(first, count), (0, count), (first, 16), (0, u64::MAX)] {
             if let Ok((range, skip, total)) = element_bytes(t, f, c) {
-                assert!(range.start >= t_range.start && range.end <= t_range.end);
+                assert!(range.start >= whole.start && range.end <= whole.end);
                 assert!(skip <= total);
                 let bytes = &file[range.start as usize..range.end as usize];
                 let values = widen_range(t, bytes, f, c).expect("widen its own range");

@@ -157,23 +157,14 @@ fn dir_fixture(count: usize, order: Order) -> &'static DirectoryFixture {
     ))
 }
 
-/// Kiln's open plus a lookup of every name: parse, the index the lookups
-/// need (none for sorted names), then one lookup per name.
+/// Kiln's open plus a lookup of every name with the default call: parse,
+/// then one `by_name` per name (a binary search for sorted names, the
+/// hash table the parse kept for names in model order).
 fn kiln_open_lookup(f: &DirectoryFixture) -> usize {
     let dir = Directory::parse(black_box(&f.kiln)).expect("valid block");
     let mut total = 0;
-    match f.order {
-        Order::Sorted => {
-            for name in &f.lookups {
-                total += dir.by_name(name).expect("present").bytes().len();
-            }
-        }
-        Order::Model => {
-            let index = dir.index_names();
-            for name in &f.lookups {
-                total += index.get(name).expect("present").bytes().len();
-            }
-        }
+    for name in &f.lookups {
+        total += dir.by_name(name).expect("present").bytes().len();
     }
     total
 }
@@ -272,7 +263,7 @@ pub fn build(id: &str, scale: Scale) -> Option<Case> {
         ("dir-open-lookup-indexed", Some(n)) => open_lookup_case(
             id,
             format!(
-                "{n} tensors, model-order names (index_names() built in the open): open + look up every name; {}",
+                "{n} tensors, model-order names (by_name, through the table the parse kept): open + look up every name; {}",
                 names_label(n)
             ),
             dir_fixture(n, Order::Model),
@@ -320,14 +311,13 @@ pub fn build(id: &str, scale: Scale) -> Option<Case> {
         ("dir-lookups-indexed", Some(n)) => {
             let f = dir_fixture(n, Order::Model);
             let dir = leak(Directory::parse(&f.kiln).expect("valid"));
-            let index = leak(dir.index_names());
             let st = leak(SafeTensors::deserialize(&f.safetensors).expect("valid"));
             Case {
                 id: id.into(),
-                what: format!("{n} tensors: lookups alone, model order (NameIndex::get)"),
+                what: format!("{n} tensors: lookups alone, model order (by_name, the parse's table)"),
                 kiln: Box::new(move || {
                     for name in &f.lookups {
-                        black_box(index.get(black_box(name)).expect("present").bytes().len());
+                        black_box(dir.by_name(black_box(name)).expect("present").bytes().len());
                     }
                 }),
                 peer: Some(("safetensors tensor(name)".into(), st_lookups(st, f))),

@@ -58,7 +58,8 @@ pub enum Order {
     /// `Directory::by_name` is a binary search, no index.
     Sorted,
     /// Layer by layer, as a model lists them (not byte order): lookups go
-    /// through `Directory::index_names()`, built in the timed open.
+    /// through `Directory::by_name`, which uses the hash table the timed
+    /// parse built for its uniqueness check.
     Model,
 }
 

@@ -119,6 +119,8 @@ impl Row {
 /// One directory (or a safetensors/GGUF file's tensors).
 struct Group {
     path: Option<Path>,
+    /// The file of a sharded checkpoint or split set that holds it.
+    file: Option<String>,
     offset: u64,
     bytes: u64,
     rows: Vec<Row>,
@@ -224,6 +226,7 @@ fn safetensors_report(file: &str, input: &[u8]) -> Result<Report, Failure> {
             .collect(),
         groups: vec![Group {
             path: None,
+            file: None,
             offset: data_start as u64,
             bytes: (input.len() - data_start) as u64,
             rows,
@@ -300,6 +303,7 @@ fn gguf_report(file: &str, input: &[u8]) -> Result<Report, Failure> {
         meta,
         groups: vec![Group {
             path: None,
+            file: None,
             offset: start as u64,
             bytes: (input.len() - start) as u64,
             rows,
@@ -466,6 +470,7 @@ fn rows_of(seen: &Inspection<'_>) -> Vec<Group> {
             let name = |i: usize| facts.get(i).and_then(|t| t.name.clone());
             Group {
                 path: Some(d.path.clone()),
+                file: None,
                 offset: d.span.start as u64,
                 bytes: d.span.len() as u64,
                 rows: facts
@@ -744,10 +749,11 @@ fn write_text<W: Write>(r: &Report, out: &mut W) -> std::io::Result<()> {
         }
     }
     for g in &r.groups {
-        let label = match &g.path {
-            Some(p) if p.is_root() => "directory (the whole value)".to_string(),
-            Some(p) => format!("directory at {p}"),
-            None => "tensors".to_string(),
+        let label = match (&g.path, &g.file) {
+            (_, Some(f)) => format!("tensors of {f}"),
+            (Some(p), None) if p.is_root() => "directory (the whole value)".to_string(),
+            (Some(p), None) => format!("directory at {p}"),
+            (None, None) => "tensors".to_string(),
         };
         writeln!(
             out,
@@ -897,6 +903,11 @@ fn write_json<W: Write>(r: &Report, out: &mut JsonOut<W>) -> std::io::Result<()>
             Some(p) => out.string(&p.text())?,
             None => out.literal("null")?,
         }
+        out.name("file")?;
+        match &g.file {
+            Some(f) => out.string(f)?,
+            None => out.literal("null")?,
+        }
         out.name("offset")?;
         uint(out, g.offset)?;
         out.name("bytes")?;
@@ -997,9 +1008,90 @@ fn write_row<W: Write>(row: &Row, out: &mut JsonOut<W>) -> std::io::Result<()> {
     out.end_object()
 }
 
+/// The files of the set `file` names (a safetensors index, or the first
+/// file of a GGUF split set), beside it; `None` when it names one file.
+fn set_files(file: &str) -> Option<Vec<std::path::PathBuf>> {
+    let path = std::path::Path::new(file);
+    let name = path.file_name()?.to_str()?;
+    if let Some(names) = kiln_convert::gguf_split_names(name) {
+        return Some(names.into_iter().map(|n| path.with_file_name(n)).collect());
+    }
+    if !name.to_ascii_lowercase().ends_with(".index.json") {
+        return None;
+    }
+    let index = std::fs::read(path).ok()?;
+    let names = kiln_convert::safetensors_index_files(&index).ok()?;
+    Some(names.into_iter().map(|n| path.with_file_name(n)).collect())
+}
+
+/// A sharded checkpoint or a split set as one model: the set is checked
+/// the way `kiln convert` checks it (a safetensors index's `weight_map`
+/// against the shards' contents; a split set's numbering and counts), then
+/// every file's tensors are listed, each group labelled with its file.
+fn set_report(args: &InspectArgs, paths: &[std::path::PathBuf]) -> Result<Report, Failure> {
+    let invalid = |e: kiln_convert::Error| Failure::invalid(format!("{}: {e}", args.file));
+    let inputs: Vec<(String, crate::common::Input)> = paths
+        .iter()
+        .map(|p| {
+            let shown = p.to_string_lossy().into_owned();
+            read_input(&shown).map(|bytes| (shown, bytes))
+        })
+        .collect::<Result<_, _>>()?;
+    let base = |p: &str| -> String {
+        std::path::Path::new(p)
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    };
+    let names: Vec<String> = inputs.iter().map(|(p, _)| base(p)).collect();
+    let named: Vec<(&str, &[u8])> = names
+        .iter()
+        .zip(&inputs)
+        .map(|(n, (_, b))| (n.as_str(), &b[..]))
+        .collect();
+    let gguf = named
+        .first()
+        .is_some_and(|(_, b)| b.starts_with(&kiln_convert::gguf::MAGIC));
+    if gguf {
+        kiln_convert::check_gguf_set(&named).map_err(invalid)?;
+    } else {
+        let index = read_input(&args.file)?;
+        kiln_convert::check_safetensors_set(&index, &named).map_err(invalid)?;
+    }
+    let mut whole: Option<Report> = None;
+    for (path, bytes) in &inputs {
+        let mut one = if gguf {
+            gguf_report(path, bytes)?
+        } else {
+            safetensors_report(path, bytes)?
+        };
+        for g in &mut one.groups {
+            g.file = Some(base(path));
+        }
+        match &mut whole {
+            None => whole = Some(one),
+            Some(w) => {
+                w.size += one.size;
+                w.groups.append(&mut one.groups);
+                // GGUF metadata repeats the split keys in every file; the
+                // first file's pairs describe the model.
+                if !gguf {
+                    w.meta.append(&mut one.meta);
+                }
+            }
+        }
+    }
+    let mut whole =
+        whole.ok_or_else(|| Failure::invalid(format!("{}: the set names no files", args.file)))?;
+    whole.file = format!("{} ({} files)", args.file, inputs.len());
+    Ok(whole)
+}
+
 fn inspect(args: &InspectArgs) -> Result<(), Failure> {
-    let input = read_input(&args.file)?;
-    let report = report(args, &input)?;
+    let report = match set_files(&args.file) {
+        Some(paths) if args.type_text.is_none() => set_report(args, &paths)?,
+        _ => report(args, &read_input(&args.file)?)?,
+    };
     let stdout = std::io::stdout().lock();
     let mut w = BufWriter::new(stdout);
     let written = if args.json {

@@ -153,11 +153,7 @@ impl MessageType {
                 Err(e) => return Err(Error::from_kiln(e, 0, "frame")),
             }
         }
-        let found = input
-            .get(8..16)
-            .and_then(|h| h.try_into().ok())
-            .map(u64::from_le_bytes)
-            .unwrap_or(0);
+        let found = frame::peek(input).map_or(0, |f| f.hash);
         let offset = last.and_then(|e| e.offset()).unwrap_or(8);
         Err(Error::kiln(
             Some(offset),

@@ -149,7 +149,7 @@ fn index<'a>(files: &[(&'a str, &[AlignedTensors<'a>])]) -> Result<(NameTable<'a
     for (i, (file, aligned)) in (0u32..).zip(files) {
         check_alignment(aligned, file)?;
         for d in aligned.iter() {
-            dirs.push(d.tensors);
+            dirs.push(d.tensors.clone());
             file_of.push(i);
         }
     }
@@ -159,7 +159,7 @@ fn index<'a>(files: &[(&'a str, &[AlignedTensors<'a>])]) -> Result<(NameTable<'a
         Err(repeat) => {
             let mut all = files
                 .iter()
-                .flat_map(|(f, aligned)| aligned.iter().map(move |d| (*f, d.tensors)));
+                .flat_map(|(f, aligned)| aligned.iter().map(move |d| (*f, d.tensors.clone())));
             let (file, dir) = all.nth(repeat.directory).unwrap_or_default();
             let name = dir.get(repeat.index).and_then(|v| v.name()).unwrap_or("?");
             let in_file = if file.is_empty() {

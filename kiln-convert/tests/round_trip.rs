@@ -89,7 +89,7 @@ fn gguf_tensors_become_kiln_tensors() {
         panic!("one directory")
     };
     assert!(aligned.align.iter().all(|&b| b == 0));
-    let dir = aligned.tensors;
+    let dir = &aligned.tensors;
     assert_eq!(dir.offset() % 64, 0);
     assert_eq!(dir.byte_range().end, message.len());
     let names: Vec<_> = dir.iter().map(|t| t.name().unwrap()).collect();
@@ -146,7 +146,7 @@ fn safetensors_tensors_are_sorted_by_name_with_their_dtypes() {
     let [aligned] = file.directories.as_slice() else {
         panic!("one directory")
     };
-    let dir = aligned.tensors;
+    let dir = &aligned.tensors;
     assert_eq!(dir.offset() % 64, 0);
     let got: Vec<_> = dir.iter().map(|t| (t.name().unwrap(), t.dtype())).collect();
     assert_eq!(

@@ -590,7 +590,7 @@ mod record {
         let sent = Update {
             version: 42,
             name: "encoder",
-            weights: dir,
+            weights: dir.clone(),
             scale: PodList::from_slice(&[0.5, 2.0]),
             crc: 0xDEAD_BEEF,
         };

@@ -519,6 +519,38 @@ fn main() {
     }));
     fs::write(out.join("invalid.kiln"), &bad).expect("write");
 
+    // The two tiny model files of samples/ as `kiln convert` writes them:
+    // the page knows a converted file by its frame's hash, and every
+    // payload lies at a file offset that is a multiple of 64, so each
+    // whole-byte tensor is viewed in place, never copied.
+    let models = Path::new(env!("CARGO_MANIFEST_DIR")).join("../samples");
+    for (source, from, ty, title) in [
+        (
+            "tiny.safetensors",
+            kiln_convert::Format::Safetensors,
+            kiln_convert::SAFETENSORS_MESSAGE,
+            "Converted from safetensors: samples/tiny.safetensors",
+        ),
+        (
+            "tiny.gguf",
+            kiln_convert::Format::Gguf,
+            kiln_convert::GGUF_MESSAGE,
+            "Converted from GGUF: samples/tiny.gguf",
+        ),
+    ] {
+        let input = fs::read(models.join(source)).expect("sample model");
+        let mut kiln = Vec::new();
+        kiln_convert::convert(from, kiln_convert::Format::Kiln, &input, &mut kiln)
+            .expect("converts");
+        let file = format!("{}.kiln", source.replace('.', "-"));
+        manifest.push(json!({
+            "file": file, "type": ty, "framed": true, "expect": "accept",
+            "title": title, "converted": true,
+            "description": "A model converted by kiln convert: its metadata and tensors, every payload at a multiple of 64 bytes in the file.",
+        }));
+        fs::write(out.join(&file), &kiln).expect("write");
+    }
+
     let text = serde_json::to_string_pretty(&Value::Array(manifest)).expect("json") + "\n";
     fs::write(out.join("samples.json"), text).expect("write");
 }

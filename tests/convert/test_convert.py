@@ -349,6 +349,14 @@ class SafetensorsRoundTrip(unittest.TestCase):
         self.assertEqual(sorted(p.name for p in out.iterdir()), sorted(p.name for p in src.iterdir()))
         for p in src.iterdir():
             self.assertEqual((out / p.name).read_bytes(), p.read_bytes(), p.name)
+        # kiln inspect of the index shows the whole model, each tensor
+        # with the shard that holds it.
+        status, out_json, err = kiln("inspect", "--json", src / "model.safetensors.index.json")
+        self.assertEqual(status, 0, err)
+        report = json.loads(out_json)
+        listed = {t["name"]: d["file"] for d in report["directories"] for t in d["tensors"]}
+        index = json.loads((src / "model.safetensors.index.json").read_text())
+        self.assertEqual(listed, index["weight_map"])
         # One file cannot take a set.
         status, _, err = kiln("convert", message, self.dir / "one.safetensors")
         self.assertEqual(status, 1, err)
@@ -363,6 +371,10 @@ class SafetensorsRoundTrip(unittest.TestCase):
         status, _, err = kiln("convert", index_path, self.dir / "bad.kiln")
         self.assertEqual(status, 1, err)
         self.assertIn('"model.layers.1.q_proj.weight"', err)
+        # kiln inspect checks the set the same way.
+        status, _, inspect_err = kiln("inspect", index_path)
+        self.assertEqual(status, 1, inspect_err)
+        self.assertIn('"model.layers.1.q_proj.weight"', inspect_err)
         self.assertIn("model-00002-of-00003.safetensors", err)
         self.assertIn("model-00003-of-00003.safetensors", err)
         self.assertFalse((self.dir / "bad.kiln").exists())
@@ -535,6 +547,13 @@ class GgufRoundTrip(unittest.TestCase):
         value = K.decode_frame(K.parse_type(GGUF_TYPE), message.read_bytes(), LIMITS)
         self.assertEqual([f["file"] for f in value["files"]], files)
         self.assertEqual(view_in_place(self, message, "gguf"), 6)
+        # kiln inspect of the first file shows the whole set.
+        status, out_json, err = kiln("inspect", "--json", src / files[0])
+        self.assertEqual(status, 0, err)
+        report = json.loads(out_json)
+        self.assertEqual(sorted(t["name"] for d in report["directories"] for t in d["tensors"]),
+                         sorted(f"blk.{i}.attn_q.weight" for i in range(6)))
+        self.assertEqual(sorted({d["file"] for d in report["directories"]}), files)
         out = self.dir / "split-out"
         status, _, err = kiln("convert", "--quiet", message, out, "--shards")
         self.assertEqual(status, 0, err)

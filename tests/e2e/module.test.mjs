@@ -62,6 +62,25 @@ test('zero copy: the view is over the buffer holding the file, and sees writes',
   assert.ok(file.header.inMemory);
 });
 
+test('converted models: every whole-byte payload is viewed in place, never copied', () => {
+  const converted = samples.filter((s) => s.converted);
+  assert.equal(converted.length, 2);
+  for (const s of converted) {
+    const { bytes, file } = sample(s.file);
+    const tensors = file.tensors();
+    assert.ok(tensors.length >= 3, s.file);
+    let viewed = 0;
+    for (const t of tensors) {
+      assert.equal(t.byteOffset % 64, 0, `${s.file} ${t.name}: offset ${t.byteOffset}`);
+      const v = file.view(t.index);
+      assert.equal(v.copied, false, `${s.file} ${t.name}`);
+      assert.equal(v.array.buffer, bytes.buffer, `${s.file} ${t.name}`);
+      viewed++;
+    }
+    assert.equal(viewed, tensors.length);
+  }
+});
+
 test('openReader: a file read by ranges with fs.readSync, payloads never read', () => {
   const file = path.join(root, 'www/samples/model.kiln');
   const fd = fs.openSync(file, 'r');

@@ -58,7 +58,11 @@ use crate::wire::{Reader, Sink, Writer};
 /// [`TensorView::byte_range`] is absolute in the buffer the directory was
 /// parsed from (a message or a file), which is what a typed array or a
 /// memory map needs.
-#[derive(Copy, Clone, PartialEq, Eq)]
+///
+/// A directory is `Clone`, not `Copy`: with `alloc`, one whose names are
+/// not in byte order keeps the parse's lookup table by name, shared (a
+/// clone adds a reference, it does not copy the table).
+#[derive(Clone, PartialEq, Eq)]
 pub struct Directory<'a> {
     /// Exactly the block: header through the last payload byte.
     block: &'a [u8],
@@ -70,6 +74,63 @@ pub struct Directory<'a> {
     flags: u8,
     /// Names in strictly increasing byte order (lookups binary-search).
     names_sorted: bool,
+    /// Otherwise, what the uniqueness check kept for lookups.
+    names: names::ParsedNames,
+}
+
+/// A directory's fields without the lookup table it keeps: what a
+/// [`TensorView`] carries, so that views stay `Copy` and free to make.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+struct Lean<'a> {
+    block: &'a [u8],
+    offset: usize,
+    tensor_count: u32,
+    name_bytes: u32,
+    payload_base: usize,
+    flags: u8,
+    names_sorted: bool,
+}
+
+impl<'a> Lean<'a> {
+    /// The directory again, without its lookup table (what a view's
+    /// accessors need: none looks a name up).
+    #[inline]
+    fn full(self) -> Directory<'a> {
+        let Lean {
+            block,
+            offset,
+            tensor_count,
+            name_bytes,
+            payload_base,
+            flags,
+            names_sorted,
+        } = self;
+        Directory {
+            block,
+            offset,
+            tensor_count,
+            name_bytes,
+            payload_base,
+            flags,
+            names_sorted,
+            names: names::ParsedNames::NONE,
+        }
+    }
+}
+
+impl<'a> Directory<'a> {
+    #[inline]
+    fn lean(&self) -> Lean<'a> {
+        Lean {
+            block: self.block,
+            offset: self.offset,
+            tensor_count: self.tensor_count,
+            name_bytes: self.name_bytes,
+            payload_base: self.payload_base,
+            flags: self.flags,
+            names_sorted: self.names_sorted,
+        }
+    }
 }
 
 /// The bytes of an empty block: the header alone (no tensors, no names).
@@ -104,6 +165,7 @@ impl Directory<'static> {
         payload_base: HEADER_LEN as usize,
         flags: FLAG_LITTLE_ENDIAN,
         names_sorted: false,
+        names: names::ParsedNames::NONE,
     };
 }
 
@@ -115,15 +177,15 @@ impl core::fmt::Debug for Directory<'_> {
             .field("offset", &self.offset)
             .field("block_len", &self.block_len())
             .field("count", &self.len())
-            .field("tensors", &TensorList(*self))
+            .field("tensors", &TensorList(self))
             .finish()
     }
 }
 
 /// A directory's tensors as a `Debug` list.
-struct TensorList<'a>(Directory<'a>);
+struct TensorList<'d, 'a>(&'d Directory<'a>);
 
-impl core::fmt::Debug for TensorList<'_> {
+impl core::fmt::Debug for TensorList<'_, '_> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_list().entries(self.0.iter()).finish()
     }
@@ -305,7 +367,7 @@ impl<'a> Directory<'a> {
             .ok()
             .filter(|&i| i < self.tensor_count)?;
         Some(TensorView {
-            dir: *self,
+            dir: self.lean(),
             record: self.record(index)?,
             index,
         })
@@ -451,7 +513,7 @@ impl<'a> IntoIterator for &Directory<'a> {
 
     fn into_iter(self) -> TensorIter<'a> {
         TensorIter {
-            dir: *self,
+            dir: self.lean(),
             next: 0,
         }
     }
@@ -460,7 +522,7 @@ impl<'a> IntoIterator for &Directory<'a> {
 /// The tensors of a [`Directory`] in descriptor order.
 #[derive(Clone, Debug)]
 pub struct TensorIter<'a> {
-    dir: Directory<'a>,
+    dir: Lean<'a>,
     next: usize,
 }
 
@@ -468,13 +530,13 @@ impl<'a> Iterator for TensorIter<'a> {
     type Item = TensorView<'a>;
 
     fn next(&mut self) -> Option<TensorView<'a>> {
-        let view = self.dir.get(self.next)?;
+        let view = self.dir.full().get(self.next)?;
         self.next = self.next.saturating_add(1);
         Some(view)
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
-        let left = self.dir.len().saturating_sub(self.next);
+        let left = (self.dir.tensor_count as usize).saturating_sub(self.next);
         (left, Some(left))
     }
 }
@@ -546,7 +608,7 @@ impl From<Quant<'_>> for QuantSpec {
 /// tensor up costs nothing beyond finding it.
 #[derive(Copy, Clone)]
 pub struct TensorView<'a> {
-    dir: Directory<'a>,
+    dir: Lean<'a>,
     record: Record<'a>,
     index: u32,
 }
@@ -618,6 +680,7 @@ impl<'a> TensorView<'a> {
     pub fn name(&self) -> Option<&'a str> {
         let bytes = self
             .dir
+            .full()
             .heap_slice(self.record.name_off(), self.record.name_len());
         (!bytes.is_empty())
             .then(|| core::str::from_utf8(bytes).ok())
@@ -628,6 +691,7 @@ impl<'a> TensorView<'a> {
     pub fn layout(&self) -> Option<&'a str> {
         let bytes = self
             .dir
+            .full()
             .heap_slice(self.record.layout_off(), self.record.layout_len());
         (!bytes.is_empty())
             .then(|| core::str::from_utf8(bytes).ok())
@@ -656,6 +720,7 @@ impl<'a> TensorView<'a> {
         // Parse checked that the range lies inside the block.
         let start = self
             .dir
+            .full()
             .payload_offset()
             .saturating_add(usize::try_from(self.byte_offset()).unwrap_or(usize::MAX));
         start..start.saturating_add(self.bytes().len())
@@ -709,13 +774,14 @@ impl<'a> TensorView<'a> {
     /// The raw little-endian payload, borrowed from the buffer.
     #[inline]
     pub fn bytes(&self) -> &'a [u8] {
-        self.dir.payload_of(self.record)
+        self.dir.full().payload_of(self.record)
     }
 
     /// Quantization scheme and the tensors it links to.
     pub fn quant(&self) -> Quant<'a> {
         let r = self.record;
-        let link = |i: u32| (i != NO_INDEX).then(|| self.dir.get(i as usize)).flatten();
+        let dir = self.dir.full();
+        let link = |i: u32| (i != NO_INDEX).then(|| dir.get(i as usize)).flatten();
         let (axis, group_size) = (r.quant_axis(), r.group_size());
         match (
             r.quant_scheme(),
@@ -1041,6 +1107,7 @@ impl<'de> Decode<'de> for Directory<'de> {
             payload_base: usize::MAX,
             flags: FLAG_LITTLE_ENDIAN,
             names_sorted: false,
+            names: names::ParsedNames::NONE,
         })
     }
 }

@@ -33,7 +33,9 @@
 //! index of a named directory fits in a `u16`.
 //!
 //! Lookups: [`Directory::by_name`] binary-searches sorted names with no
-//! storage at all, comparing eight bytes at a time; [`Directory::index_names`]
+//! storage at all, comparing eight bytes at a time; for other names, with
+//! `alloc`, it probes the hash table (or sorted order) the uniqueness
+//! check built, which the parsed directory keeps; [`Directory::index_names`]
 //! (alloc) builds a hash table of tensor indices (each with a fingerprint
 //! of its name's hash) in one pass, O(1) per lookup, sorted names or not;
 //! [`Directory::index_names_in`] sorts indices into the caller's storage.
@@ -65,42 +67,60 @@ pub(crate) fn first_repeat<'n>(
     if increasing {
         return (None, true);
     }
-    (first_repeat_unordered(count, name, scratch), false)
+    (first_repeat_unordered(count, name, scratch).0, false)
 }
 
-/// [`first_repeat`] for names known not to be in increasing order.
+/// [`first_repeat`] for names known not to be in increasing order, with
+/// the lookup table the check built on the way (with `alloc`; see
+/// [`ParsedNames`]).
 pub(crate) fn first_repeat_unordered<'n>(
     count: u32,
     name: impl Fn(u32) -> &'n [u8],
     scratch: Option<&mut [u32]>,
-) -> Option<u32> {
+) -> (Option<u32>, ParsedNames) {
     // Caller scratch large enough: one sort, O(n log n), no allocator.
     if let Some(order) = scratch.and_then(|s| s.get_mut(..count as usize)) {
         for (slot, i) in order.iter_mut().zip(0..count) {
             *slot = i;
         }
         sort_by_name(order, &name);
-        return repeat_in_sorted(order, &name);
+        let repeat = repeat_in_sorted(order, &name);
+        // With an allocator the sorted order is kept for lookups (unnamed
+        // tensors, which sort first, left out); without one there is
+        // nowhere to keep it.
+        #[cfg(feature = "alloc")]
+        let parsed = ParsedNames::sorted(order.iter().copied().filter(|&i| !name(i).is_empty()));
+        #[cfg(not(feature = "alloc"))]
+        let parsed = ParsedNames;
+        return (repeat, parsed);
     }
     first_repeat_unsorted(count, &name)
 }
 
 #[cfg(feature = "alloc")]
-fn first_repeat_unsorted<'n>(count: u32, name: &impl Fn(u32) -> &'n [u8]) -> Option<u32> {
+fn first_repeat_unsorted<'n>(
+    count: u32,
+    name: &impl Fn(u32) -> &'n [u8],
+) -> (Option<u32>, ParsedNames) {
     // A hash table finds the first repeat in one pass in index order (the
     // first name that meets an equal one already in the table is the
-    // answer); names that collide past MAX_PROBE fall back to the sort.
-    if let Some(found) = first_repeat_hashed(count, name) {
-        return found;
+    // answer), and is kept for lookups; names that collide past MAX_PROBE
+    // fall back to the sort, which is kept instead.
+    if let Some((found, table)) = first_repeat_hashed(count, name) {
+        return (found, ParsedNames::hashed(table));
     }
     let mut order: alloc::vec::Vec<u32> = (0..count).filter(|&i| !name(i).is_empty()).collect();
     sort_by_name(&mut order, name);
-    repeat_in_sorted(&order, name)
+    let repeat = repeat_in_sorted(&order, name);
+    (repeat, ParsedNames::sorted(order))
 }
 
 #[cfg(all(not(feature = "alloc"), feature = "small-code"))]
-fn first_repeat_unsorted<'n>(count: u32, name: &impl Fn(u32) -> &'n [u8]) -> Option<u32> {
-    first_repeat_pairwise(count, name)
+fn first_repeat_unsorted<'n>(
+    count: u32,
+    name: &impl Fn(u32) -> &'n [u8],
+) -> (Option<u32>, ParsedNames) {
+    (first_repeat_pairwise(count, name), ParsedNames)
 }
 
 /// The first repeat by comparing each name with every earlier one:
@@ -115,7 +135,17 @@ fn first_repeat_pairwise<'n>(count: u32, name: &impl Fn(u32) -> &'n [u8]) -> Opt
 }
 
 #[cfg(all(not(feature = "alloc"), not(feature = "small-code")))]
-fn first_repeat_unsorted<'n>(count: u32, name: &impl Fn(u32) -> &'n [u8]) -> Option<u32> {
+fn first_repeat_unsorted<'n>(
+    count: u32,
+    name: &impl Fn(u32) -> &'n [u8],
+) -> (Option<u32>, ParsedNames) {
+    (first_repeat_chunked(count, name), ParsedNames)
+}
+
+/// The first repeat in fixed stack storage (no allocator, no scratch, not
+/// `small-code`; see the module docs).
+#[cfg(all(not(feature = "alloc"), not(feature = "small-code")))]
+fn first_repeat_chunked<'n>(count: u32, name: &impl Fn(u32) -> &'n [u8]) -> Option<u32> {
     // Chunks of STACK_NAMES indices, in order. Each is sorted by inserting
     // its indices one by one, in index order: the first whose name equals
     // one already there is the chunk's first repeat. Then every later name
@@ -181,10 +211,13 @@ fn find_name<'n>(
     sorted.binary_search_by(|&j| name(u32::from(j)).cmp(this))
 }
 
-/// The first repeat by hashing, or `None` when some name would sit more
-/// than [`MAX_PROBE`] slots from its hash's slot.
+/// The first repeat by hashing, with the table, or `None` when some name
+/// would sit more than [`MAX_PROBE`] slots from its hash's slot.
 #[cfg(feature = "alloc")]
-fn first_repeat_hashed<'n>(count: u32, name: &impl Fn(u32) -> &'n [u8]) -> Option<Option<u32>> {
+fn first_repeat_hashed<'n>(
+    count: u32,
+    name: &impl Fn(u32) -> &'n [u8],
+) -> Option<(Option<u32>, alloc::vec::Vec<u64>)> {
     let slots = (count as usize)
         .saturating_mul(2)
         .next_power_of_two()
@@ -213,7 +246,7 @@ fn first_repeat_hashed<'n>(count: u32, name: &impl Fn(u32) -> &'n [u8]) -> Optio
             }
             if *entry & !u64::from(u32::MAX) == tag && name((*entry as u32).wrapping_sub(1)) == this
             {
-                return Some(Some(i));
+                return Some((Some(i), table));
             }
             slot = slot.wrapping_add(1) & mask;
         }
@@ -221,7 +254,7 @@ fn first_repeat_hashed<'n>(count: u32, name: &impl Fn(u32) -> &'n [u8]) -> Optio
             return None;
         }
     }
-    Some(None)
+    Some((None, table))
 }
 
 /// Sorts indices by name bytes, then by index (so that equal names are in
@@ -531,6 +564,141 @@ fn home(hash: u64, mask: usize) -> usize {
 }
 
 // ---------------------------------------------------------------------------
+// The lookup table a parse keeps
+
+/// What the uniqueness check of a parse learned about names not in byte
+/// order, kept in the [`Directory`] so that [`Directory::by_name`] is
+/// never a linear scan: with `alloc`, the hash table the check built (or
+/// the sorted order it fell back to), shared behind an [`Arc`] so that a
+/// clone of a directory is a reference count, not a copy of the table;
+/// without `alloc`, nothing (lookups binary-search sorted names, and scan
+/// the few unsorted names of a firmware message).
+///
+/// It is a function of the block's bytes, so it takes no part in
+/// equality.
+///
+/// [`Arc`]: alloc::sync::Arc
+#[cfg(feature = "alloc")]
+#[derive(Clone, Default)]
+pub(crate) struct ParsedNames(Option<alloc::sync::Arc<NameSlots>>);
+
+/// Nothing to keep without an allocator.
+#[cfg(not(feature = "alloc"))]
+#[derive(Clone, Default)]
+pub(crate) struct ParsedNames;
+
+/// The table behind [`ParsedNames`].
+#[cfg(feature = "alloc")]
+enum NameSlots {
+    /// Slots of `hash & !u32::MAX | (index + 1)`, 0 empty, each at most
+    /// [`MAX_PROBE`] past its hash's slot (as `first_repeat_hashed`
+    /// builds them).
+    Hashed(alloc::vec::Vec<u64>),
+    /// The named tensors' indices in name order.
+    Sorted(alloc::vec::Vec<u32>),
+}
+
+impl ParsedNames {
+    /// No table: names in byte order, no names, or no allocator.
+    pub(crate) const NONE: ParsedNames = {
+        #[cfg(feature = "alloc")]
+        let none = ParsedNames(None);
+        #[cfg(not(feature = "alloc"))]
+        let none = ParsedNames;
+        none
+    };
+
+    #[cfg(feature = "alloc")]
+    fn hashed(table: alloc::vec::Vec<u64>) -> ParsedNames {
+        ParsedNames(Some(alloc::sync::Arc::new(NameSlots::Hashed(table))))
+    }
+
+    #[cfg(feature = "alloc")]
+    fn sorted(order: impl IntoIterator<Item = u32>) -> ParsedNames {
+        let order = order.into_iter().collect();
+        ParsedNames(Some(alloc::sync::Arc::new(NameSlots::Sorted(order))))
+    }
+
+    /// Whether a table is kept.
+    pub(crate) const fn is_kept(&self) -> bool {
+        #[cfg(feature = "alloc")]
+        return self.0.is_some();
+        #[cfg(not(feature = "alloc"))]
+        false
+    }
+
+    /// The index of the tensor named `needle` (not empty) through the
+    /// table, `Err(())` when no table is kept.
+    #[cfg(feature = "alloc")]
+    #[inline]
+    fn find<'n>(
+        &self,
+        needle: &[u8],
+        name: impl Fn(u32) -> &'n [u8],
+    ) -> core::result::Result<Option<u32>, ()> {
+        let Some(slots) = self.0.as_deref() else {
+            return Err(());
+        };
+        Ok(match slots {
+            NameSlots::Hashed(table) => {
+                let mask = table.len().wrapping_sub(1);
+                let hash = hash_name(needle);
+                let tag = hash & !u64::from(u32::MAX);
+                let mut slot = home(hash, mask);
+                let mut found = None;
+                for _ in 0..MAX_PROBE {
+                    let Some(&entry) = table.get(slot) else {
+                        break;
+                    };
+                    if entry == 0 {
+                        break;
+                    }
+                    let index = (entry as u32).wrapping_sub(1);
+                    if entry & !u64::from(u32::MAX) == tag && compared(name(index)) == needle {
+                        found = Some(index);
+                        break;
+                    }
+                    slot = slot.wrapping_add(1) & mask;
+                }
+                found
+            }
+            NameSlots::Sorted(order) => order
+                .binary_search_by(|&i| cmp_bytes(compared(name(i)), needle))
+                .ok()
+                .and_then(|at| order.get(at).copied()),
+        })
+    }
+}
+
+// Tests count the names a lookup reads, to prove that none scans.
+#[cfg(test)]
+std::thread_local! {
+    static NAMES_COMPARED: core::cell::Cell<usize> = const { core::cell::Cell::new(0) };
+}
+
+/// `name`, counted under test (see `NAMES_COMPARED`).
+#[inline(always)]
+fn compared(name: &[u8]) -> &[u8] {
+    #[cfg(test)]
+    NAMES_COMPARED.with(|n| n.set(n.get() + 1));
+    name
+}
+
+impl PartialEq for ParsedNames {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for ParsedNames {}
+
+impl core::fmt::Debug for ParsedNames {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(if self.is_kept() { "kept" } else { "none" })
+    }
+}
+
+// ---------------------------------------------------------------------------
 // Lookup
 
 impl<'a> Directory<'a> {
@@ -538,11 +706,14 @@ impl<'a> Directory<'a> {
     /// nothing.
     ///
     /// A binary search, O(log n), when the names are in increasing byte
-    /// order ([`Directory::names_sorted`]); otherwise a linear scan, which
-    /// is the simplest path for the handful of tensors of a firmware
-    /// message. For repeated lookups in a large unsorted directory, build a
-    /// [`NameIndex`] once ([`Directory::index_names_in`], or
-    /// [`Directory::index_names`] with `alloc`).
+    /// order ([`Directory::names_sorted`]). Otherwise, with `alloc`,
+    /// through the hash table the parse's uniqueness check built and the
+    /// directory keeps (O(1); O(log n) for names that collide too much):
+    /// never a linear scan, whatever the order of the names. Without an
+    /// allocator there is nowhere to keep a table, and unsorted names are
+    /// scanned, the simplest path for the handful of tensors of a firmware
+    /// message; build a [`NameIndex`] in caller storage
+    /// ([`Directory::index_names_in`]) for repeated lookups in a large one.
     #[inline]
     pub fn by_name(&self, name: &str) -> Option<TensorView<'a>> {
         if name.is_empty() || !self.has_names() {
@@ -551,9 +722,21 @@ impl<'a> Directory<'a> {
         let index = if self.names_sorted() {
             self.search_sorted(name.as_bytes())?
         } else {
-            (0..self.tensor_count).find(|&i| self.name_at(i) == name.as_bytes())?
+            self.search_unsorted(name.as_bytes())?
         };
         self.get(index as usize)
+    }
+
+    /// Lookup among names not in byte order: the kept table, or a scan
+    /// where there is none (no allocator, or a directory built without a
+    /// parse).
+    #[inline]
+    fn search_unsorted(&self, needle: &[u8]) -> Option<u32> {
+        #[cfg(feature = "alloc")]
+        if let Ok(found) = self.names.find(needle, |i| self.name_at(i)) {
+            return found;
+        }
+        (0..self.tensor_count).find(|&i| compared(self.name_at(i)) == needle)
     }
 
     /// Binary search of sorted names. Each probe reads the name's two
@@ -605,7 +788,7 @@ impl<'a> Directory<'a> {
     pub fn index_names_in<'s>(&self, storage: &'s mut [u16]) -> Result<NameIndex<'a, &'s [u16]>> {
         if self.names_sorted() || !self.has_names() {
             return Ok(NameIndex {
-                dir: *self,
+                dir: self.clone(),
                 order: &[],
                 hashed: false,
             });
@@ -616,13 +799,15 @@ impl<'a> Directory<'a> {
         ))?;
         self.fill_order(order);
         Ok(NameIndex {
-            dir: *self,
+            dir: self.clone(),
             order: &*order,
             hashed: false,
         })
     }
 
-    /// Builds an index for lookups by name, in a vector: a hash table of
+    /// Builds an index for lookups by name, in a vector (a parsed
+    /// directory's own [`Directory::by_name`] already avoids a scan with
+    /// `alloc`; this is a second table, with 16-bit slots): a hash table of
     /// tensor indices (two slots per tensor, rounded up to a power of two),
     /// built in one pass over the names, O(1) per lookup whether or not
     /// the names are sorted. Names that collide too much (see the module
@@ -632,7 +817,7 @@ impl<'a> Directory<'a> {
     pub fn index_names(&self) -> NameIndex<'a, alloc::vec::Vec<u16>> {
         if !self.has_names() {
             return NameIndex {
-                dir: *self,
+                dir: self.clone(),
                 order: alloc::vec::Vec::new(),
                 hashed: false,
             };
@@ -642,7 +827,7 @@ impl<'a> Directory<'a> {
         let mut table = alloc::vec![EMPTY; 2 * slots];
         if self.fill_hash(&mut table) {
             return NameIndex {
-                dir: *self,
+                dir: self.clone(),
                 order: table,
                 hashed: true,
             };
@@ -653,7 +838,7 @@ impl<'a> Directory<'a> {
             self.fill_order(&mut order);
         }
         NameIndex {
-            dir: *self,
+            dir: self.clone(),
             order,
             hashed: false,
         }
@@ -789,6 +974,9 @@ pub struct NameTable<'a> {
     slots: alloc::vec::Vec<u64>,
     hashed: bool,
     named: usize,
+    /// The one directory with names, when only one has any: lookups go
+    /// to its own [`Directory::by_name`] and `slots` is empty.
+    only: Option<usize>,
 }
 
 /// An empty slot of a [`NameTable`]: every entry holds its directory plus
@@ -831,15 +1019,34 @@ impl<'a> NameTable<'a> {
             slots: alloc::vec::Vec::new(),
             hashed: true,
             named,
+            only: None,
         };
-        let slots = named.saturating_mul(2).next_power_of_two().max(8);
-        table.slots = alloc::vec![TABLE_EMPTY; slots];
-        match table.fill_hashed() {
-            Some(Ok(())) => Ok(table),
+        // One directory with names (every model of up to about 1,400
+        // tensors) not in byte order: its parse proved them unique and
+        // kept the hash table it did it with, so nothing is hashed again.
+        // (Sorted names are hashed here: one hash per lookup costs less
+        // than a binary search's probes.)
+        let mut named_dirs = (0..).zip(&table.dirs).filter(|(_, d)| d.has_names());
+        if let (Some((only, d)), None) = (named_dirs.next(), named_dirs.next()) {
+            if !d.names.is_kept() {
+                return table.hash_all();
+            }
+            table.only = Some(only);
+            return Ok(table);
+        }
+        table.hash_all()
+    }
+
+    /// Hashes every name (the sorted form when they collide too much).
+    fn hash_all(mut self) -> core::result::Result<Self, RepeatedName> {
+        let slots = self.named.saturating_mul(2).next_power_of_two().max(8);
+        self.slots = alloc::vec![TABLE_EMPTY; slots];
+        match self.fill_hashed() {
+            Some(Ok(())) => Ok(self),
             Some(Err(repeat)) => Err(repeat),
             None => {
-                table.hashed = false;
-                table.fill_sorted().map(|()| table)
+                self.hashed = false;
+                self.fill_sorted().map(|()| self)
             }
         }
     }
@@ -940,6 +1147,9 @@ impl<'a> NameTable<'a> {
         let needle = name.as_bytes();
         if needle.is_empty() {
             return None;
+        }
+        if let Some(only) = self.only {
+            return Some((only, self.dirs.get(only)?.by_name(name)?));
         }
         let entry = if self.hashed {
             let mask = self.slots.len().wrapping_sub(1);
@@ -1060,6 +1270,7 @@ mod tests {
             slots: Vec::new(),
             hashed: false,
             named: 600,
+            only: None,
         };
         sorted.fill_sorted().unwrap();
         for table in [&hashed, &sorted] {
@@ -1076,7 +1287,11 @@ mod tests {
         let mut c = a[..5].to_vec();
         c.push(b[7].clone());
         let bc = block(&c);
-        let with_repeat = vec![dirs[0], dirs[1], Directory::parse(&bc).unwrap()];
+        let with_repeat = vec![
+            dirs[0].clone(),
+            dirs[1].clone(),
+            Directory::parse(&bc).unwrap(),
+        ];
         let want = RepeatedName {
             directory: 2,
             index: 0,
@@ -1087,10 +1302,68 @@ mod tests {
             slots: Vec::new(),
             hashed: false,
             named: 606,
+            only: None,
         };
         // The sorted form reports the smallest repeated entry: directory 2's
         // first tensor repeats directory 0's.
         assert_eq!(sorted.fill_sorted().unwrap_err(), want);
+    }
+
+    /// The names one lookup by name reads, counted through `compared`.
+    #[cfg(feature = "alloc")]
+    fn names_read(dir: &Directory<'_>, name: &str) -> (usize, Option<usize>) {
+        NAMES_COMPARED.with(|n| n.set(0));
+        let found = dir.by_name(name).map(|v| v.index());
+        (NAMES_COMPARED.with(core::cell::Cell::get), found)
+    }
+
+    /// With `alloc`, `by_name` on names in model order (not byte order)
+    /// reads at most a few names per lookup, through the table the parse
+    /// kept: a scan would read hundreds. Also through the sorted order the
+    /// parse keeps when it was given scratch, and through a clone.
+    #[cfg(feature = "alloc")]
+    #[test]
+    fn lookups_in_model_order_are_not_scans() {
+        use crate::{to_vec, TensorSpec, Tensors};
+        let one = [1u8];
+        let names: Vec<String> = (0..1000)
+            .map(|i| {
+                format!(
+                    "model.layers.{}.mlp.experts.{}.up_proj.weight",
+                    i / 10,
+                    i % 10
+                )
+            })
+            .collect();
+        let specs: Vec<TensorSpec> = names
+            .iter()
+            .map(|n| TensorSpec::new(crate::Dtype::U8, &[1], &one).named(n))
+            .collect();
+        let block = to_vec(&Tensors(&specs)).unwrap();
+        let parsed = Directory::parse(&block).unwrap();
+        assert!(!parsed.names_sorted());
+        let mut scratch = vec![0u32; names.len()];
+        let with_scratch =
+            Directory::parse_with_scratch(&block, crate::Limits::DEFAULT, &mut scratch).unwrap();
+        for dir in [parsed.clone(), with_scratch] {
+            let mut most = 0;
+            for (i, n) in names.iter().enumerate() {
+                let (read, found) = names_read(&dir, n);
+                assert_eq!(found, Some(i), "{n}");
+                most = most.max(read);
+            }
+            // Hashed: one read per matching fingerprint; sorted: about
+            // log2(1000) = 10 probes, plus the match.
+            assert!(most <= 12, "a lookup read {most} names");
+            let (read, found) = names_read(&dir, "model.layers.100.mlp.experts.0.up_proj.weight");
+            assert_eq!(found, None);
+            assert!(read <= 12, "a miss read {read} names");
+        }
+        // A directory known only by its fields (no parse) scans, which the
+        // counter sees: the bound above is one a scan does not meet.
+        let lean = parsed.lean().full();
+        let (read, found) = names_read(&lean, names.last().unwrap());
+        assert_eq!((read, found), (1000, Some(999)));
     }
 
     #[test]

@@ -65,7 +65,7 @@ pub(crate) fn parse<'a>(
     let (mut dir, payload_bytes) = check_header(buf, limits)?;
 
     // Steps 8 to 11.
-    dir.names_sorted = check_descriptors(&dir, payload_bytes, trusted, scratch)?;
+    (dir.names_sorted, dir.names) = check_descriptors(&dir, payload_bytes, trusted, scratch)?;
 
     // Step 12: a standalone block is the whole buffer.
     if placement == Placement::Standalone && buf.len() > dir.block.len() {
@@ -117,6 +117,7 @@ impl Header {
             payload_base: usize::try_from(self.payload_base).unwrap_or(usize::MAX),
             flags: self.flags,
             names_sorted: false,
+            names: names::ParsedNames::NONE,
         }
     }
 }
@@ -408,25 +409,25 @@ const STEPS: [Step; 10] = [
 ];
 
 /// Steps 8 to 11; returns whether the names are in strictly increasing
-/// byte order.
+/// byte order, and what the uniqueness check kept for lookups.
 fn check_descriptors(
     dir: &Directory<'_>,
     payload_bytes: u64,
     trusted: bool,
     scratch: Option<&mut [u32]>,
-) -> Result<bool> {
+) -> Result<(bool, names::ParsedNames)> {
     #[cfg(not(feature = "small-code"))]
     let mut scratch = scratch;
     #[cfg(not(feature = "small-code"))]
     {
         let mut walk = Walk::new(dir, payload_bytes, trusted);
         if one_pass(&mut walk, scratch.as_deref_mut()).is_ok() {
-            return Ok(walk.increasing);
+            return Ok((walk.increasing, walk.names));
         }
     }
     let mut walk = Walk::new(dir, payload_bytes, trusted);
     in_order(&mut walk, scratch)?;
-    Ok(walk.increasing)
+    Ok((walk.increasing, walk.names))
 }
 
 /// Every step over every descriptor, then the next step: the first fault
@@ -502,6 +503,8 @@ struct Walk<'d, 'a> {
     /// 8d: the previous name, and whether the names so far increase.
     previous: &'a [u8],
     increasing: bool,
+    /// 8d: the table the check of unsorted names built, kept for lookups.
+    names: names::ParsedNames,
     /// 9: the end of the last nonzero payload range.
     ranges_end: u64,
     /// 10: where the last payload ended.
@@ -529,6 +532,7 @@ impl<'d, 'a> Walk<'d, 'a> {
             first_layout: None,
             previous: &[],
             increasing: dir.has_names(),
+            names: names::ParsedNames::NONE,
             ranges_end: 0,
             placed_end: 0,
             payload_later: false,
@@ -608,7 +612,9 @@ impl<'d, 'a> Walk<'d, 'a> {
                 }
             }
             Step::Unique => {
-                if dir.has_names() {
+                // Once two names are out of order the hash or the sort
+                // decides, and no comparison is needed.
+                if dir.has_names() && self.increasing {
                     let name = dir.heap_slice(r.name_off(), r.name_len());
                     if i != 0 && names::cmp_names(self.previous, name).is_ge() {
                         self.increasing = false;
@@ -718,8 +724,9 @@ impl<'d, 'a> Walk<'d, 'a> {
             // Names in strictly increasing order are unique; only others
             // need the sort.
             Step::Unique if dir.has_names() && !self.increasing => {
-                let repeat =
+                let (repeat, kept) =
                     names::first_repeat_unordered(dir.tensor_count, |i| dir.name_at(i), scratch);
+                self.names = kept;
                 match repeat {
                     Some(i) => {
                         Err(dir.fault_in(i, Code::Type, "tensor name repeats an earlier name", 4))
@@ -817,7 +824,7 @@ mod tests {
                         assert_eq!(a, b);
                     }
                     let both = check_descriptors(&dir, payload_bytes, trusted, None);
-                    assert_eq!(both, in_order, "{m:?}");
+                    assert_eq!(both.map(|(sorted, _)| sorted), in_order, "{m:?}");
                 }
             }
         }
