@@ -127,8 +127,17 @@ pub enum EnvelopeError {
     /// The checksum over the message does not match: bytes changed on the
     /// link.
     CrcMismatch,
-    /// The message is longer than the buffer given for it.
-    TooLong,
+    /// The message is longer than the buffer given for it, or than a
+    /// [`Chunk`] can describe.
+    TooLong {
+        /// Bytes the frame needs: the sealed frame ([`seal`],
+        /// [`Chunk::seal`]), the message and its 4-byte checksum (the
+        /// [`Decoder`], [`open`]), or the message ([`chunks`]).
+        length: usize,
+        /// Bytes there were room for: the buffer's length, or the largest
+        /// message a chunk's `u32` offsets reach.
+        limit: usize,
+    },
     /// Fewer bytes than the checksum alone: not a frame of this envelope.
     TooShort,
     /// [`open`] was given no frame at all (only delimiters, or nothing).
@@ -147,7 +156,7 @@ impl EnvelopeError {
         match self {
             EnvelopeError::BadCobs => "BadCobs",
             EnvelopeError::CrcMismatch => "CrcMismatch",
-            EnvelopeError::TooLong => "TooLong",
+            EnvelopeError::TooLong { .. } => "TooLong",
             EnvelopeError::TooShort => "TooShort",
             EnvelopeError::Empty => "Empty",
             EnvelopeError::OutOfOrder => "OutOfOrder",
@@ -161,7 +170,12 @@ impl fmt::Display for EnvelopeError {
         f.write_str(match self {
             EnvelopeError::BadCobs => "envelope: the frame is not valid COBS",
             EnvelopeError::CrcMismatch => "envelope: checksum mismatch",
-            EnvelopeError::TooLong => "envelope: message longer than the buffer",
+            EnvelopeError::TooLong { length, limit } => {
+                return write!(
+                    f,
+                    "envelope: message longer than the buffer (needs {length} bytes, room for {limit})"
+                );
+            }
             EnvelopeError::TooShort => "envelope: frame shorter than its checksum",
             EnvelopeError::Empty => "envelope: no frame",
             EnvelopeError::OutOfOrder => {
@@ -177,7 +191,12 @@ impl core::error::Error for EnvelopeError {}
 #[cfg(feature = "defmt")]
 impl defmt::Format for EnvelopeError {
     fn format(&self, f: defmt::Formatter<'_>) {
-        defmt::write!(f, "{=str}", self.name())
+        match *self {
+            EnvelopeError::TooLong { length, limit } => {
+                defmt::write!(f, "TooLong {=usize}/{=usize}", length, limit)
+            }
+            _ => defmt::write!(f, "{=str}", self.name()),
+        }
     }
 }
 
@@ -188,13 +207,46 @@ impl defmt::Format for EnvelopeError {
 /// checksum, the delimiter. [`sealed_len`] of the message's length is
 /// always room enough; less is [`EnvelopeError::TooLong`].
 pub fn seal<'o>(message: &[u8], out: &'o mut [u8]) -> Result<&'o [u8], EnvelopeError> {
-    let mut enc = Encoder::new(SliceOut { buf: out, len: 0 });
-    enc.put(message)
-        .and_then(|()| enc.finish())
-        .map_err(|_| EnvelopeError::TooLong)?;
-    let out = enc.into_inner();
-    let len = out.len;
-    Ok(out.buf.get(..len).unwrap_or_default())
+    seal_parts(&[message], out)
+}
+
+/// Seals the concatenation of `parts` into `out` as one frame. When `out`
+/// is too short the frame is sealed again into a counter, so that the
+/// refusal gives its whole length.
+fn seal_parts<'o>(parts: &[&[u8]], out: &'o mut [u8]) -> Result<&'o [u8], EnvelopeError> {
+    fn run<S: Sink>(parts: &[&[u8]], sink: S) -> Result<S> {
+        let mut enc = Encoder::new(sink);
+        for part in parts {
+            enc.put(part)?;
+        }
+        enc.finish()?;
+        Ok(enc.into_inner())
+    }
+    let limit = out.len();
+    match run(parts, SliceOut { buf: out, len: 0 }) {
+        Ok(out) => {
+            let len = out.len;
+            Ok(out.buf.get(..len).unwrap_or_default())
+        }
+        Err(_) => Err(EnvelopeError::TooLong {
+            length: run(parts, Counter(0)).map_or(usize::MAX, |c| c.0),
+            limit,
+        }),
+    }
+}
+
+/// A sink that only counts: the length of a frame that did not fit.
+struct Counter(usize);
+
+impl Sink for Counter {
+    fn put(&mut self, bytes: &[u8]) -> Result<()> {
+        self.0 = self.0.saturating_add(bytes.len());
+        Ok(())
+    }
+
+    fn written(&self) -> usize {
+        self.0
+    }
 }
 
 /// Opens one frame: the message, decoded into `out`, once its checksum
@@ -222,9 +274,8 @@ pub fn open<'o>(frame: &[u8], out: &'o mut [u8]) -> Result<&'o [u8], EnvelopeErr
     Ok(decoder.buf.get(..len).unwrap_or_default())
 }
 
-/// A sink over a byte buffer that fails without a Kiln error's text: what
-/// [`seal`] writes into (the caller sees only
-/// [`EnvelopeError::TooLong`]).
+/// A sink over a byte buffer: what [`seal`] writes into (the caller sees
+/// only [`EnvelopeError::TooLong`]).
 struct SliceOut<'o> {
     buf: &'o mut [u8],
     len: usize,
@@ -296,13 +347,15 @@ impl<'b> Decoder<'b> {
         for (i, &byte) in bytes.iter().enumerate() {
             match self.state.feed(byte) {
                 Ok(DecodeResult::NoData) => {}
-                Ok(DecodeResult::DataContinue(b)) => match self.buf.get_mut(self.len) {
-                    Some(slot) => {
-                        *slot = b;
-                        self.len = self.len.saturating_add(1);
+                Ok(DecodeResult::DataContinue(b)) => {
+                    match self.buf.get_mut(self.len) {
+                        Some(slot) => *slot = b,
+                        None => self.overflow = true,
                     }
-                    None => self.overflow = true,
-                },
+                    // Counted past the buffer too: the refusal says how
+                    // long the frame was.
+                    self.len = self.len.saturating_add(1);
+                }
                 Ok(DecodeResult::DataComplete) => {
                     let event = self.end_frame();
                     return (i.saturating_add(1), Some(event));
@@ -333,7 +386,10 @@ impl<'b> Decoder<'b> {
         self.len = 0;
         self.overflow = false;
         if overflow {
-            return Err(EnvelopeError::TooLong);
+            return Err(EnvelopeError::TooLong {
+                length: len,
+                limit: self.buf.len(),
+            });
         }
         let Some(message_len) = len.checked_sub(CHECK_LEN) else {
             return Err(EnvelopeError::TooShort);
@@ -584,14 +640,7 @@ impl<'a> Chunk<'a> {
     /// the header and the bytes, with no copy of them): `sealed_len` of
     /// [`CHUNK_HEADER_LEN`] plus the bytes' length is always room enough.
     pub fn seal<'o>(&self, out: &'o mut [u8]) -> Result<&'o [u8], EnvelopeError> {
-        let mut enc = Encoder::new(SliceOut { buf: out, len: 0 });
-        enc.put(&self.header())
-            .and_then(|()| enc.put(self.bytes))
-            .and_then(|()| enc.finish())
-            .map_err(|_| EnvelopeError::TooLong)?;
-        let out = enc.into_inner();
-        let len = out.len;
-        Ok(out.buf.get(..len).unwrap_or_default())
+        seal_parts(&[&self.header(), self.bytes], out)
     }
 }
 
@@ -600,7 +649,10 @@ impl<'a> Chunk<'a> {
 /// learns it is complete. [`EnvelopeError::TooLong`] for a message of 4 GiB
 /// or more, whose offsets a chunk cannot hold.
 pub fn chunks(message: &[u8], size: usize) -> Result<Chunks<'_>, EnvelopeError> {
-    let total = u32::try_from(message.len()).map_err(|_| EnvelopeError::TooLong)?;
+    let total = u32::try_from(message.len()).map_err(|_| EnvelopeError::TooLong {
+        length: message.len(),
+        limit: u32::MAX as usize,
+    })?;
     Ok(Chunks {
         message,
         size: size.max(1),

@@ -181,6 +181,14 @@ pub enum Detail {
         /// The dtype code of the element type asked for.
         requested: u16,
     },
+    /// A payload whose length is not a whole number of elements of the
+    /// type asked for ([`Refusal::WrongElementType`]).
+    Width {
+        /// The payload's length in bytes.
+        length: u64,
+        /// The element type's width in bytes.
+        width: u64,
+    },
 }
 
 /// Set when bytes given to an unframed decode begin with the frame magic.
@@ -227,6 +235,8 @@ const DETAIL_CAP: u8 = 2;
 const DETAIL_HASHES: u8 = 3;
 #[cfg(not(feature = "no-error-text"))]
 const DETAIL_DTYPES: u8 = 4;
+#[cfg(not(feature = "no-error-text"))]
+const DETAIL_WIDTH: u8 = 5;
 
 /// Field value for "not known".
 const NONE_OFFSET: Offset = Offset::MAX;
@@ -289,6 +299,7 @@ impl Error {
                 Detail::Dtypes { tensor, requested } => {
                     (DETAIL_DTYPES, [tensor as u64, requested as u64])
                 }
+                Detail::Width { length, width } => (DETAIL_WIDTH, [length, width]),
             };
         }
         self
@@ -418,6 +429,10 @@ impl Error {
                 tensor: a as u16,
                 requested: b as u16,
             },
+            DETAIL_WIDTH => Detail::Width {
+                length: a,
+                width: b,
+            },
             _ => Detail::None,
         }
     }
@@ -461,6 +476,9 @@ impl fmt::Display for Error {
                     write_dtype(f, requested)?;
                 }
                 f.write_str(")")?
+            }
+            Detail::Width { length, width } => {
+                write!(f, " ({length} bytes, the element width is {width})")?
             }
         }
         if let Some(index) = self.tensor() {

@@ -94,10 +94,7 @@ pub fn view<T: Element>(payload: &[u8]) -> Result<&[T]> {
             Refusal::Misaligned,
             "payload address is not aligned for the element type",
         ),
-        _ => Error::refused(
-            Refusal::WrongElementType,
-            "payload length is not a multiple of the element width",
-        ),
+        _ => wrong_width(payload.len(), T::WIDTH),
     })
 }
 
@@ -138,7 +135,7 @@ pub fn copy_per_element<T: Element>(payload: &[u8], out: &mut [T]) -> Result<usi
         .iter_mut()
         .zip(payload.chunks_exact(T::WIDTH))
     {
-        *slot = T::from_le(bytes).ok_or(wrong_width())?;
+        *slot = T::from_le(bytes).ok_or_else(|| wrong_width(bytes.len(), T::WIDTH))?;
     }
     Ok(count)
 }
@@ -157,8 +154,12 @@ pub fn write_le<T: Element, S: Sink>(values: &[T], w: &mut Writer<S>) -> Result<
 pub fn write_per_element<T: Element, S: Sink>(values: &[T], w: &mut Writer<S>) -> Result<()> {
     let mut scratch = [0u8; 8];
     for &value in values {
-        let bytes = scratch.get_mut(..T::WIDTH).ok_or(wrong_width())?;
-        value.to_le(bytes).ok_or(wrong_width())?;
+        let bytes = scratch
+            .get_mut(..T::WIDTH)
+            .ok_or_else(|| wrong_width(T::WIDTH, T::WIDTH))?;
+        value
+            .to_le(bytes)
+            .ok_or_else(|| wrong_width(T::WIDTH, T::WIDTH))?;
         w.put(bytes)?;
     }
     Ok(())
@@ -173,7 +174,7 @@ pub fn get<T: Element>(payload: &[u8], index: usize) -> Option<T> {
 
 fn element_count<T: Element>(payload: &[u8]) -> Result<usize> {
     if !payload.len().is_multiple_of(T::WIDTH) {
-        return Err(wrong_width());
+        return Err(wrong_width(payload.len(), T::WIDTH));
     }
     Ok(payload.len() / T::WIDTH)
 }
@@ -200,11 +201,17 @@ pub(crate) fn slice_bytes<T>(needed: usize, available: usize) -> Detail {
     }
 }
 
-fn wrong_width() -> Error {
+/// A payload of `length` bytes is not a whole number of `width`-byte
+/// elements.
+fn wrong_width(length: usize, width: usize) -> Error {
     Error::refused(
         Refusal::WrongElementType,
         "payload length is not a multiple of the element width",
     )
+    .with_detail(Detail::Width {
+        length: length as u64,
+        width: width as u64,
+    })
 }
 
 /// Writes `bytes` that hold host-order elements of `width` bytes each as
@@ -226,7 +233,9 @@ pub fn write_reversed_elements<S: Sink>(
 ) -> Result<()> {
     let mut scratch = [0u8; 8];
     for element in bytes.chunks(width.max(1)) {
-        let out = scratch.get_mut(..element.len()).ok_or(wrong_width())?;
+        let out = scratch
+            .get_mut(..element.len())
+            .ok_or_else(|| wrong_width(bytes.len(), width))?;
         for (dst, src) in out.iter_mut().zip(element.iter().rev()) {
             *dst = *src;
         }

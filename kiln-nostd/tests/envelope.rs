@@ -141,11 +141,29 @@ fn seal_and_the_stream_encoder_write_the_reference_frame_and_open_reads_it_back(
         let mut exact = vec![0u8; m.len() + CHECK_LEN];
         assert_eq!(open(&frame, &mut exact).unwrap(), &m[..]);
         let mut short = vec![0u8; m.len() + CHECK_LEN - 1];
-        assert_eq!(open(&frame, &mut short), Err(EnvelopeError::TooLong));
+        // The refusal counts the whole frame, not the bytes up to where
+        // the buffer ran out.
+        assert_eq!(
+            open(&frame, &mut short),
+            Err(EnvelopeError::TooLong {
+                length: m.len() + CHECK_LEN,
+                limit: m.len() + CHECK_LEN - 1
+            })
+        );
         let mut small = vec![0u8; frame.len() - 1];
         assert_eq!(
             seal(m, &mut small).map(<[u8]>::len),
-            Err(EnvelopeError::TooLong)
+            Err(EnvelopeError::TooLong {
+                length: frame.len(),
+                limit: frame.len() - 1
+            })
+        );
+        assert_eq!(
+            seal(m, &mut []).map(<[u8]>::len),
+            Err(EnvelopeError::TooLong {
+                length: frame.len(),
+                limit: 0
+            })
         );
     }
 }
@@ -238,7 +256,10 @@ fn frames_too_long_or_too_short_are_refused_and_the_next_frame_still_decodes() {
     assert_eq!(
         events,
         vec![
-            Err(EnvelopeError::TooLong),
+            Err(EnvelopeError::TooLong {
+                length: 100 + CHECK_LEN,
+                limit: 16
+            }),
             Err(EnvelopeError::TooShort),
             Ok(short.clone())
         ]
@@ -489,4 +510,32 @@ fn every_single_bit_flip_of_a_chunked_transfer_is_refused() {
         stream.len() * 8
     );
     assert!(refused > stream.len() * 8 / 2);
+}
+
+#[test]
+fn a_frame_too_long_says_how_long_and_the_room() {
+    let chunk = Chunk {
+        offset: 0,
+        total: 3,
+        digest: checksum(b"abc"),
+        bytes: b"abc",
+    };
+    let mut out = [0u8; 64];
+    let whole = chunk.seal(&mut out).unwrap().len();
+    let err = chunk.seal(&mut out[..whole - 2]).unwrap_err();
+    assert_eq!(
+        err,
+        EnvelopeError::TooLong {
+            length: whole,
+            limit: whole - 2
+        }
+    );
+    assert_eq!(err.name(), "TooLong");
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "envelope: message longer than the buffer (needs {whole} bytes, room for {})",
+            whole - 2
+        )
+    );
 }

@@ -3,8 +3,8 @@
 //! directory or a tensor prints facts, never the block's bytes.
 
 use kiln_nostd::{
-    from_bytes, to_frame_slice, to_slice, Detail, Directory, Dtype, DtypeCode, PodList, Refusal,
-    TensorSpec,
+    from_bytes, order, to_frame_slice, to_slice, Detail, Directory, Dtype, DtypeCode, PodList,
+    Refusal, TensorSpec,
 };
 
 /// With the feature no-error-text the sentence and the numbers are left
@@ -22,6 +22,14 @@ fn bytes(needed: u64, available: u64) -> Detail {
         Detail::None
     } else {
         Detail::Bytes { needed, available }
+    }
+}
+
+fn width(length: u64, width: u64) -> Detail {
+    if cfg!(feature = "no-error-text") {
+        Detail::None
+    } else {
+        Detail::Width { length, width }
     }
 }
 
@@ -219,4 +227,31 @@ fn debug_prints_facts_not_bytes() {
     let dir = Directory::build(&[TensorSpec::from_host(&[4096], &big)], &mut storage).unwrap();
     assert!(format!("{dir:?}").len() < 200, "{dir:?}");
     assert!(format!("{:#?}", Directory::EMPTY).contains("count: 0"));
+}
+
+#[test]
+fn a_payload_that_is_no_whole_number_of_elements_gives_its_length_and_the_width() {
+    // Aligned for u32, so the length is what is wrong.
+    let words = [0u32; 4];
+    let bytes: &[u8] = bytemuck::cast_slice(&words);
+    let err = order::view::<u32>(&bytes[..6]).unwrap_err();
+    assert_eq!(err.refusal(), Some(Refusal::WrongElementType));
+    assert_eq!(err.detail(), width(6, 4));
+    assert_eq!(
+        err.to_string(),
+        line(
+            "refused (WrongElementType)",
+            "payload length is not a multiple of the element width",
+            " (6 bytes, the element width is 4)",
+            ""
+        )
+    );
+    // The copies refuse the same bytes with the same numbers.
+    let mut out = [0u16; 8];
+    let err = order::copy_into::<u16>(&bytes[..7], &mut out).unwrap_err();
+    assert_eq!(err.detail(), width(7, 2));
+    let err = order::copy_per_element::<u16>(&bytes[..7], &mut out).unwrap_err();
+    assert_eq!(err.detail(), width(7, 2));
+    // A whole number of elements: no refusal.
+    assert_eq!(order::view::<u32>(&bytes[..8]).unwrap(), &[0, 0]);
 }

@@ -8,7 +8,7 @@ use js_sys::{Array, Function, Object, Reflect, Uint8Array};
 use kiln_nostd::inspect::{push_decimal, QuantLink};
 use kiln_nostd::schema::{NodeKind, Scalar, TypeRef};
 use kiln_nostd::Dtype;
-use kiln_nostd::{CompiledType, Error, Framing, Limits, Refusal, Value, ValueKind};
+use kiln_nostd::{CompiledType, Detail, Error, Framing, Limits, Refusal, Value, ValueKind};
 use wasm_bindgen::prelude::*;
 
 use crate::open::{self, Opened, ReadAt, Tensor, TYPE_NODES};
@@ -133,6 +133,18 @@ export interface KilnError extends Error {
   tensor?: number;
   /** The rule, in words. */
   fault: string;
+  /** A buffer refusal or a short input: bytes needed and bytes there. */
+  needed?: number;
+  available?: number;
+  /** A wrong element type: the tensor's dtype ("f32", "opaque(4108)") and, for a read of one type, the type asked for. */
+  dtype?: string;
+  requested?: string;
+  /** A count above a cap: the count claimed and the cap. */
+  claimed?: number;
+  cap?: number;
+  /** A payload that is no whole number of elements: its length and the element width. */
+  length?: number;
+  width?: number;
 }
 "#;
 
@@ -188,7 +200,43 @@ fn kiln_error(e: &Error) -> JsValue {
         message.push_str(" at byte ");
         push_decimal(&mut message, offset);
     }
-    error_value(e.kind_name(), &message, e.offset(), e.tensor(), e.fault())
+    let value = error_value(e.kind_name(), &message, e.offset(), e.tensor(), e.fault());
+    set_detail(value.unchecked_ref(), e.detail());
+    value
+}
+
+/// The numbers of an error's [`Detail`] as properties of its JS object.
+fn set_detail(o: &Object, detail: Detail) {
+    let pair = |a: &str, x: u64, b: &str, y: u64| {
+        set(o, a, JsValue::from_f64(x as f64));
+        set(o, b, JsValue::from_f64(y as f64));
+    };
+    match detail {
+        Detail::Bytes { needed, available } => pair("needed", needed, "available", available),
+        Detail::Cap { claimed, cap } => pair("claimed", claimed, "cap", cap),
+        Detail::Width { length, width } => pair("length", length, "width", width),
+        Detail::Dtypes { tensor, requested } => {
+            set(o, "dtype", JsValue::from_str(&dtype_name(tensor)));
+            if requested != 0 {
+                set(o, "requested", JsValue::from_str(&dtype_name(requested)));
+            }
+        }
+        _ => {}
+    }
+}
+
+/// A dtype code by its name (`f32`), any other as `opaque(4108)`, as a
+/// tensor's `dtype` reads.
+fn dtype_name(code: u16) -> String {
+    match Dtype::from_code(code) {
+        Some(dtype) => dtype.name().into(),
+        None => {
+            let mut name = String::from("opaque(");
+            push_decimal(&mut name, code.into());
+            name.push(')');
+            name
+        }
+    }
 }
 
 fn refusal(code: &str, message: &str) -> JsValue {

@@ -29,7 +29,7 @@ use kiln_nostd::inspect::{head_facts, inspect, Path, TensorFacts};
 use kiln_nostd::schema::TOOL_NODES;
 use kiln_nostd::stream::{Checker, Need};
 use kiln_nostd::Width;
-use kiln_nostd::{CompiledType, Error, Framing, Limits, Options, Refusal, Result, Value};
+use kiln_nostd::{CompiledType, Detail, Error, Framing, Limits, Options, Refusal, Result, Value};
 
 pub use kiln_nostd::stream::ReadAt;
 
@@ -297,10 +297,16 @@ pub fn out_of_range() -> Error {
 /// them, and the element count they span: what [`widen_range`] needs, so
 /// that a caller reads only those bytes.
 pub fn element_bytes(t: &Tensor, first: u64, count: u64) -> Result<(Range<u64>, u64, u64)> {
-    let dtype = t.facts.dtype.closed().ok_or(Error::refused(
-        Refusal::WrongElementType,
-        "an opaque dtype has no elements to widen",
-    ))?;
+    let dtype = t.facts.dtype.closed().ok_or(
+        Error::refused(
+            Refusal::WrongElementType,
+            "an opaque dtype has no elements to widen",
+        )
+        .with_detail(Detail::Dtypes {
+            tensor: t.facts.dtype.code(),
+            requested: 0,
+        }),
+    )?;
     let count = count.min(t.facts.elements.saturating_sub(first));
     // `first` comes from a JS number: anything up to u64::MAX, so every
     // step is checked (an overflow is a range outside the tensor).

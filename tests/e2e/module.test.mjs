@@ -218,7 +218,36 @@ test('errors are JS Error objects with code and absolute offset', () => {
   const { file } = sample('model.kiln');
   assert.throws(() => file.view(100000), (e) => e.code === 'NoSuchTensor');
   const q = sample('q4k.kiln').file;
-  assert.throws(() => q.widen(0, 0, 4), (e) => e.code === 'WrongElementType');
+  assert.throws(() => q.widen(0, 0, 4), (e) => {
+    assert.equal(e.code, 'WrongElementType');
+    // The tensor's dtype, as its TensorInfo names it; a widen asks for no one type.
+    assert.equal(e.dtype, q.tensors()[0].dtype);
+    assert.match(e.dtype, /^opaque\(\d+\)$/);
+    assert.equal(e.requested, undefined);
+    return true;
+  });
+});
+
+test('errors carry their numbers: bytes needed and there, a count and its cap', () => {
+  // A list<u8> that claims 100 bytes, with 2 after its count.
+  const short = Uint8Array.of(100, 0, 0, 0, 1, 2);
+  assert.throws(() => KilnFile.open(short, 'list<u8>', false), (e) => {
+    assert.equal(e.code, 'EOF');
+    assert.equal(e.needed, 100);
+    assert.equal(e.available, 2);
+    assert.equal(e.claimed, undefined);
+    return true;
+  });
+  // The same claim over a cap of 16 elements.
+  const capped = new Uint8Array(104);
+  capped[0] = 100;
+  assert.throws(() => KilnFile.open(capped, 'list<u8>', false, 16), (e) => {
+    assert.equal(e.code, 'LIMIT');
+    assert.equal(e.claimed, 100);
+    assert.equal(e.cap, 16);
+    assert.equal(e.needed, undefined);
+    return true;
+  });
 });
 
 test('a view never goes stale: wasm memory growth, and a detached buffer', () => {
