@@ -199,6 +199,30 @@ fn open_lookup_case(id: &str, what: String, f: &'static DirectoryFixture, goal: 
 /// A converted model opened with the default call (`Model::open`, every
 /// directory) and every name looked up with `Model::tensor`, against
 /// safetensors' open and `tensor(name)` of the same tensors.
+/// Lookups alone, every name once, over a directory parsed beforehand:
+/// names in byte order (`by_name`'s binary search) or in model order (the
+/// name table the parse built).
+fn lookups_case(id: &str, n: usize, order: Order) -> Case {
+    let f = dir_fixture(n, order);
+    let dir = leak(Directory::parse(&f.kiln).expect("valid"));
+    let st = leak(SafeTensors::deserialize(&f.safetensors).expect("valid"));
+    let label = match order {
+        Order::Sorted => "sorted names (by_name)",
+        Order::Model => "model order (by_name, the parse's table)",
+    };
+    Case {
+        id: id.into(),
+        what: format!("{n} tensors: lookups alone, {label}"),
+        kiln: Box::new(move || {
+            for name in &f.lookups {
+                black_box(dir.by_name(black_box(name)).expect("present").bytes().len());
+            }
+        }),
+        peer: Some(("safetensors tensor(name)".into(), st_lookups(st, f))),
+        goal: None,
+    }
+}
+
 fn model_case(id: &str, n: usize, order: Order) -> Case {
     let f = leak(fixtures::model(n, order));
     let label = match order {
@@ -292,38 +316,8 @@ pub fn build(id: &str, scale: Scale) -> Option<Case> {
                 goal: None,
             }
         }
-        ("dir-lookups-sorted", Some(n)) => {
-            let f = dir_fixture(n, Order::Sorted);
-            let dir = leak(Directory::parse(&f.kiln).expect("valid"));
-            let st = leak(SafeTensors::deserialize(&f.safetensors).expect("valid"));
-            Case {
-                id: id.into(),
-                what: format!("{n} tensors: lookups alone, sorted names (by_name)"),
-                kiln: Box::new(move || {
-                    for name in &f.lookups {
-                        black_box(dir.by_name(black_box(name)).expect("present").bytes().len());
-                    }
-                }),
-                peer: Some(("safetensors tensor(name)".into(), st_lookups(st, f))),
-                goal: None,
-            }
-        }
-        ("dir-lookups-indexed", Some(n)) => {
-            let f = dir_fixture(n, Order::Model);
-            let dir = leak(Directory::parse(&f.kiln).expect("valid"));
-            let st = leak(SafeTensors::deserialize(&f.safetensors).expect("valid"));
-            Case {
-                id: id.into(),
-                what: format!("{n} tensors: lookups alone, model order (by_name, the parse's table)"),
-                kiln: Box::new(move || {
-                    for name in &f.lookups {
-                        black_box(dir.by_name(black_box(name)).expect("present").bytes().len());
-                    }
-                }),
-                peer: Some(("safetensors tensor(name)".into(), st_lookups(st, f))),
-                goal: None,
-            }
-        }
+        ("dir-lookups-sorted", Some(n)) => lookups_case(id, n, Order::Sorted),
+        ("dir-lookups-indexed", Some(n)) => lookups_case(id, n, Order::Model),
         ("dir-floor", Some(n)) => {
             let f = dir_fixture(n, Order::Sorted);
             let region = &f.kiln[..f.directory_bytes];

@@ -494,6 +494,44 @@ const FIRMWARE: [&str; 8] = [
     "fp-kiln-stream",
 ];
 
+// Each bin's place in FIRMWARE, as the rows name them.
+const EMPTY: usize = 0;
+const KILN: usize = 1;
+const POSTCARD: usize = 2;
+const TENSORS: usize = 3;
+const INTO: usize = 4;
+const ENVELOPE: usize = 5;
+const POSTCARD_COBS: usize = 6;
+const STREAM: usize = 7;
+
+/// The measurements of the bins of [`FIRMWARE`] (sizes from one build,
+/// peak stacks where measured): the differences the footprint rows print.
+struct Bins<'a> {
+    sizes: &'a [Sizes],
+    stacks: &'a [Option<u64>],
+}
+
+impl Bins<'_> {
+    /// Flash of bin `i` over bin `base`.
+    fn flash_over(&self, i: usize, base: usize) -> i64 {
+        self.sizes[i].flash() as i64 - self.sizes[base].flash() as i64
+    }
+
+    /// Static RAM of bin `i` over bin `base`.
+    fn ram_over(&self, i: usize, base: usize) -> i64 {
+        self.sizes[i].ram() as i64 - self.sizes[base].ram() as i64
+    }
+
+    /// Peak stack of bin `i`, or a dash where the run did not measure it.
+    fn stack(&self, i: usize) -> String {
+        self.stacks
+            .get(i)
+            .copied()
+            .flatten()
+            .map_or_else(|| "—".into(), |s| format!("{s} B"))
+    }
+}
+
 /// The firmware features of the footprint rows: Kiln's errors without
 /// their sentences (kiln-nostd's `no-error-text`), as a firmware short of
 /// flash builds it. [`WITH_TEXT`] keeps the sentences.
@@ -622,17 +660,13 @@ fn footprint(root: &Path, opts: &Opts, table: &mut Table) {
     } else {
         vec![None; FIRMWARE.len()]
     };
-    let [empty, kiln, postcard, tensors, into] = [sizes[0], sizes[1], sizes[2], sizes[3], sizes[4]];
-    let over = |s: Sizes| s.flash() as i64 - empty.flash() as i64;
-    let ram_over = |s: Sizes| s.ram() as i64 - empty.ram() as i64;
-    let stack = |i: usize| {
-        stacks[i]
-            .map(|s| format!("{s} B"))
-            .unwrap_or_else(|| "—".into())
+    let bins = Bins {
+        sizes: &sizes,
+        stacks: &stacks,
     };
-    let kiln_flash = over(kiln);
-    let into_flash = over(into);
-    let pc_flash = over(postcard);
+    let kiln_flash = bins.flash_over(KILN, EMPTY);
+    let into_flash = bins.flash_over(INTO, EMPTY);
+    let pc_flash = bins.flash_over(POSTCARD, EMPTY);
     // The goal is judged on the firmware's decode path: into storage the
     // firmware owns (from_bytes_into). The by-value row is shown beside it.
     let met = into_flash <= pc_flash;
@@ -660,21 +694,33 @@ fn footprint(root: &Path, opts: &Opts, table: &mut Table) {
     });
     table.row(Row {
         what: "same: static RAM (.data+.bss) over empty; peak stack of the whole run".into(),
-        kiln: format!("{} B; stack {}", ram_over(kiln), stack(1)),
+        kiln: format!(
+            "{} B; stack {}",
+            bins.ram_over(KILN, EMPTY),
+            bins.stack(KILN)
+        ),
         peer: "postcard".into(),
-        peer_time: format!("{} B; stack {}", ram_over(postcard), stack(2)),
-        goal: format!("(empty firmware: stack {})", stack(0)),
+        peer_time: format!(
+            "{} B; stack {}",
+            bins.ram_over(POSTCARD, EMPTY),
+            bins.stack(POSTCARD)
+        ),
+        goal: format!("(empty firmware: stack {})", bins.stack(EMPTY)),
         ..Row::default()
     });
-    let text_over = |i: usize, base: usize| texts[i].flash() as i64 - texts[base].flash() as i64;
+    let with_text = Bins {
+        sizes: &texts,
+        stacks: &[],
+    };
+    let text_over = |i: usize, base: usize| with_text.flash_over(i, base);
     table.row(Row {
         what: "same decode with the fault sentences (kiln-nostd's default features)".into(),
-        kiln: format!("{} B", text_over(1, 0)),
+        kiln: format!("{} B", text_over(KILN, EMPTY)),
         peer: "postcard".into(),
-        peer_time: format!("{} B", text_over(2, 0)),
+        peer_time: format!("{} B", text_over(POSTCARD, EMPTY)),
         ratio: format!(
             "{:.2}",
-            text_over(2, 0) as f64 / text_over(1, 0).max(1) as f64
+            text_over(POSTCARD, EMPTY) as f64 / text_over(KILN, EMPTY).max(1) as f64
         ),
         ..Row::default()
     });
@@ -682,7 +728,7 @@ fn footprint(root: &Path, opts: &Opts, table: &mut Table) {
     // golden block kiln-v2-f32. The record's bytes are in the decode bin
     // too; the block's are data, not the directory's code.
     let block = golden_case_len("kiln-v2-f32") as i64;
-    let dir_flash = tensors.flash() as i64 - kiln.flash() as i64 - block;
+    let dir_flash = bins.flash_over(TENSORS, KILN) - block;
     let met = dir_flash <= 4096;
     if !met {
         table.failed_goals.push(format!(
@@ -700,19 +746,19 @@ fn footprint(root: &Path, opts: &Opts, table: &mut Table) {
         what: "same: static RAM over the by-value decode; peak stack of the whole run".into(),
         kiln: format!(
             "{} B; stack {}",
-            tensors.ram() as i64 - kiln.ram() as i64,
-            stack(3)
+            bins.ram_over(TENSORS, KILN),
+            bins.stack(TENSORS)
         ),
         ..Row::default()
     });
     table.row(Row {
         what: "same tensors field and copy_into with the fault sentences (default features)".into(),
-        kiln: format!("{} B", text_over(3, 1) - block),
+        kiln: format!("{} B", text_over(TENSORS, KILN) - block),
         ..Row::default()
     });
 
-    envelope_rows(&sizes, &stacks, table);
-    stream_rows(&sizes, &stacks, table);
+    envelope_rows(&bins, table);
+    stream_rows(&bins, table);
 
     // The browser module, as scripts/www.sh builds it (wasm-bindgen, then
     // wasm-opt -Oz); the full run only, and only with its tools.
@@ -760,15 +806,11 @@ fn footprint(root: &Path, opts: &Opts, table: &mut Table) {
 /// (fp-kiln, fp-postcard). The firmware builds kiln-nostd with
 /// `small-code`, so Kiln's CRC has no table; postcard's API takes a
 /// `crc::Digest` with the crate's default 1 KiB table.
-fn envelope_rows(sizes: &[Sizes], stacks: &[Option<u64>], table: &mut Table) {
-    let flash_over = |i: usize, base: usize| sizes[i].flash() as i64 - sizes[base].flash() as i64;
-    let ram_over = |i: usize, base: usize| sizes[i].ram() as i64 - sizes[base].ram() as i64;
-    let stack = |i: usize| {
-        stacks[i]
-            .map(|s| format!("{s} B"))
-            .unwrap_or_else(|| "—".into())
-    };
-    let (kiln, postcard) = (flash_over(5, 1), flash_over(6, 2));
+fn envelope_rows(bins: &Bins<'_>, table: &mut Table) {
+    let (kiln, postcard) = (
+        bins.flash_over(ENVELOPE, KILN),
+        bins.flash_over(POSTCARD_COBS, POSTCARD),
+    );
     table.row(Row {
         what: "receiving that record through a link envelope (COBS + CRC-32C): flash over the plain decode (from_bytes; postcard from_bytes); Kiln: kiln_nostd::envelope::Decoder fed 8 bytes at a time, CRC without table (small-code)".into(),
         kiln: format!("{kiln} B"),
@@ -781,16 +823,16 @@ fn envelope_rows(sizes: &[Sizes], stacks: &[Option<u64>], table: &mut Table) {
         what: "same envelope: flash of the whole receiver over the empty firmware; static RAM over the plain decode; peak stack of the whole run (64-byte frame buffer on the stack)".into(),
         kiln: format!(
             "{} B; RAM {} B; stack {}",
-            flash_over(5, 0),
-            ram_over(5, 1),
-            stack(5)
+            bins.flash_over(ENVELOPE, EMPTY),
+            bins.ram_over(ENVELOPE, KILN),
+            bins.stack(ENVELOPE)
         ),
         peer: "postcard".into(),
         peer_time: format!(
             "{} B; RAM {} B; stack {}",
-            flash_over(6, 0),
-            ram_over(6, 2),
-            stack(6)
+            bins.flash_over(POSTCARD_COBS, EMPTY),
+            bins.ram_over(POSTCARD_COBS, POSTCARD),
+            bins.stack(POSTCARD_COBS)
         ),
         ..Row::default()
     });
@@ -802,26 +844,31 @@ fn envelope_rows(sizes: &[Sizes], stacks: &[Option<u64>], table: &mut Table) {
 /// (fp-kiln). postcard has no decoder that needs less than the whole
 /// message (`from_io` reads it into a buffer first), so its plain decode
 /// is the peer.
-fn stream_rows(sizes: &[Sizes], stacks: &[Option<u64>], table: &mut Table) {
-    let flash_over = |i: usize, base: usize| sizes[i].flash() as i64 - sizes[base].flash() as i64;
-    let ram_over = |i: usize, base: usize| sizes[i].ram() as i64 - sizes[base].ram() as i64;
-    let stack = |i: usize| {
-        stacks[i]
-            .map(|s| format!("{s} B"))
-            .unwrap_or_else(|| "—".into())
-    };
+fn stream_rows(bins: &Bins<'_>, table: &mut Table) {
     table.row(Row {
         what: "decoding that record with the streaming decoder (stream::decode_from over an embedded-io reader: the incremental checker, 64-byte scratch, no buffer for the message): flash over the empty firmware; over the plain decode (from_bytes)".into(),
-        kiln: format!("{} B; +{} B", flash_over(7, 0), flash_over(7, 1)),
+        kiln: format!(
+            "{} B; +{} B",
+            bins.flash_over(STREAM, EMPTY),
+            bins.flash_over(STREAM, KILN)
+        ),
         peer: "postcard from_bytes (no decoder that needs less than the message)".into(),
-        peer_time: format!("{} B", flash_over(2, 0)),
+        peer_time: format!("{} B", bins.flash_over(POSTCARD, EMPTY)),
         ..Row::default()
     });
     table.row(Row {
         what: "same streaming decode: static RAM over the empty firmware; peak stack of the whole run (the checker's state, most of it its stack of 64 open containers, on the stack)".into(),
-        kiln: format!("RAM {} B; stack {}", ram_over(7, 0), stack(7)),
+        kiln: format!(
+            "RAM {} B; stack {}",
+            bins.ram_over(STREAM, EMPTY),
+            bins.stack(STREAM)
+        ),
         peer: "postcard from_bytes".into(),
-        peer_time: format!("RAM {} B; stack {}", ram_over(2, 0), stack(2)),
+        peer_time: format!(
+            "RAM {} B; stack {}",
+            bins.ram_over(POSTCARD, EMPTY),
+            bins.stack(POSTCARD)
+        ),
         ..Row::default()
     });
 }

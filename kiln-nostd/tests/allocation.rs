@@ -7,9 +7,7 @@
 mod counting;
 
 use counting::{allocated_by, measure, Counting};
-use kiln_nostd::{
-    check, from_bytes, Code, CompiledType, Directory, Framing, Frozen, Limits, ListView, Options,
-};
+use kiln_nostd::{check, from_bytes, Code, CompiledType, Directory, Frozen, ListView, Options};
 
 #[global_allocator]
 static GLOBAL: Counting = Counting;
@@ -79,6 +77,9 @@ fn hostile_counts_allocate_nothing() {
 // ---------------------------------------------------------------------------
 // Every golden case and the hostile inputs
 
+#[path = "support/cases.rs"]
+mod golden_cases;
+
 /// One input: type text, framing and caps, bytes.
 struct Input {
     type_text: String,
@@ -87,28 +88,12 @@ struct Input {
 }
 
 fn inputs() -> Vec<Input> {
-    let json: Vec<serde_json::Value> =
-        serde_json::from_str(include_str!("../../spec/kiln-v2-cases.json")).unwrap();
-    let mut out: Vec<Input> = json
-        .iter()
-        .map(|c| {
-            let hex = c["hex"].as_str().unwrap();
-            let limits = c
-                .get("cap")
-                .and_then(|c| c.as_u64())
-                .map_or(Limits::DEFAULT, |cap| Limits::uniform_checked(cap).unwrap());
-            let framing = if c["framed"].as_bool().unwrap() {
-                Framing::Framed
-            } else {
-                Framing::Bare
-            };
-            Input {
-                type_text: c["type"].as_str().unwrap().into(),
-                options: Options { framing, limits },
-                bytes: (0..hex.len() / 2)
-                    .map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap())
-                    .collect(),
-            }
+    let mut out: Vec<Input> = golden_cases::cases()
+        .into_iter()
+        .map(|c| Input {
+            type_text: c.type_text,
+            options: c.options,
+            bytes: c.bytes,
         })
         .collect();
     let bare = |type_text: &str, bytes: Vec<u8>| Input {

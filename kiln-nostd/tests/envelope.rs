@@ -15,21 +15,15 @@ use kiln_nostd::envelope::{
 };
 use kiln_nostd::Sink;
 
-const CASES: &str = include_str!("../../spec/kiln-v2-cases.json");
+#[path = "support/cases.rs"]
+mod golden_cases;
 
 /// The bytes of every accepted golden case (the messages a link carries).
 fn accepted_messages() -> Vec<(String, Vec<u8>)> {
-    let json: Vec<serde_json::Value> = serde_json::from_str(CASES).expect("JSON");
-    json.iter()
-        .filter(|c| c["expect"] == "accept")
-        .map(|c| {
-            let hex = c["hex"].as_str().unwrap();
-            let bytes = (0..hex.len())
-                .step_by(2)
-                .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
-                .collect();
-            (c["name"].as_str().unwrap().to_string(), bytes)
-        })
+    golden_cases::cases()
+        .into_iter()
+        .filter(|c| c.expect.is_none())
+        .map(|c| (c.name, c.bytes))
         .collect()
 }
 

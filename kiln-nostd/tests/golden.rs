@@ -12,64 +12,12 @@ use wasm_bindgen_test::wasm_bindgen_test as test;
 use kiln_nostd::walk::{ScalarValue, Span, Visitor};
 use kiln_nostd::{
     check, from_bytes_with, from_frame_with, to_frame_slice, to_slice, Code, CompiledType, Decode,
-    DictView, Directory, Empty, Encode, Error, Framing, Frozen, Int, Limits, ListView, Options,
-    PodList, Refusal, Uint,
+    Directory, Encode, Error, Refusal,
 };
 
-pub struct Case {
-    pub name: String,
-    pub type_text: String,
-    pub framed: bool,
-    pub bytes: Vec<u8>,
-    pub expect: Option<Code>,
-    pub limits: Limits,
-}
-
-impl Case {
-    pub fn options(&self) -> Options {
-        let framing = if self.framed {
-            Framing::Framed
-        } else {
-            Framing::Bare
-        };
-        Options {
-            framing,
-            limits: self.limits,
-        }
-    }
-
-    fn want(&self) -> Result<(), Option<Code>> {
-        self.expect.map_or(Ok(()), |code| Err(Some(code)))
-    }
-}
-
-const CASES: &str = include_str!("../../spec/kiln-v2-cases.json");
-
-fn cases() -> Vec<Case> {
-    let json: Vec<serde_json::Value> = serde_json::from_str(CASES).expect("JSON");
-    json.iter()
-        .map(|c| {
-            let hex = c["hex"].as_str().unwrap();
-            Case {
-                name: c["name"].as_str().unwrap().into(),
-                type_text: c["type"].as_str().unwrap().into(),
-                framed: c["framed"].as_bool().unwrap(),
-                bytes: (0..hex.len())
-                    .step_by(2)
-                    .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
-                    .collect(),
-                expect: match c["expect"].as_str().unwrap() {
-                    "accept" => None,
-                    code => Some(Code::from_name(code).expect("known code")),
-                },
-                limits: c
-                    .get("cap")
-                    .and_then(|c| c.as_u64())
-                    .map_or(Limits::DEFAULT, |cap| Limits::uniform_checked(cap).unwrap()),
-            }
-        })
-        .collect()
-}
+#[path = "support/cases.rs"]
+mod golden_cases;
+use golden_cases::{cases, Case};
 
 fn verdict(result: Result<(), Error>) -> Result<(), Option<Code>> {
     result.map_err(|e| e.code())
@@ -142,8 +90,8 @@ fn the_46_named_cases_are_present_with_their_outcomes() {
 fn run_time_check_agrees_with_every_case() {
     let mut failures = Vec::new();
     for case in cases() {
-        let got = verdict(check(&case.type_text, &case.bytes, case.options()));
-        let want = case.expect.map_or(Ok(()), |code| Err(Some(code)));
+        let got = verdict(check(&case.type_text, &case.bytes, case.options));
+        let want = case.want();
         if got != want {
             failures.push(format!("{}: want {want:?}, got {got:?}", case.name));
         }
@@ -156,15 +104,15 @@ fn run_time_check_agrees_with_every_case() {
 
 fn typed<'a, T: Decode<'a> + Encode>(case: &'a Case) -> Result<(), Option<Code>> {
     let bytes = &case.bytes;
-    let value: T = if case.framed {
-        from_frame_with(bytes, case.limits)
+    let value: T = if case.framed() {
+        from_frame_with(bytes, case.limits())
     } else {
-        from_bytes_with(bytes, case.limits)
+        from_bytes_with(bytes, case.limits())
     }
     .map_err(|e| e.code())?;
     // Accepted: writing the value again gives the same bytes.
     let mut out = vec![0u8; bytes.len() + 64];
-    let written = if case.framed {
+    let written = if case.framed() {
         to_frame_slice(&value, &mut out)
     } else {
         to_slice(&value, &mut out)
@@ -172,7 +120,7 @@ fn typed<'a, T: Decode<'a> + Encode>(case: &'a Case) -> Result<(), Option<Code>>
     .unwrap_or_else(|e| panic!("{}: re-encode failed: {e}", case.name));
     assert_eq!(written, &bytes[..], "{}: not canonical", case.name);
     #[cfg(all(feature = "embedded-io", feature = "embedded-io-async"))]
-    streamed::same_bytes(&value, case.framed, written, &case.name);
+    streamed::same_bytes(&value, case.framed(), written, &case.name);
     Ok(())
 }
 
@@ -220,76 +168,11 @@ mod streamed {
     }
 }
 
-#[derive(Frozen)]
-struct IdBatch<'a> {
-    id: i64,
-    batch: Directory<'a>,
-}
-
-#[derive(Frozen)]
-struct BatchTail<'a> {
-    batch: Directory<'a>,
-    tail: u32,
-}
-
-#[derive(Frozen)]
-struct AB<'a> {
-    a: i64,
-    b: &'a str,
-}
-
-#[derive(Frozen)]
-struct Inner<'a> {
-    b: u8,
-    c: Option<&'a str>,
-}
-
-#[derive(Frozen)]
-struct Outer<'a> {
-    a: Inner<'a>,
-    d: ListView<'a, bool>,
-    e: f64,
-}
+include!("support/golden_types.rs");
 
 /// The typed verdict, or `None` when no Rust type here has that type text.
 fn typed_verdict(case: &Case) -> Option<Result<(), Option<Code>>> {
-    Some(match case.type_text.as_str() {
-        "tensors" => typed::<Directory>(case),
-        "struct{id:i64,batch:tensors,}" => typed::<IdBatch>(case),
-        "struct{batch:tensors,tail:u32,}" => typed::<BatchTail>(case),
-        "struct{a:struct{b:u8,c:opt<str>,},d:list<bool>,e:f64,}" => typed::<Outer>(case),
-        "struct{}" => typed::<Empty>(case),
-        "list<f32>" => typed::<PodList<f32>>(case),
-        "list<f64>" => typed::<PodList<f64>>(case),
-        "list<i32>" => typed::<PodList<i32>>(case),
-        "list<u8>" => typed::<&[u8]>(case),
-        "list<str>" => typed::<ListView<&str>>(case),
-        "list<struct{a:i64,b:str,}>" => typed::<ListView<AB>>(case),
-        "list<struct{}>" => typed::<ListView<Empty>>(case),
-        "list<tensors>" => typed::<ListView<Directory>>(case),
-        "list<list<u16>>" => typed::<ListView<PodList<u16>>>(case),
-        "dict<str,u32>" => typed::<DictView<u32>>(case),
-        "dict<str,i64>" => typed::<DictView<i64>>(case),
-        "dict<str,tensors>" => typed::<DictView<Directory>>(case),
-        "opt<u32>" => typed::<Option<u32>>(case),
-        "opt<opt<u8>>" => typed::<Option<Option<u8>>>(case),
-        "opt<tensors>" => typed::<Option<Directory>>(case),
-        "str" => typed::<&str>(case),
-        "bool" => typed::<bool>(case),
-        "u8" => typed::<u8>(case),
-        "i8" => typed::<i8>(case),
-        "u16" => typed::<u16>(case),
-        "i16" => typed::<i16>(case),
-        "u32" => typed::<u32>(case),
-        "i32" => typed::<i32>(case),
-        "u64" => typed::<u64>(case),
-        "i64" => typed::<i64>(case),
-        "int" => typed::<Int>(case),
-        "uint" => typed::<Uint>(case),
-        "f32" => typed::<f32>(case),
-        "f64" => typed::<f64>(case),
-        _ => return None,
-    })
+    with_golden_type!(case.type_text.as_str(), typed(case))
 }
 
 #[test]
@@ -308,7 +191,7 @@ fn typed_api_agrees_with_every_case_it_can_express() {
             continue;
         };
         covered += 1;
-        let want = case.expect.map_or(Ok(()), |code| Err(Some(code)));
+        let want = case.want();
         if got != want {
             failures.push(format!("{}: want {want:?}, got {got:?}", case.name));
         }
@@ -339,10 +222,10 @@ fn heapless_storage_agrees_where_capacity_suffices() {
 /// The typed verdict with the refusal kept: `Err(Ok(code))` for a wire
 /// fault, `Err(Err(refusal))` for a refusal.
 fn typed_small<'a, T: Decode<'a>>(case: &'a Case) -> Result<(), Result<Code, Refusal>> {
-    let result: Result<T, Error> = if case.framed {
-        from_frame_with(&case.bytes, case.limits)
+    let result: Result<T, Error> = if case.framed() {
+        from_frame_with(&case.bytes, case.limits())
     } else {
-        from_bytes_with(&case.bytes, case.limits)
+        from_bytes_with(&case.bytes, case.limits())
     };
     result
         .map(drop)
@@ -362,7 +245,7 @@ fn storage_smaller_than_the_wire_count_is_a_refusal_never_a_wire_code() {
             "str" => typed_small::<heapless::String<2>>(&case),
             _ => continue,
         };
-        let start = if case.framed { 16 } else { 0 };
+        let start = if case.framed() { 16 } else { 0 };
         let claimed = case
             .bytes
             .get(start..start + 4)
@@ -498,7 +381,7 @@ fn walk_case(case: &Case) -> (Result<(), Option<Code>>, Recorder<'_>) {
         problems: Vec::new(),
     };
     let ty = CompiledType::<128>::parse(&case.type_text).expect("golden type text");
-    let got = verdict(ty.walk(&case.bytes, case.options(), &mut recorder));
+    let got = verdict(ty.walk(&case.bytes, case.options, &mut recorder));
     (got, recorder)
 }
 
@@ -591,10 +474,10 @@ fn a_block_that_is_not_canonical_is_caught_by_the_rebuild() {
 fn dynamic_values_agree_with_every_case_and_re_encode_to_the_same_bytes() {
     let mut failures = Vec::new();
     for case in cases() {
-        let got = kiln_nostd::decode_value(&case.type_text, &case.bytes, case.options());
+        let got = kiln_nostd::decode_value(&case.type_text, &case.bytes, case.options);
         match (&got, case.want()) {
             (Ok(value), Ok(())) => {
-                let again = kiln_nostd::encode_value(&case.type_text, value, case.options())
+                let again = kiln_nostd::encode_value(&case.type_text, value, case.options)
                     .unwrap_or_else(|e| panic!("{}: re-encode refused: {e}", case.name));
                 if again != case.bytes {
                     failures.push(format!("{}: re-encoded bytes differ", case.name));

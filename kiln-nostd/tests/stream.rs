@@ -13,7 +13,7 @@ mod counting;
 use counting::{allocated_by, Counting};
 use kiln_nostd::stream::{check_at, Checker, Need, ReadAt, Report};
 use kiln_nostd::{
-    check, Code, CompiledType, Detail, Directory, Error, Framing, Kind, Limits, Options, Refusal,
+    check, Code, CompiledType, Detail, Directory, Error, Kind, Limits, Options, Refusal,
     TensorSpec, WIRE_MAX,
 };
 
@@ -22,40 +22,9 @@ static GLOBAL: Counting = Counting;
 
 const NODES: usize = 512;
 
-struct Case {
-    name: String,
-    type_text: String,
-    bytes: Vec<u8>,
-    options: Options,
-}
-
-fn cases() -> Vec<Case> {
-    let text = include_str!("../../spec/kiln-v2-cases.json");
-    let json: Vec<serde_json::Value> = serde_json::from_str(text).expect("JSON");
-    json.iter()
-        .map(|c| {
-            let hex = c["hex"].as_str().unwrap();
-            let limits = c
-                .get("cap")
-                .and_then(|c| c.as_u64())
-                .map_or(Limits::DEFAULT, |cap| Limits::uniform_checked(cap).unwrap());
-            let framing = if c["framed"].as_bool().unwrap() {
-                Framing::Framed
-            } else {
-                Framing::Bare
-            };
-            Case {
-                name: c["name"].as_str().unwrap().into(),
-                type_text: c["type"].as_str().unwrap().into(),
-                bytes: (0..hex.len())
-                    .step_by(2)
-                    .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
-                    .collect(),
-                options: Options { framing, limits },
-            }
-        })
-        .collect()
-}
+#[path = "support/cases.rs"]
+mod golden_cases;
+use golden_cases::cases;
 
 /// An error without the framed hint (which the checker gives only once it
 /// has seen the first four bytes): everything else must match.

@@ -97,21 +97,24 @@ fn after_read<S: PayloadSink, const N: usize>(
     Ok(())
 }
 
-/// The record from the image a keeping checker left, `Done`.
-fn decode_image<'s, T: Decode<'s>>(
-    image: Option<&'s [u8]>,
+/// The report, and the record decoded into `place` from the image a
+/// keeping checker left, `Done`.
+fn decode_image<'s, T: Decode<'s>, const N: usize>(
+    checker: Checker<'_, '_, 's, N>,
     options: Options,
     place: &mut T,
-) -> Result<()> {
-    let image = image.ok_or(Error::refused(
+) -> Result<Report> {
+    let report = checker.report();
+    let image = checker.into_image().ok_or(Error::refused(
         Refusal::WrongValue,
         "the check ended without a record image",
     ))?;
     if options.is_framed() {
-        crate::frame::from_frame_into_with(image, options.limits, place)
+        crate::frame::from_frame_into_with(image, options.limits, place)?;
     } else {
-        crate::frozen::from_bytes_into_with(image, options.limits, place)
+        crate::frozen::from_bytes_into_with(image, options.limits, place)?;
     }
+    Ok(report)
 }
 
 fn same_type<T: crate::Frozen, const N: usize>(ty: &CompiledType<'_, N>) -> Result<()> {
@@ -168,26 +171,35 @@ pub fn check_from<R: embedded_io::Read, S: PayloadSink, const N: usize>(
     Ok(checker.report())
 }
 
+/// The read loop of [`pull`] and `pull_async`, written once: `$read`
+/// reads from the reader into `$buf` (awaiting, in the async one) and
+/// gives the reader's result.
+macro_rules! pull_loop {
+    ($checker:ident, $sink:ident, |$buf:ident| $read:expr) => {{
+        while let Some(part) = next_read($checker)? {
+            let mut byte = [0u8; 1];
+            let n = {
+                let free = $checker.unfilled();
+                // No free scratch after a kept record: a byte at a time.
+                let $buf = if free.is_empty() { &mut byte[..] } else { free };
+                $read.map_err(ReadError::Io)?
+            };
+            if $checker.unfilled().is_empty() && n > 0 {
+                $checker.feed(byte.get(..n).unwrap_or(&[]))?;
+                continue;
+            }
+            after_read($checker, $sink, part, n)?;
+        }
+        Ok(())
+    }};
+}
+
 fn pull<R: embedded_io::Read, S: PayloadSink, const N: usize>(
     checker: &mut Checker<'_, '_, '_, N>,
     reader: &mut R,
     sink: &mut S,
 ) -> core::result::Result<(), ReadError<R::Error>> {
-    while let Some(part) = next_read(checker)? {
-        let mut byte = [0u8; 1];
-        let n = {
-            let buf = checker.unfilled();
-            // No free scratch after a kept record: a byte at a time.
-            let buf = if buf.is_empty() { &mut byte[..] } else { buf };
-            reader.read(buf).map_err(ReadError::Io)?
-        };
-        if checker.unfilled().is_empty() && n > 0 {
-            checker.feed(byte.get(..n).unwrap_or(&[]))?;
-            continue;
-        }
-        after_read(checker, sink, part, n)?;
-    }
-    Ok(())
+    pull_loop!(checker, sink, |buf| reader.read(buf))
 }
 
 /// [`check_from`], then the record: its fields decoded into `place` the
@@ -210,9 +222,7 @@ pub fn decode_from<'s, T: Decode<'s>, R: embedded_io::Read, S: PayloadSink, cons
     same_type::<T, N>(ty)?;
     let mut checker = Checker::new(ty, options, scratch).keeping_record();
     pull(&mut checker, &mut reader, sink)?;
-    let report = checker.report();
-    decode_image(checker.into_image(), options, place)?;
-    Ok(report)
+    Ok(decode_image(checker, options, place)?)
 }
 
 /// [`check_from`] over an `embedded-io-async` reader (an embassy UART or
@@ -249,9 +259,7 @@ pub async fn decode_from_async<
     same_type::<T, N>(ty)?;
     let mut checker = Checker::new(ty, options, scratch).keeping_record();
     pull_async(&mut checker, &mut reader, sink).await?;
-    let report = checker.report();
-    decode_image(checker.into_image(), options, place)?;
-    Ok(report)
+    Ok(decode_image(checker, options, place)?)
 }
 
 #[cfg(feature = "embedded-io-async")]
@@ -260,18 +268,5 @@ async fn pull_async<R: embedded_io_async::Read, S: PayloadSink, const N: usize>(
     reader: &mut R,
     sink: &mut S,
 ) -> core::result::Result<(), ReadError<R::Error>> {
-    while let Some(part) = next_read(checker)? {
-        let mut byte = [0u8; 1];
-        let n = {
-            let buf = checker.unfilled();
-            let buf = if buf.is_empty() { &mut byte[..] } else { buf };
-            reader.read(buf).await.map_err(ReadError::Io)?
-        };
-        if checker.unfilled().is_empty() && n > 0 {
-            checker.feed(byte.get(..n).unwrap_or(&[]))?;
-            continue;
-        }
-        after_read(checker, sink, part, n)?;
-    }
-    Ok(())
+    pull_loop!(checker, sink, |buf| reader.read(buf).await)
 }

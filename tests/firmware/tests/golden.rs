@@ -14,39 +14,10 @@ use kiln_firmware::golden::{by_name, Case, CASES};
 use kiln_firmware::{entry, exit_failure, exit_success, report, stack};
 use kiln_nostd::{
     check, from_bytes, from_bytes_with, from_frame_with, to_frame_slice, to_slice, Code, Decode,
-    DictView, Directory, Empty, Encode, Frozen, Int, ListView, PodList, Uint,
+    Encode,
 };
 
-#[derive(Frozen)]
-struct IdBatch<'a> {
-    id: i64,
-    batch: Directory<'a>,
-}
-
-#[derive(Frozen)]
-struct BatchTail<'a> {
-    batch: Directory<'a>,
-    tail: u32,
-}
-
-#[derive(Frozen)]
-struct AB<'a> {
-    a: i64,
-    b: &'a str,
-}
-
-#[derive(Frozen)]
-struct Inner<'a> {
-    b: u8,
-    c: Option<&'a str>,
-}
-
-#[derive(Frozen)]
-struct Outer<'a> {
-    a: Inner<'a>,
-    d: ListView<'a, bool>,
-    e: f64,
-}
+include!("../../../kiln-nostd/tests/support/golden_types.rs");
 
 /// Room to write an accepted case again: the largest case and a frame.
 const REWRITE: usize = 4096 + 64;
@@ -88,43 +59,7 @@ fn typed<'a, T: Decode<'a> + Encode>(case: &'a Case, scratch: &mut [u8]) -> Type
 
 /// The typed result, or `None` when no Rust type here has that type text.
 fn typed_verdict(case: &Case, scratch: &mut [u8]) -> Option<Typed> {
-    Some(match case.ty {
-        "tensors" => typed::<Directory>(case, scratch),
-        "struct{id:i64,batch:tensors,}" => typed::<IdBatch>(case, scratch),
-        "struct{batch:tensors,tail:u32,}" => typed::<BatchTail>(case, scratch),
-        "struct{a:struct{b:u8,c:opt<str>,},d:list<bool>,e:f64,}" => typed::<Outer>(case, scratch),
-        "struct{}" => typed::<Empty>(case, scratch),
-        "list<f32>" => typed::<PodList<f32>>(case, scratch),
-        "list<f64>" => typed::<PodList<f64>>(case, scratch),
-        "list<i32>" => typed::<PodList<i32>>(case, scratch),
-        "list<u8>" => typed::<&[u8]>(case, scratch),
-        "list<str>" => typed::<ListView<&str>>(case, scratch),
-        "list<struct{a:i64,b:str,}>" => typed::<ListView<AB>>(case, scratch),
-        "list<struct{}>" => typed::<ListView<Empty>>(case, scratch),
-        "list<tensors>" => typed::<ListView<Directory>>(case, scratch),
-        "list<list<u16>>" => typed::<ListView<PodList<u16>>>(case, scratch),
-        "dict<str,u32>" => typed::<DictView<u32>>(case, scratch),
-        "dict<str,i64>" => typed::<DictView<i64>>(case, scratch),
-        "dict<str,tensors>" => typed::<DictView<Directory>>(case, scratch),
-        "opt<u32>" => typed::<Option<u32>>(case, scratch),
-        "opt<opt<u8>>" => typed::<Option<Option<u8>>>(case, scratch),
-        "opt<tensors>" => typed::<Option<Directory>>(case, scratch),
-        "str" => typed::<&str>(case, scratch),
-        "bool" => typed::<bool>(case, scratch),
-        "u8" => typed::<u8>(case, scratch),
-        "i8" => typed::<i8>(case, scratch),
-        "u16" => typed::<u16>(case, scratch),
-        "i16" => typed::<i16>(case, scratch),
-        "u32" => typed::<u32>(case, scratch),
-        "i32" => typed::<i32>(case, scratch),
-        "u64" => typed::<u64>(case, scratch),
-        "i64" => typed::<i64>(case, scratch),
-        "int" => typed::<Int>(case, scratch),
-        "uint" => typed::<Uint>(case, scratch),
-        "f32" => typed::<f32>(case, scratch),
-        "f64" => typed::<f64>(case, scratch),
-        _ => return None,
-    })
+    with_golden_type!(case.ty, typed(case, scratch))
 }
 
 /// Every code and an accepted case are in the table.
