@@ -43,11 +43,20 @@ fn fed<const N: usize>(
     cuts: &[usize],
     scratch: &mut [u8],
 ) -> (Result<(), Error>, Report) {
-    let mut checker = if known {
+    let checker = if known {
         Checker::with_len(ty, options, scratch, bytes.len() as u64)
     } else {
         Checker::new(ty, options, scratch)
     };
+    drive(checker, bytes, cuts)
+}
+
+/// Feeds `bytes` cut at `cuts` to `checker`, then ends the input.
+fn drive<const N: usize, const D: usize>(
+    mut checker: Checker<'_, '_, '_, N, D>,
+    bytes: &[u8],
+    cuts: &[usize],
+) -> (Result<(), Error>, Report) {
     let mut from = 0;
     for &cut in cuts.iter().chain([bytes.len()].iter()) {
         let piece = &bytes[from..cut.max(from)];
@@ -644,6 +653,102 @@ mod record {
         .unwrap_err();
         assert_eq!(refused.refusal(), Some(Refusal::WrongValue));
     }
+}
+
+/// The verdict of a checker that follows at most `D` containers, fed in
+/// one piece and one byte at a time, the length known and not.
+fn at_depth<const D: usize>(
+    case: &golden_cases::Case,
+    scratch: &mut [u8],
+) -> Vec<Result<(), Seen>> {
+    let ty = CompiledType::<NODES>::parse(&case.type_text).unwrap();
+    let n = case.bytes.len();
+    let bytewise: Vec<usize> = (1..n).collect();
+    let mut out = Vec::new();
+    for cuts in [&[][..], &bytewise[..]] {
+        for known in [true, false] {
+            let len = known.then_some(n as u64);
+            let checker = Checker::with_depth::<D>(&ty, case.options, scratch, len);
+            out.push(seen(drive(checker, &case.bytes, cuts).0));
+        }
+    }
+    out
+}
+
+#[test]
+fn a_shallower_checker_gives_the_same_verdict_or_refuses_never_another() {
+    let mut scratch = vec![0u8; 1 << 16];
+    let mut refused = std::collections::BTreeMap::<usize, usize>::new();
+    let mut deep = 0;
+    for case in cases() {
+        let want = seen(check(&case.type_text, &case.bytes, case.options));
+        let runs = [
+            (0, at_depth::<0>(&case, &mut scratch)),
+            (1, at_depth::<1>(&case, &mut scratch)),
+            (2, at_depth::<2>(&case, &mut scratch)),
+            (3, at_depth::<3>(&case, &mut scratch)),
+            (8, at_depth::<8>(&case, &mut scratch)),
+            (63, at_depth::<63>(&case, &mut scratch)),
+            (64, at_depth::<64>(&case, &mut scratch)),
+            (100, at_depth::<100>(&case, &mut scratch)),
+        ];
+        for (depth, got) in &runs {
+            for got in got {
+                if *got == want {
+                    continue;
+                }
+                // Anything else is the refusal, at the container past the
+                // checker's depth, and only below the format's 64.
+                let Err((kind, _, _, detail, fault)) = got else {
+                    panic!("{}: depth {depth}: accepted, want {want:?}", case.name);
+                };
+                assert!(*depth < 64, "{}: depth {depth}: {got:?}", case.name);
+                assert_eq!(*kind, Kind::Refused(Refusal::Capacity), "{}", case.name);
+                // The sentence and the numbers, unless no-error-text drops
+                // them.
+                if !cfg!(feature = "no-error-text") {
+                    assert_eq!(*fault, "nested deeper than the checker's depth");
+                    assert_eq!(
+                        *detail,
+                        Detail::Cap {
+                            claimed: *depth as u64 + 1,
+                            cap: *depth as u64
+                        },
+                        "{}",
+                        case.name
+                    );
+                }
+                *refused.entry(*depth).or_default() += 1;
+            }
+        }
+        // Once a depth gives the verdict, every larger one does.
+        let gives = |got: &Vec<Result<(), Seen>>| got.iter().all(|g| *g == want);
+        let first = runs.iter().position(|(_, got)| gives(got)).unwrap();
+        assert!(
+            runs[first..].iter().all(|(_, got)| gives(got)),
+            "{}",
+            case.name
+        );
+        if runs[first].0 > 8 {
+            deep += 1;
+        }
+    }
+    // Refusals at every depth tried below 64, and the DEPTH probes, nested
+    // 64 deep or more, need the format's depth.
+    println!("refusals by the checker's depth: {refused:?}");
+    assert_eq!(
+        refused.keys().copied().collect::<Vec<_>>(),
+        [0, 1, 2, 3, 8, 63]
+    );
+    assert!(deep >= 5, "{deep}");
+}
+
+#[test]
+fn a_shallow_checker_is_small() {
+    let full = core::mem::size_of::<Checker<'_, '_, '_, 16>>();
+    let four = core::mem::size_of::<Checker<'_, '_, '_, 16, 4>>();
+    println!("Checker state: {full} bytes for 64 containers, {four} for 4");
+    assert!(four * 4 < full, "{four} of {full}");
 }
 
 #[test]

@@ -283,7 +283,17 @@ struct Cur {
 /// checker.end().unwrap();
 /// assert_eq!(checker.need().unwrap(), Need::Done);
 /// ```
-pub struct Checker<'c, 't, 's, const N: usize> {
+///
+/// `DEPTH` is how many nested containers the checker can follow: its
+/// state holds one frame per open container, so the format's 64 (the
+/// default, [`MAX_DEPTH`]) cost about 3.4 KB. A receiver whose messages
+/// nest only a few deep takes a smaller one ([`Checker::with_depth`]):
+/// every message that stays within `DEPTH` gets the verdict of the
+/// whole-buffer check, and one that goes deeper is refused
+/// ([`Refusal::Capacity`], with the depth it reached and `DEPTH` as its
+/// [`Detail::Cap`]), never given a verdict. A `DEPTH` above 64 follows 64:
+/// the 65th container is the wire fault DEPTH, as everywhere.
+pub struct Checker<'c, 't, 's, const N: usize, const DEPTH: usize = { MAX_DEPTH as usize }> {
     ty: &'c CompiledType<'t, N>,
     options: Options,
     scratch: &'s mut [u8],
@@ -297,7 +307,7 @@ pub struct Checker<'c, 't, 's, const N: usize> {
     top: usize,
     cur: Cur,
     state: State,
-    stack: [Frame; MAX_DEPTH as usize],
+    stack: [Frame; DEPTH],
     depth: usize,
     /// The claim of the string or byte run being read.
     run: Option<Claim>,
@@ -316,12 +326,68 @@ impl<'c, 't, 's, const N: usize> Checker<'c, 't, 's, N> {
     /// in `options`) whose length is not known in advance: a stream that
     /// ends where the value should.
     pub fn new(ty: &'c CompiledType<'t, N>, options: Options, scratch: &'s mut [u8]) -> Self {
+        Checker::start(ty, options, scratch, None)
+    }
+
+    /// A checker of a message of exactly `len` bytes (a file, a buffer, an
+    /// HTTP resource, an enveloped frame): every claim is checked when it
+    /// is read, bytes past `len` are never asked for, and [`Need::End`]
+    /// never comes.
+    pub fn with_len(
+        ty: &'c CompiledType<'t, N>,
+        options: Options,
+        scratch: &'s mut [u8],
+        len: u64,
+    ) -> Self {
+        Checker::start(ty, options, scratch, Some(len))
+    }
+
+    /// [`Checker::new`] (`len` `None`) or [`Checker::with_len`], following
+    /// at most `D` nested containers: a message nested deeper is refused
+    /// ([`Refusal::Capacity`]), and the state is `D` frames instead of 64.
+    ///
+    /// ```
+    /// use kiln_nostd::stream::{Checker, Need};
+    /// use kiln_nostd::{CompiledType, Options, Refusal};
+    ///
+    /// let ty = CompiledType::<8>::parse("opt<opt<u8>>").unwrap();
+    /// let mut scratch = [0u8; 16];
+    /// // An absent outer opt is one container: followed ...
+    /// let mut one = Checker::with_depth::<1>(&ty, Options::BARE, &mut scratch, Some(1));
+    /// one.feed(&[0]).unwrap();
+    /// assert_eq!(one.need().unwrap(), Need::Done);
+    /// // ... a present one opens the second: refused, not judged.
+    /// let mut one = Checker::with_depth::<1>(&ty, Options::BARE, &mut scratch, Some(2));
+    /// let refused = one.feed(&[1, 0]).unwrap_err();
+    /// assert_eq!(refused.refusal(), Some(Refusal::Capacity));
+    /// // Two follow both.
+    /// let mut two = Checker::with_depth::<2>(&ty, Options::BARE, &mut scratch, Some(3));
+    /// two.feed(&[1, 1, 7]).unwrap();
+    /// assert_eq!(two.need().unwrap(), Need::Done);
+    /// ```
+    pub fn with_depth<const D: usize>(
+        ty: &'c CompiledType<'t, N>,
+        options: Options,
+        scratch: &'s mut [u8],
+        len: Option<u64>,
+    ) -> Checker<'c, 't, 's, N, D> {
+        Checker::start(ty, options, scratch, len)
+    }
+}
+
+impl<'c, 't, 's, const N: usize, const DEPTH: usize> Checker<'c, 't, 's, N, DEPTH> {
+    fn start(
+        ty: &'c CompiledType<'t, N>,
+        options: Options,
+        scratch: &'s mut [u8],
+        len: Option<u64>,
+    ) -> Self {
         Checker {
             ty,
             options,
             scratch,
             keep: false,
-            len: None,
+            len,
             started: false,
             pos: 0,
             top: 0,
@@ -333,7 +399,7 @@ impl<'c, 't, 's, const N: usize> Checker<'c, 't, 's, N> {
                 short: false,
             },
             state: State::Running,
-            stack: [Frame::Opt { element: 0 }; MAX_DEPTH as usize],
+            stack: [Frame::Opt { element: 0 }; DEPTH],
             depth: 0,
             run: None,
             run_base: 0,
@@ -348,21 +414,6 @@ impl<'c, 't, 's, const N: usize> Checker<'c, 't, 's, N> {
                 scratch_needed: 0,
             },
         }
-    }
-
-    /// A checker of a message of exactly `len` bytes (a file, a buffer, an
-    /// HTTP resource, an enveloped frame): every claim is checked when it
-    /// is read, bytes past `len` are never asked for, and [`Need::End`]
-    /// never comes.
-    pub fn with_len(
-        ty: &'c CompiledType<'t, N>,
-        options: Options,
-        scratch: &'s mut [u8],
-        len: u64,
-    ) -> Self {
-        let mut checker = Checker::new(ty, options, scratch);
-        checker.len = Some(len);
-        checker
     }
 
     /// Keeps the message's bytes outside the payload regions in scratch, in
@@ -991,15 +1042,28 @@ impl<'c, 't, 's, const N: usize> Checker<'c, 't, 's, N> {
     }
 
     /// Enters a container: the 65th nested one is DEPTH, before any of its
-    /// bytes is read.
+    /// bytes is read; one past the checker's own `DEPTH` (when smaller) is
+    /// refused, as the state has no room for it.
     fn enter(&mut self, frame: Frame) -> Result<()> {
+        if self.depth >= usize::from(MAX_DEPTH) {
+            return Err(depth_fault(0).shifted_u64(self.pos));
+        }
         match self.stack.get_mut(self.depth) {
             Some(slot) => {
                 *slot = frame;
                 self.depth += 1;
                 Ok(())
             }
-            None => Err(depth_fault(0).shifted_u64(self.pos)),
+            None => Err(Error::refused(
+                Refusal::Capacity,
+                "nested deeper than the checker's depth",
+            )
+            .at(0)
+            .shifted_u64(self.pos)
+            .with_detail(Detail::Cap {
+                claimed: self.depth as u64 + 1,
+                cap: DEPTH as u64,
+            })),
         }
     }
 

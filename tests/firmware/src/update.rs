@@ -227,26 +227,28 @@ pub struct LinkCounts {
 
 /// The transfer behind the envelope's decoder: the chunks in order, the
 /// streaming check and the flash writer.
-struct Transfer<'a, F: Flash, const N: usize> {
+struct Transfer<'a, F: Flash, const N: usize, const D: usize> {
     reassembly: Reassembly,
     ty: &'a CompiledType<'static, N>,
     options: Options,
     /// The checker's scratch until the first chunk says the model's length.
     scratch: Option<&'a mut [u8]>,
-    checker: Option<Checker<'a, 'static, 'a, N>>,
+    checker: Option<Checker<'a, 'static, 'a, N, D>>,
     writer: FlashWriter<F>,
     dropped: Option<EnvelopeError>,
     counts: LinkCounts,
 }
 
 /// Receives one enveloped, chunked model into a flash region, checking it
-/// as it streams.
-pub struct Receiver<'a, F: Flash, const N: usize> {
+/// as it streams. `D` is the deepest nesting of containers the model's
+/// type allows: the checker's state holds that many open containers, and
+/// a model nested deeper is refused by the check.
+pub struct Receiver<'a, F: Flash, const N: usize, const D: usize> {
     frames: Decoder<'a>,
-    transfer: Transfer<'a, F, N>,
+    transfer: Transfer<'a, F, N, D>,
 }
 
-impl<'a, F: Flash, const N: usize> Receiver<'a, F, N> {
+impl<'a, F: Flash, const N: usize, const D: usize> Receiver<'a, F, N, D> {
     /// A receiver of a model of type `ty` (bare or framed as `options`
     /// say) into `writer`'s region. `frame` holds one frame's message: the
     /// largest chunk the sender sends, its 12-byte header and the 4-byte
@@ -317,7 +319,7 @@ impl<'a, F: Flash, const N: usize> Receiver<'a, F, N> {
     }
 }
 
-impl<'a, F: Flash, const N: usize> Transfer<'a, F, N> {
+impl<'a, F: Flash, const N: usize, const D: usize> Transfer<'a, F, N, D> {
     fn refused(&self, error: EnvelopeError) -> Refused {
         Refused::Chunk {
             error,
@@ -378,17 +380,22 @@ impl<'a, F: Flash, const N: usize> Transfer<'a, F, N> {
 }
 
 /// Puts the checker of a `total`-byte model in `slot`. Not inlined: the
-/// checker (3.4 KB on the Cortex-M0, most of it its stack of 64 open
-/// containers) is built in this call's frame and moved (6.3 KB of frame),
-/// and that frame must not stay on the stack under the check of every
-/// chunk. It is the receiver's peak of stack (docs/firmware.md).
+/// checker is built in this call's frame and moved, and that frame must
+/// not stay on the stack under the check of every chunk (with the
+/// format's 64 open containers the checker is 3.4 KB on the Cortex-M0 and
+/// this frame 6.3 KB; docs/firmware.md).
 #[inline(never)]
-fn start_checker<'a, const N: usize>(
-    slot: &mut Option<Checker<'a, 'static, 'a, N>>,
+fn start_checker<'a, const N: usize, const D: usize>(
+    slot: &mut Option<Checker<'a, 'static, 'a, N, D>>,
     ty: &'a CompiledType<'static, N>,
     options: Options,
     scratch: &'a mut [u8],
     total: u32,
 ) {
-    *slot = Some(Checker::with_len(ty, options, scratch, u64::from(total)));
+    *slot = Some(Checker::with_depth::<D>(
+        ty,
+        options,
+        scratch,
+        Some(u64::from(total)),
+    ));
 }
