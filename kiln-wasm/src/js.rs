@@ -157,38 +157,71 @@ fn num(v: impl Into<f64>) -> JsValue {
     JsValue::from_f64(v.into())
 }
 
-/// JS strings made once for a run of objects: the property names and the
-/// values many objects share (a dtype, a path). Each string made from
-/// Rust is a decode on the JS side, and for 10,000 tensors of 23
-/// properties those decodes were most of the time `tensors()` took. The
-/// first [`Strings::KEPT`] distinct strings are kept (the property names
-/// come first), so a lookup costs at most that many comparisons whatever
-/// the file holds.
-#[derive(Default)]
-struct Strings(core::cell::RefCell<alloc::vec::Vec<(String, JsValue)>>);
+/// A JSON object written into a string: numbers as decimals (a `u64`
+/// parses to the double `as f64` gives), strings escaped.
+struct Json<'a> {
+    out: &'a mut String,
+    first: bool,
+}
 
-impl Strings {
-    const KEPT: usize = 64;
+impl<'a> Json<'a> {
+    fn object(out: &'a mut String) -> Self {
+        out.push('{');
+        Json { out, first: true }
+    }
 
-    fn get(&self, s: &str) -> JsValue {
-        let mut made = self.0.borrow_mut();
-        if let Some((_, v)) = made.iter().find(|(k, _)| k == s) {
-            return v.clone();
+    fn key(&mut self, key: &str) {
+        if !self.first {
+            self.out.push(',');
         }
-        let v = JsValue::from_str(s);
-        if made.len() < Self::KEPT {
-            made.push((s.into(), v.clone()));
+        self.first = false;
+        push_json_str(self.out, key);
+        self.out.push(':');
+    }
+
+    fn num(&mut self, key: &str, n: u64) {
+        self.key(key);
+        push_decimal(self.out, n);
+    }
+
+    fn opt_num(&mut self, key: &str, n: Option<u64>) {
+        match n {
+            Some(n) => self.num(key, n),
+            None => {
+                self.key(key);
+                self.out.push_str("null");
+            }
         }
-        v
+    }
+
+    fn str(&mut self, key: &str, s: Option<&str>) {
+        self.key(key);
+        match s {
+            Some(s) => push_json_str(self.out, s),
+            None => self.out.push_str("null"),
+        }
     }
 }
 
-fn opt_num(v: Option<usize>) -> JsValue {
-    v.map_or(JsValue::NULL, |v| JsValue::from_f64(v as f64))
-}
-
-fn opt_str(v: Option<&str>) -> JsValue {
-    v.map_or(JsValue::NULL, JsValue::from_str)
+/// `s` as a JSON string: quotes, backslashes and control characters
+/// escaped, everything else as it is (JSON text is UTF-8).
+fn push_json_str(out: &mut String, s: &str) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if (c as u32) < 0x20 => {
+                let b = c as u32 as usize;
+                out.push_str("\\u00");
+                out.push(char::from(HEX[b >> 4]));
+                out.push(char::from(HEX[b & 15]));
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
 }
 
 /// A JS `Error` with `code`, `offset`, `tensor` and `fault`.
@@ -515,10 +548,18 @@ impl KilnFile {
     /// Every tensor of every directory, in wire order.
     #[wasm_bindgen(unchecked_return_type = "TensorInfo[]")]
     pub fn tensors(&self) -> Array {
-        let strings = Strings::default();
-        (0..self.opened.tensors.len())
-            .map(|i| JsValue::from(self.info(i, &strings)))
-            .collect()
+        // One JSON text parsed once: setting each property from Rust is a
+        // call into JS per property and value, most of the time a file of
+        // 10,000 tensors took to open.
+        let mut json = String::from("[");
+        for i in 0..self.opened.tensors.len() {
+            if i > 0 {
+                json.push(',');
+            }
+            self.info_json(i, &mut json);
+        }
+        json.push(']');
+        js_sys::JSON::parse(&json).map_or_else(|_| Array::new(), JsCast::unchecked_into)
     }
 
     /// The message as plain JS values: integers of 64 bits as BigInt,
@@ -668,14 +709,12 @@ impl KilnFile {
         Ok(bytes)
     }
 
-    fn info(&self, i: usize, strings: &Strings) -> Object {
-        let set = |o: &Object, key: &str, value: JsValue| {
-            // Setting a data property on a plain object cannot fail.
-            let _ = Reflect::set(o, &strings.get(key), &value);
-        };
-        let o = Object::new();
+    /// Tensor `i`'s facts as a JSON object (the `TensorInfo` shape) at the
+    /// end of `out`.
+    fn info_json(&self, i: usize, out: &mut String) {
         let Some(tensor) = self.opened.tensors.get(i) else {
-            return o;
+            out.push_str("{}");
+            return;
         };
         let t = &tensor.facts;
         let dir = self.opened.directories.get(t.directory);
@@ -702,37 +741,6 @@ impl KilnFile {
         if let Some(d) = dir {
             d.path.write_to(&mut path);
         }
-        set(&o, "index", JsValue::from_f64(i as f64));
-        set(&o, "directory", JsValue::from_f64(t.directory as f64));
-        set(&o, "indexInDirectory", JsValue::from_f64(t.index as f64));
-        set(&o, "path", strings.get(&path));
-        set(&o, "name", opt_str(t.name.as_deref()));
-        set(&o, "dtype", strings.get(&t.dtype_name()));
-        set(&o, "dtypeCode", num(t.dtype.code()));
-        let shape: Array = t
-            .shape
-            .iter()
-            .map(|&d| JsValue::from_f64(d as f64))
-            .collect();
-        set(&o, "shape", shape.into());
-        set(&o, "elements", JsValue::from_f64(t.elements as f64));
-        set(&o, "byteOffset", JsValue::from_f64(tensor.offset as f64));
-        set(&o, "byteLength", JsValue::from_f64(tensor.length as f64));
-        set(&o, "layout", opt_str(t.layout.as_deref()));
-        set(&o, "blockSize", num(t.block_size));
-        set(&o, "quant", strings.get(t.quant.name()));
-        set(&o, "quantScheme", num(t.quant.scheme()));
-        set(&o, "axis", opt_num(axis.map(usize::from)));
-        set(&o, "groupSize", num(group_size));
-        set(&o, "scale", opt_num(scales.map(|j| first + j)));
-        set(&o, "scaleName", opt_str(name_of(scales)));
-        set(&o, "outer", opt_num(outer.map(|j| first + j)));
-        set(&o, "outerName", opt_str(name_of(outer)));
-        set(
-            &o,
-            "elementAlign",
-            JsValue::from_f64(t.element_align() as f64),
-        );
         // The absolute offset in the caller's buffer (the file's offset
         // when it is read by ranges: what a memory map or a Blob gives).
         let base = self
@@ -740,12 +748,45 @@ impl KilnFile {
             .as_ref()
             .map_or(0, |b| u64::from(b.byte_offset()));
         let align = t.element_align() as u64;
-        set(
-            &o,
-            "aligned",
-            JsValue::from_bool(base.wrapping_add(tensor.offset).is_multiple_of(align)),
-        );
-        o
+        let mut o = Json::object(out);
+        o.num("index", i as u64);
+        o.num("directory", t.directory as u64);
+        o.num("indexInDirectory", t.index as u64);
+        o.str("path", Some(&path));
+        o.str("name", t.name.as_deref());
+        o.str("dtype", Some(&t.dtype_name()));
+        o.num("dtypeCode", t.dtype.code().into());
+        o.key("shape");
+        o.out.push('[');
+        for (k, &d) in t.shape.iter().enumerate() {
+            if k > 0 {
+                o.out.push(',');
+            }
+            push_decimal(o.out, d);
+        }
+        o.out.push(']');
+        o.num("elements", t.elements);
+        o.num("byteOffset", tensor.offset);
+        o.num("byteLength", tensor.length);
+        o.str("layout", t.layout.as_deref());
+        o.num("blockSize", u64::from(t.block_size));
+        o.str("quant", Some(t.quant.name()));
+        o.num("quantScheme", u64::from(t.quant.scheme()));
+        o.opt_num("axis", axis.map(u64::from));
+        o.num("groupSize", u64::from(group_size));
+        o.opt_num("scale", scales.map(|j| (first + j) as u64));
+        o.str("scaleName", name_of(scales));
+        o.opt_num("outer", outer.map(|j| (first + j) as u64));
+        o.str("outerName", name_of(outer));
+        o.num("elementAlign", align);
+        o.key("aligned");
+        o.out
+            .push_str(if base.wrapping_add(tensor.offset).is_multiple_of(align) {
+                "true"
+            } else {
+                "false"
+            });
+        o.out.push('}');
     }
 
     /// The JS form of `v`, a value of type `ty`: the type says which
