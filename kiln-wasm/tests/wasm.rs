@@ -7,7 +7,8 @@
 //! the zero-copy proof (the view's `buffer` is the file's buffer and sees
 //! writes to it); each dtype's typed array; the copy of a misaligned
 //! payload; views that survive wasm memory growth; a detached buffer
-//! refused. tests/e2e/module.test.mjs runs the same from plain JS.
+//! refused; tensor facts whose names JSON must escape. tests/e2e/module.test.mjs
+//! runs the same from plain JS.
 
 #![cfg(target_arch = "wasm32")]
 
@@ -216,4 +217,46 @@ fn a_detached_buffer_is_refused_not_read_as_empty() {
         .expect("transfer");
     let err = file.view(0).expect_err("refused");
     assert_eq!(get(&err, "code"), JsValue::from_str("Detached"));
+}
+
+#[wasm_bindgen_test]
+fn tensor_facts_keep_every_name_and_number_as_the_file_has_them() {
+    // Names that JSON text must escape (a quote, a backslash, control
+    // characters) beside non-ASCII: the facts come to JS as one JSON text.
+    let names = [
+        "q\"uote",
+        "back\\slash",
+        "tab\tnl\n\u{1}",
+        "é → 名",
+        "plain",
+    ];
+    let w = [0.5f32; 4];
+    let specs: Vec<TensorSpec<'_>> = names
+        .iter()
+        .map(|n| TensorSpec::from_host(&[2, 2], &w).named(n))
+        .collect();
+    let block = to_vec(&Tensors(&specs)).expect("block");
+    let file = KilnFile::open(&js_bytes(&block), "tensors", false, None).expect("open");
+    let tensors = file.tensors();
+    assert_eq!(tensors.length() as usize, names.len());
+    let dir = Directory::parse(&block).expect("parse");
+    for i in 0..names.len() {
+        let t = tensors.get(i as u32);
+        let view = dir.get(i).expect("tensor");
+        let name = view.name().expect("named");
+        assert!(names.contains(&name));
+        assert_eq!(get(&t, "name").as_string().as_deref(), Some(name));
+        assert_eq!(get(&t, "index").as_f64(), Some(i as f64));
+        assert_eq!(get(&t, "dtype").as_string().as_deref(), Some("f32"));
+        let shape: Array = get(&t, "shape").dyn_into().expect("shape array");
+        assert_eq!(shape.to_vec(), [JsValue::from(2), JsValue::from(2)]);
+        assert_eq!(
+            get(&t, "byteOffset").as_f64(),
+            Some(view.byte_range().start as f64)
+        );
+        assert_eq!(get(&t, "byteLength").as_f64(), Some(16.0));
+        assert_eq!(get(&t, "layout"), JsValue::NULL);
+        assert_eq!(get(&t, "scale"), JsValue::NULL);
+        assert_eq!(get(&t, "aligned"), JsValue::TRUE);
+    }
 }
