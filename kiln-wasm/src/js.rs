@@ -5,7 +5,7 @@
 use alloc::string::String;
 
 use js_sys::{Array, Function, Object, Reflect, Uint8Array};
-use kiln_nostd::inspect::{push_decimal, QuantLink};
+use kiln_nostd::inspect::{push_decimal, push_json_string, QuantLink};
 use kiln_nostd::schema::{NodeKind, Scalar, TypeRef};
 use kiln_nostd::Dtype;
 use kiln_nostd::{CompiledType, Detail, Error, Framing, Limits, Refusal, Value, ValueKind};
@@ -175,7 +175,7 @@ impl<'a> Json<'a> {
             self.out.push(',');
         }
         self.first = false;
-        push_json_str(self.out, key);
+        push_json_string(self.out, key);
         self.out.push(':');
     }
 
@@ -197,31 +197,10 @@ impl<'a> Json<'a> {
     fn str(&mut self, key: &str, s: Option<&str>) {
         self.key(key);
         match s {
-            Some(s) => push_json_str(self.out, s),
+            Some(s) => push_json_string(self.out, s),
             None => self.out.push_str("null"),
         }
     }
-}
-
-/// `s` as a JSON string: quotes, backslashes and control characters
-/// escaped, everything else as it is (JSON text is UTF-8).
-fn push_json_str(out: &mut String, s: &str) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            c if (c as u32) < 0x20 => {
-                let b = c as u32 as usize;
-                out.push_str("\\u00");
-                out.push(char::from(HEX[b >> 4]));
-                out.push(char::from(HEX[b & 15]));
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
 }
 
 /// A JS `Error` with `code`, `offset`, `tensor` and `fault`.
