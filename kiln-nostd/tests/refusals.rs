@@ -234,24 +234,31 @@ fn a_payload_that_is_no_whole_number_of_elements_gives_its_length_and_the_width(
     // Aligned for u32, so the length is what is wrong.
     let words = [0u32; 4];
     let bytes: &[u8] = bytemuck::cast_slice(&words);
-    let err = order::view::<u32>(&bytes[..6]).unwrap_err();
-    assert_eq!(err.refusal(), Some(Refusal::WrongElementType));
-    assert_eq!(err.detail(), width(6, 4));
-    assert_eq!(
-        err.to_string(),
-        line(
-            "refused (WrongElementType)",
-            "payload length is not a multiple of the element width",
-            " (6 bytes, the element width is 4)",
-            ""
-        )
-    );
-    // The copies refuse the same bytes with the same numbers.
+    // A zero-copy view exists on a little-endian host only (a big-endian
+    // one refuses it first, BigEndianHost).
+    if cfg!(target_endian = "little") {
+        let err = order::view::<u32>(&bytes[..6]).unwrap_err();
+        assert_eq!(err.refusal(), Some(Refusal::WrongElementType));
+        assert_eq!(err.detail(), width(6, 4));
+        assert_eq!(
+            err.to_string(),
+            line(
+                "refused (WrongElementType)",
+                "payload length is not a multiple of the element width",
+                " (6 bytes, the element width is 4)",
+                ""
+            )
+        );
+        // A whole number of elements: no refusal.
+        assert_eq!(order::view::<u32>(&bytes[..8]).unwrap(), &[0, 0]);
+    }
+    // The copies, on every host, refuse the same bytes with the same
+    // numbers.
     let mut out = [0u16; 8];
     let err = order::copy_into::<u16>(&bytes[..7], &mut out).unwrap_err();
+    assert_eq!(err.refusal(), Some(Refusal::WrongElementType));
     assert_eq!(err.detail(), width(7, 2));
     let err = order::copy_per_element::<u16>(&bytes[..7], &mut out).unwrap_err();
     assert_eq!(err.detail(), width(7, 2));
-    // A whole number of elements: no refusal.
-    assert_eq!(order::view::<u32>(&bytes[..8]).unwrap(), &[0, 0]);
+    assert_eq!(order::copy_into::<u16>(&bytes[..8], &mut out), Ok(4));
 }
