@@ -136,7 +136,7 @@ export interface KilnError extends Error {
 }
 "#;
 
-fn set(target: &Object, key: &str, value: JsValue) {
+pub(crate) fn set(target: &Object, key: &str, value: JsValue) {
     // Setting a data property on a plain object cannot fail.
     let _ = Reflect::set(target, &JsValue::from_str(key), &value);
 }
@@ -176,7 +176,7 @@ fn error_value(
 
 /// The message is built by hand: `Error`'s `Display` would bring
 /// `core::fmt` number formatting into the module.
-fn kiln_error(e: &Error) -> JsValue {
+pub(crate) fn kiln_error(e: &Error) -> JsValue {
     let mut message = String::from(e.kind_name());
     message.push_str(": ");
     message.push_str(e.fault());
