@@ -145,7 +145,7 @@ fn number(dtype: Dtype, bytes: &[u8], i: usize) -> Option<f64> {
 }
 
 /// The element's bits (a nibble for packed dtypes).
-fn bits<'a>(dtype: Dtype, bytes: &'a [u8], i: usize) -> Option<(&'a [u8], u8)> {
+fn bits(dtype: Dtype, bytes: &[u8], i: usize) -> Option<(&[u8], u8)> {
     match dtype.width() {
         Width::Bytes(w) => {
             let w = usize::from(w);
@@ -154,7 +154,7 @@ fn bits<'a>(dtype: Dtype, bytes: &'a [u8], i: usize) -> Option<(&'a [u8], u8)> {
         }
         Width::Nibbles => {
             let byte = *bytes.get(i / 2)?;
-            Some((&[], if i % 2 == 0 { byte & 0x0F } else { byte >> 4 }))
+            Some((&[], if i.is_multiple_of(2) { byte & 0x0F } else { byte >> 4 }))
         }
     }
 }
