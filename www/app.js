@@ -4,6 +4,8 @@
 // requests for a URL), reading only what the core's checker needs, and
 // reads a tensor's bytes in chunks for its values and statistics.
 import init, { peekFrame, schemaHash } from './pkg/kiln_wasm.js';
+import { openSet, setOrder } from './set.js';
+import { setupCompare } from './compare.js';
 
 const $ = (id) => document.getElementById(id);
 const ROW = 26;
@@ -17,7 +19,11 @@ const columns = [
   { key: 'name', label: 'Name' }, { key: 'dtype', label: 'Dtype' }, { key: 'shape', label: 'Shape' },
   { key: 'elements', label: 'Elements', num: true }, { key: 'byteLength', label: 'Bytes', num: true },
   { key: 'byteOffset', label: 'Offset', num: true }, { key: 'quant', label: 'Quantization' }, { key: 'layout', label: 'Layout' },
+  { key: 'fileName', label: 'File', set: true },
 ];
+// The File column shows only for a set of several files.
+const isSet = () => (state.file?.files?.length ?? 0) > 1;
+const shownColumns = () => columns.filter((c) => !c.set || isSet());
 
 // ---------------------------------------------------------------- formatting
 
@@ -104,6 +110,32 @@ async function openFile(file) {
   openSource({ blob: file }, file.name);
 }
 
+/** One file, or several as one model (shards, or a model in several files). */
+async function openFiles(list) {
+  if (list.length === 1) return openFile(list[0]);
+  const job = ++state.job;
+  setBusy(`Reading ${list.length} files\u2026`);
+  $('welcome').hidden = true;
+  state.source = { set: list };
+  state.name = `${list.length} files`;
+  $('reopen').disabled = false;
+  await workerReady;
+  const t0 = performance.now();
+  const r = await openSet(setOrder(list), { call, typeOf });
+  if (job !== state.job) return;
+  state.openMs = performance.now() - t0;
+  if (r.error) { showError(r.error, r.hex, r.length, r.name); return; }
+  state.file = r; state.openIo = r.io; state.checkMs = r.checkMs;
+  showFile();
+}
+
+/** A file's type text and framing, from its first 16 bytes and the page's fields. */
+async function typeOf(blob) {
+  sniff(new Uint8Array(await blob.slice(0, 16).arrayBuffer()));
+  const mode = $('mode').value;
+  return { type: mode === 'directory' ? 'tensors' : $('type-text').value.trim(), framed: mode === 'framed' };
+}
+
 function hashMatches(head, type) {
   try { return peekFrame(head)?.hash === schemaHash(type); } catch { return false; }
 }
@@ -158,7 +190,7 @@ async function openSource(src, name) {
   showFile();
 }
 
-function reopen() { if (state.source) openSource(state.source, state.name); }
+function reopen() { if (state.source?.set) openFiles(state.source.set); else if (state.source) openSource(state.source, state.name); }
 
 // ---------------------------------------------------------------- errors
 
@@ -235,10 +267,14 @@ function showFile() {
     ['Memory', el('span', { id: 'wasm-memory' }, fmtBytes(state.io.wasmMemory),
       el('small', {}, 'wasm memory, bounded whatever the file’s size.'))],
   ];
+  if (f.files?.length > 1) {
+    facts.splice(0, 0, ['Files', el('span', { id: 'set-files' }, `${f.files.length}`, ...f.files.map((x) => el('small', { title: x.name }, el('b', {}, x.label), ` ${intFmt.format(x.tensorCount)} tensors, ${fmtBytes(x.byteLength)}`, x.label === x.name ? null : el('br'), x.label === x.name ? null : x.name)))]);
+    if (f.duplicates?.length) facts.push(['Duplicates', el('span', { class: 'warn' }, `${f.duplicates.length}`, ...f.duplicates.slice(0, 5).map((d) => el('small', {}, `${d.key} in ${d.files.join(' and ')}`)))]);
+  }
   $('header-facts').replaceChildren(...facts.flatMap(([k, v]) => [el('dt', {}, k), el('dd', {}, v)]));
   $('directories').replaceChildren(...state.dirs.map((d, i) => el('li', {},
     el('button', { title: 'Show only these tensors', onclick: () => { $('filter').value = d.path ? `path:${d.path}` : ''; refreshRows(); } }, d.path || '(root)'),
-    el('span', { class: 'muted' }, `${d.tensorCount} @ ${hex(d.offset)}`))));
+    el('span', { class: 'muted' }, `${d.tensorCount} @ ${hex(d.offset)}${d.fileName && isSet() ? ` in ${d.fileLabel}` : ''}`))));
   const value = f.value;
   $('tree-box').hidden = value === null;
   if (value !== null) $('tree').replaceChildren(treeNode(null, value, 0));
@@ -288,7 +324,8 @@ function treeNode(key, v, depth) {
 // ---------------------------------------------------------------- the table
 
 function displayName(t) {
-  const path = state.dirs.length > 1 || t.path ? `${t.path} \u203a ` : '';
+  // A set's files are told apart by the File column, not by a path.
+  const path = t.path || (state.dirs.length > 1 && !isSet()) ? `${t.path} \u203a ` : '';
   return path + (t.name ?? `#${t.indexInDirectory}`);
 }
 
@@ -298,13 +335,14 @@ function sortKey(t, key) {
     case 'shape': return t.shape.length * 1e12 + t.shape.reduce((a, d) => a * 1.0001 + d, 0);
     case 'quant': return t.quantScheme;
     case 'layout': return t.layout ?? '';
+    case 'fileName': return `${String(t.file).padStart(8, '0')}`;
     default: return t[key];
   }
 }
 
 function renderHead() {
-  $('table-head').className = 'table-head cols';
-  $('table-head').replaceChildren(...columns.map((c) => el('div', {
+  $('table-head').className = `table-head cols${isSet() ? ' with-file' : ''}`;
+  $('table-head').replaceChildren(...shownColumns().map((c) => el('div', {
     class: `${c.num ? 'num' : ''} ${state.sort.key === c.key ? 'sorted' : ''}`, role: 'columnheader', 'data-key': c.key,
     onclick: () => { state.sort = { key: c.key, dir: state.sort.key === c.key ? -state.sort.dir : 1 }; renderHead(); refreshRows(); },
   }, c.label, state.sort.key === c.key ? (state.sort.dir > 0 ? ' \u25b2' : ' \u25bc') : '')));
@@ -316,7 +354,7 @@ function refreshRows() {
   if (q) {
     const [path, rest] = q.startsWith('path:') ? [q.slice(5), ''] : [null, q];
     rows = rows.filter((t) => (path === null || t.path.toLowerCase() === path) &&
-      (!rest || `${displayName(t)} ${t.dtype} ${t.layout ?? ''} ${t.quant}`.toLowerCase().includes(rest)));
+      (!rest || `${displayName(t)} ${t.dtype} ${t.layout ?? ''} ${t.quant} ${t.fileName ?? ''}`.toLowerCase().includes(rest)));
   }
   const { key, dir } = state.sort;
   if (key !== 'index') {
@@ -340,7 +378,7 @@ function renderRows() {
     const t = state.rows[i];
     const quant = t.quantScheme === 0 ? '' : el('span', { class: 'tag q', title: `scales: ${t.scaleName ?? t.scale}${t.outer !== null ? `, outer: ${t.outerName ?? t.outer}` : ''}` },
       t.quantScheme === 1 ? `scales /${t.groupSize}` : `+outer /${t.groupSize}`);
-    out.push(el('div', { class: `row cols${t.index === state.selected ? ' selected' : ''}`, role: 'row', 'data-index': t.index, onclick: () => select(t.index) },
+    out.push(el('div', { class: `row cols${isSet() ? ' with-file' : ''}${t.index === state.selected ? ' selected' : ''}`, role: 'row', 'data-index': t.index, onclick: () => select(t.index) },
       el('div', { title: displayName(t) }, displayName(t)),
       el('div', {}, el('span', { class: t.layout ? 'tag opaque' : 'tag' }, t.layout ? 'opaque' : t.dtype)),
       el('div', {}, shapeText(t.shape)),
@@ -348,7 +386,8 @@ function renderRows() {
       el('div', { class: 'num' }, fmtBytes(t.byteLength)),
       el('div', { class: 'num' }, hex(t.byteOffset)),
       el('div', {}, quant),
-      el('div', {}, t.layout ?? '')));
+      el('div', {}, t.layout ?? ''),
+      isSet() ? el('div', { class: 'file', title: t.fileName }, t.fileLabel) : null));
   }
   box.replaceChildren(...out);
 }
@@ -388,6 +427,7 @@ function showTensor(t) {
   d.dataset.stats = 'pending';
   d.dataset.values = 'pending';
   const kv = [
+    ...(isSet() ? [['File', t.fileName]] : []),
     ['Path', t.path || '(root)'],
     ['Index', `${t.index}${state.dirs.length > 1 ? ` (${t.indexInDirectory} in its directory)` : ''}`],
     ['Dtype', t.layout ? `opaque, code ${t.dtypeCode}` : `${t.dtype} (code ${t.dtypeCode})`],
@@ -415,7 +455,7 @@ function showTensor(t) {
   const closed = !t.layout;
   d.append(el('h3', {}, closed ? 'First values' : 'First bytes'), values);
   if (t.quantScheme) d.append(el('p', { class: 'note' }, 'Stored bits shown as values; Kiln never applies the scale.'));
-  call({ op: 'first', index: t.index, count: 16 }).then((r) => {
+  call({ op: 'first', index: t.local ?? t.index, file: t.file, count: 16 }).then((r) => {
     if (job !== state.job && state.selected !== t.index) return;
     showFirst(values, t, r);
     d.dataset.values = 'done';
@@ -440,7 +480,7 @@ function showTensor(t) {
     bar.value = p.progress;
     label.textContent = `${p.label.replace(/\d+/g, (x) => intFmt.format(Number(x)))} (${Math.round(100 * p.progress)}%)`;
   });
-  call({ op: 'stats', job, index: t.index }).then((r) => {
+  call({ op: 'stats', job, index: t.local ?? t.index, file: t.file }).then((r) => {
     progress.delete(job);
     updateIo();
     if (r.cancelled) {
@@ -530,7 +570,7 @@ const types = el('datalist', { id: 'types' }, [...new Set(state.samples.filter((
 document.body.append(types);
 $('type-text').setAttribute('list', 'types');
 
-$('file-input').addEventListener('change', (e) => { const f = e.target.files[0]; if (f) openFile(f); e.target.value = ''; });
+$('file-input').addEventListener('change', (e) => { const list = [...e.target.files]; if (list.length) openFiles(list); e.target.value = ''; });
 $('sample-select').addEventListener('change', (e) => { if (e.target.value) openSample(e.target.value); e.target.value = ''; });
 $('mode').addEventListener('change', () => { setMode($('mode').value); if (state.source && $('mode').value === 'directory') reopen(); });
 $('open-form').addEventListener('submit', (e) => { e.preventDefault(); reopen(); });
@@ -547,8 +587,8 @@ window.addEventListener('dragleave', (e) => { if (!e.relatedTarget) document.bod
 window.addEventListener('drop', (e) => {
   e.preventDefault();
   document.body.classList.remove('dragging');
-  const f = e.dataTransfer?.files?.[0];
-  if (f) openFile(f);
+  const list = [...(e.dataTransfer?.files ?? [])];
+  if (list.length) openFiles(list);
 });
 document.addEventListener('keydown', (e) => {
   if (e.target.tagName === 'INPUT' || state.selected < 0) return;
@@ -556,6 +596,8 @@ document.addEventListener('keydown', (e) => {
   if (e.key === 'ArrowDown' && pos < state.rows.length - 1) { e.preventDefault(); select(state.rows[pos + 1].index); }
   if (e.key === 'ArrowUp' && pos > 0) { e.preventDefault(); select(state.rows[pos - 1].index); }
 });
+
+setupCompare({ state, call, worker, progress, typeOf, setBusy, el, fmtNum, fmtBytes, intFmt, shapeText, showError, workerReady });
 
 const params = new URLSearchParams(location.search);
 if (params.get('sample')) openSample(params.get('sample'));

@@ -8,6 +8,9 @@
 //!     cargo run -q -p kiln-wasm --example make_samples -- --thousand F # 1,000 tensors
 //!     cargo run -q -p kiln-wasm --example make_samples -- --sparse F # 6 GiB, sparse
 //!
+//! www/samples/compare/ holds two models that differ in known ways, one
+//! of them also as a set of three files (samples/compare.rs).
+//!
 //! Deterministic: the test command runs it and requires no change.
 
 use std::fs;
@@ -20,6 +23,9 @@ use kiln_nostd::{
     Tensors,
 };
 use serde_json::{json, Value};
+
+#[path = "samples/compare.rs"]
+mod compare;
 
 /// f32 values in little-endian bytes.
 fn le<T: Copy, const W: usize>(values: &[T], f: impl Fn(T) -> [u8; W]) -> Vec<u8> {
@@ -553,4 +559,7 @@ fn main() {
 
     let text = serde_json::to_string_pretty(&Value::Array(manifest)).expect("json") + "\n";
     fs::write(out.join("samples.json"), text).expect("write");
+
+    // Two models that differ in known ways, and one of them as a set.
+    compare::write_all(&out);
 }

@@ -314,6 +314,12 @@ impl JsTensorDiff {
         Ok(JsTensorDiff(TensorDiff::new(dtype_of(a)?, dtype_of(b)?)))
     }
 
+    /// A comparison of two payloads as bytes (`u8` elements): for opaque
+    /// dtypes (quantized blocks), whose elements have no value here.
+    pub fn bytes() -> JsTensorDiff {
+        JsTensorDiff(TensorDiff::new(Dtype::U8, Dtype::U8))
+    }
+
     /// The next `count` elements of both tensors, in order (a packed
     /// dtype's chunk starts at an even element).
     pub fn update(&mut self, a: &[u8], b: &[u8], count: f64) -> core::result::Result<(), JsValue> {

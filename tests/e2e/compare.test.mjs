@@ -1,0 +1,164 @@
+// End-to-end: sets of files and the comparison of two models, in headless
+// Chromium (Debian's, driven by playwright-core) against www/serve.mjs on
+// 127.0.0.1. The models of www/samples/compare/ differ in known ways,
+// listed with every expected difference in compare.json (written by the
+// samples example, which computes them from the values it wrote); the
+// page's reported differences are checked against each of them.
+// Screenshots go to target/e2e-screenshots/.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+import { startServer } from '../../www/serve.mjs';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const shots = path.join(root, 'target/e2e-screenshots');
+const big = process.env.KILN_E2E_DIR ?? path.join(root, 'target/e2e-files');
+const dir = path.join(root, 'www/samples/compare');
+const manifest = JSON.parse(fs.readFileSync(path.join(dir, 'compare.json'), 'utf8'));
+let server, browser, page;
+const errors = [];
+
+before(async () => {
+  fs.mkdirSync(shots, { recursive: true });
+  server = await startServer({});
+  browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+  });
+  page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
+  page.on('pageerror', (e) => errors.push(e.message));
+  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+  await page.goto(server.url);
+  await page.waitForSelector('body[data-state="empty"]');
+});
+
+after(async () => {
+  await browser?.close();
+  await server?.close();
+  assert.deepEqual(errors, [], 'no errors in the page');
+});
+
+const shot = (name) => page.screenshot({ path: path.join(shots, name) });
+
+async function open(files) {
+  await page.evaluate(() => { document.body.dataset.state = 'loading'; });
+  await page.setInputFiles('#file-input', files);
+  await page.waitForSelector('body[data-state="ready"], body[data-state="error"]', { timeout: 120_000 });
+  return page.evaluate(() => document.body.dataset.state);
+}
+
+/** Starts a comparison of the open model with `files`; waits until it ends. */
+async function compareWith(files, end = 'done') {
+  await page.setInputFiles('#compare-input', files);
+  await page.waitForSelector(`#compare[data-state="${end}"]`, { timeout: 300_000 });
+}
+
+/** The comparison as the page holds it: key -> { status, result }. */
+const comparison = () => page.evaluate(() => Object.fromEntries(
+  window.kilnInspector.comparison.rows.map((r) => [r.key, { status: r.status, result: r.result ?? null }])));
+
+/** Every expected difference of compare.json, in the page's state and its table. */
+async function checkAgainstManifest() {
+  const got = await comparison();
+  assert.deepEqual(Object.keys(got).sort(), Object.keys(manifest.expect).sort(), 'the same tensors, paired by name');
+  for (const [key, want] of Object.entries(manifest.expect)) {
+    const { status, result } = got[key];
+    assert.equal(status, want.status, `${key}: status`);
+    for (const field of ['mode', 'compared', 'differing', 'nanMismatch', 'bytesIdentical', 'maxAbs', 'maxRel']) {
+      if (want[field] !== undefined) assert.deepEqual(result[field], want[field], `${key}: ${field}`);
+    }
+    const rowStatus = await page.getAttribute(`#compare tr[data-key="${key}"]`, 'data-status');
+    assert.equal(rowStatus, want.status, `${key}: the table's row`);
+  }
+  // The known changes, stated here independently of the manifest.
+  const tw = got['tweaked.weight'].result;
+  assert.equal(tw.differing, 4);
+  assert.equal(tw.nanMismatch, 1);
+  assert.deepEqual([tw.maxRel.value, tw.maxRel.at], [2, 100], 'a sign flip is a relative difference of 2');
+  assert.equal(tw.maxRel.a, -tw.maxRel.b);
+  assert.equal(got['signed.zero'].result.differing, 0, '+0 and -0 are equal values');
+  assert.equal(got['signed.zero'].result.bytesIdentical, false);
+  assert.equal(got['same.weight'].result.bytesIdentical, true);
+  assert.equal(got['counts'].result.differing, 2);
+  const cell = (key, cls) => page.locator(`#compare tr[data-key="${key}"] td.${cls}`).innerText();
+  assert.equal(await cell('tweaked.weight', 'differing'), '4 of 1,024 (1 NaN)');
+  assert.equal(await cell('tweaked.weight', 'max-rel'), '200%');
+  assert.equal(await cell('counts', 'differing'), '2 of 10');
+  assert.equal(await cell('reshaped.weight', 'differing'), 'shapes differ');
+  assert.equal(await cell('retyped.ids', 'differing'), 'not comparable');
+  const chips = await page.$$eval('#compare .chips .chip', (c) => Object.fromEntries(c.map((x) => [x.dataset.status, x.innerText])));
+  assert.deepEqual(chips, {
+    'only-a': '1 only in A', 'only-b': '1 only in B', shape: '1 shape changed', dtype: '2 dtype changed',
+    identical: '1 byte-identical', equal: '1 equal values, bytes differ', differs: '2 values differ',
+  });
+}
+
+test('two models: tensors only in one, dtype and shape changes, identical bytes, the largest differences', async () => {
+  assert.equal(await open(path.join(dir, manifest.a)), 'ready');
+  await compareWith(path.join(dir, manifest.b));
+  await checkAgainstManifest();
+  await shot('compare.png');
+  await page.click('#compare-back');
+  await page.waitForSelector('#file:not([hidden])');
+});
+
+test('a set of three Kiln files: one table, each tensor labelled with its file; compared as one model', async () => {
+  const files = manifest.set.map((s) => path.join(dir, s.file));
+  assert.equal(await open([files[2], files[0], files[1]]), 'ready', 'picked in any order');
+  const rows = await page.$$eval('#table-rows .row', (rs) => rs.map((r) => [r.children[0].innerText, r.children[8].innerText, r.children[8].title]));
+  // Labelled by what tells the files apart ("00002"), the whole name in its title.
+  const want = manifest.set.flatMap((s) => s.tensors.map((t) => [t, /-(\d{5})-of-/.exec(s.file)[1], s.file]));
+  assert.deepEqual(rows, want, 'in set order, each with its file');
+  assert.equal(await page.locator('#table-head [data-key="fileName"]').innerText(), 'File');
+  assert.match(await page.locator('#set-files').innerText(), /^3\n/);
+  // A tensor of the second file shows its own values (read from that file).
+  await page.locator('#table-rows .row', { hasText: 'tweaked.weight' }).click();
+  await page.waitForSelector('#detail[data-stats="done"][data-values="done"]', { timeout: 60_000 });
+  const first = await page.$$eval('#detail .values span[title]', (s) => s.map((x) => x.innerText));
+  assert.equal(first[0], '0');
+  assert.match(await page.locator('#detail .kv').innerText(), /File\s+a-00002-of-00003\.kiln/);
+  await shot('kiln-set.png');
+  // The set against the single file B: the same differences.
+  await compareWith(path.join(dir, manifest.b));
+  await checkAgainstManifest();
+  await shot('compare-set.png');
+  await page.click('#compare-back');
+});
+
+test('256 MiB against itself: compared in chunks with progress, byte-identical; a second run is cancelled', async () => {
+  const file = path.join(big, 'big.kiln');
+  if (!fs.existsSync(file)) {
+    fs.mkdirSync(big, { recursive: true });
+    const r = spawnSync('cargo', ['run', '-q', '-p', 'kiln-wasm', '--example', 'make_samples', '--', '--big', file], { cwd: root, stdio: 'inherit' });
+    assert.equal(r.status, 0);
+  }
+  assert.equal(await open(file), 'ready');
+  const t0 = Date.now();
+  const seen = [];
+  const poll = setInterval(async () => { try { seen.push(await page.$eval('#compare-progress', (p) => p.value)); } catch { /* not yet */ } }, 100);
+  await compareWith(file);
+  clearInterval(poll);
+  const ms = Date.now() - t0;
+  const got = await comparison();
+  const w = got['big.weight'].result;
+  assert.equal(got['big.weight'].status, 'identical');
+  assert.equal(w.compared, 8192 * 8192);
+  assert.equal(w.differing, 0, 'NaN against the same NaN is equal');
+  assert.equal(w.bytesA, 8192 * 8192 * 4);
+  assert.ok(seen.some((v) => v > 0 && v < 1), `progress between 0 and 1 was shown (${seen.length} samples)`);
+  console.log(`# compare 256 MiB with itself: ${ms} ms in the page, ${(await page.evaluate(() => window.kilnInspector.comparison.ms)).toFixed(0)} ms in the worker (printed, not asserted)`);
+  await page.click('#compare-back');
+  // Cancel: as soon as the progress bar moves.
+  await page.setInputFiles('#compare-input', file);
+  await page.waitForFunction(() => (document.getElementById('compare-progress')?.value ?? 0) > 0, null, { timeout: 120_000 });
+  await page.click('#compare-cancel');
+  await page.waitForSelector('#compare[data-state="cancelled"]', { timeout: 60_000 });
+  const after = await comparison();
+  assert.equal(after['big.weight'].result, null, 'the cancelled tensor has no result');
+  assert.match(await page.locator('#compare-label-text').innerText(), /Cancelled/);
+  await page.click('#compare-back');
+});
