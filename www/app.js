@@ -268,7 +268,7 @@ function showFile() {
       el('small', {}, 'wasm memory, bounded whatever the file’s size.'))],
   ];
   if (f.files?.length > 1) {
-    facts.splice(0, 0, ['Files', el('span', { id: 'set-files' }, `${f.files.length}`, ...f.files.map((x) => el('small', { title: x.name }, el('b', {}, x.label), ` ${intFmt.format(x.tensorCount)} tensors, ${fmtBytes(x.byteLength)}`, x.label === x.name ? null : el('br'), x.label === x.name ? null : x.name)))]);
+    facts.splice(0, 0, ['Files', el('span', { id: 'set-files' }, `${f.files.length}`, ...f.files.map((x) => el('small', { title: x.name }, el('b', {}, x.label), ` ${intFmt.format(x.tensorCount)} tensors, ${fmtBytes(x.byteLength)}`)))]);
     if (f.duplicates?.length) facts.push(['Duplicates', el('span', { class: 'warn' }, `${f.duplicates.length}`, ...f.duplicates.slice(0, 5).map((d) => el('small', {}, `${d.key} in ${d.files.join(' and ')}`)))]);
   }
   $('header-facts').replaceChildren(...facts.flatMap(([k, v]) => [el('dt', {}, k), el('dd', {}, v)]));

@@ -154,7 +154,14 @@ fn bits(dtype: Dtype, bytes: &[u8], i: usize) -> Option<(&[u8], u8)> {
         }
         Width::Nibbles => {
             let byte = *bytes.get(i / 2)?;
-            Some((&[], if i.is_multiple_of(2) { byte & 0x0F } else { byte >> 4 }))
+            Some((
+                &[],
+                if i.is_multiple_of(2) {
+                    byte & 0x0F
+                } else {
+                    byte >> 4
+                },
+            ))
         }
     }
 }

@@ -17,7 +17,10 @@
 #          end to end in headless Chromium driven by playwright-core
 #          (tests/e2e/inspector.test.mjs: files read by ranges in a Web
 #          Worker, a 6 GiB sparse file written and deleted by the test,
-#          HTTP Range requests to www/serve.mjs), screenshots in
+#          HTTP Range requests to www/serve.mjs); sets of files and the
+#          comparison of two models (tests/e2e/compare.test.mjs: the known
+#          differences of www/samples/compare/, a three-file set, 256 MiB
+#          compared in chunks and cancelled); screenshots in
 #          target/e2e-screenshots/.
 #
 # What they need (Debian's chromium and chromium-driver, the npm packages
@@ -59,6 +62,6 @@ stage_www() {
     (cd "$npm_dir/project" && echo '{"name":"packed-user","private":true,"type":"module"}' >package.json &&
         npm install --silent --no-audit --no-fund --offline "$npm_dir"/kiln-wasm-*.tgz)
     node tests/e2e/packed.mjs "$npm_dir/project"
-    (cd tests/e2e && node --test module.test.mjs inspector.test.mjs)
+    (cd tests/e2e && node --test module.test.mjs inspector.test.mjs compare.test.mjs)
     echo "screenshots: $(ls "$ROOT"/target/e2e-screenshots/*.png | wc -l) in target/e2e-screenshots/"
 }

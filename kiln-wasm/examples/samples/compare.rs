@@ -94,7 +94,10 @@ fn expect_float(a: &[f64], b: &[f64]) -> Value {
         }
     }
     let extreme = |e: Option<(f64, usize)>| {
-        e.map_or(Value::Null, |(value, at)| json!({ "value": value, "at": at, "a": a[at], "b": b[at] }))
+        e.map_or(
+            Value::Null,
+            |(value, at)| json!({ "value": value, "at": at, "a": a[at], "b": b[at] }),
+        )
     };
     json!({
         "mode": "float", "compared": a.len(), "differing": differing, "nanMismatch": nan,
