@@ -87,9 +87,10 @@ pub use crate::message::{
 };
 pub use crate::model::{Message, Model};
 pub use crate::safetensors_kiln::{
-    check_safetensors_set, kiln_dtype, kiln_safetensors_parts, kiln_to_safetensors,
-    kiln_to_safetensors_set, read_safetensors, safetensors_dtype, safetensors_index_files,
-    safetensors_set_to_kiln, safetensors_to_kiln, BorrowedView, SafetensorsParts,
+    check_safetensors_index, check_safetensors_set, kiln_dtype, kiln_safetensors_parts,
+    kiln_to_safetensors, kiln_to_safetensors_set, read_safetensors, safetensors_dtype,
+    safetensors_index_files, safetensors_set_to_kiln, safetensors_to_kiln, BorrowedView,
+    SafetensorsParts,
 };
 pub use crate::sink::{WriteSink, BUFFER_LEN};
 

@@ -445,6 +445,19 @@ pub fn check_safetensors_set(
     Ok(listed)
 }
 
+/// The set rule of [`check_safetensors_set`] from the shards' tensor names
+/// alone (each shard's head already read and checked, as the browser
+/// inspector reads them): every shard name a plain file name, and the
+/// index's `weight_map` agreeing with the shards, tensor by tensor. The
+/// same error, naming the tensor and the files, as the whole-file check.
+pub fn check_safetensors_index(index: &[u8], shards: &[(&str, &[&str])]) -> Result<()> {
+    let map = weight_map(index)?;
+    for (file, _) in shards {
+        message::check_file_name(file)?;
+    }
+    check_weight_map(&map, shards.iter().map(|(f, names)| (*f, names.to_vec())))
+}
+
 /// Converts a sharded safetensors checkpoint to one framed Kiln message:
 /// `index` is the bytes of the index file named `index_file` (kept as
 /// they are, so the index is written back byte for byte), `shards` every
