@@ -9,7 +9,9 @@
 //!     cargo run -q -p kiln-wasm --example make_samples -- --sparse F # 6 GiB, sparse
 //!
 //! www/samples/compare/ holds two models that differ in known ways, one
-//! of them also as a set of three files (samples/compare.rs).
+//! of them also as a set of three files (samples/compare.rs);
+//! www/samples/shards/ a three-shard safetensors checkpoint with its
+//! index, and an index that disagrees with it (samples/shards.rs).
 //!
 //! Deterministic: the test command runs it and requires no change.
 
@@ -26,6 +28,8 @@ use serde_json::{json, Value};
 
 #[path = "samples/compare.rs"]
 mod compare;
+#[path = "samples/shards.rs"]
+mod shards;
 
 /// f32 values in little-endian bytes.
 fn le<T: Copy, const W: usize>(values: &[T], f: impl Fn(T) -> [u8; W]) -> Vec<u8> {
@@ -562,4 +566,6 @@ fn main() {
 
     // Two models that differ in known ways, and one of them as a set.
     compare::write_all(&out);
+    // A sharded safetensors checkpoint with its index, and a bad index.
+    shards::write_all(&out);
 }
