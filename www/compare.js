@@ -115,7 +115,10 @@ export function setupCompare(ctx) {
     box.dataset.state = cmp.state;
     const c = counts(cmp.rows);
     const chips = Object.entries(STATUS).filter(([k]) => c[k]).map(([k, [label, tone]]) =>
-      el('span', { class: `chip ${tone}`, 'data-status': k }, el('b', {}, intFmt.format(c[k])), ` ${label}`));
+      el('button', {
+        class: `chip ${tone}${cmp.filter === k ? ' on' : ''}`, 'data-status': k, title: cmp.filter === k ? 'Show every tensor' : `Show only: ${label}`,
+        onclick: () => { cmp.filter = cmp.filter === k ? null : k; render(cmp); },
+      }, el('b', {}, intFmt.format(c[k])), ` ${label}`));
     const running = cmp.state === 'running';
     const head = el('div', { class: 'compare-head' },
       el('h2', {}, el('span', { class: 'side' }, 'A'), ` ${cmp.aName}  `, el('span', { class: 'muted' }, '\u2194'), '  ', el('span', { class: 'side b' }, 'B'), ` ${cmp.bName}`),
@@ -130,7 +133,7 @@ export function setupCompare(ctx) {
               : `Compared in ${Math.round(cmp.ms)} ms, ${fmtBytes(cmp.bytes)} read.`));
     const table = el('table', { class: 'compare-table' },
       el('thead', {}, el('tr', {}, ...['Tensor', 'Status', 'A', 'B', 'Differing', 'Max abs diff', 'at [i]: A \u2192 B', 'Max rel diff'].map((h) => el('th', {}, h)))),
-      el('tbody', {}, ...cmp.rows.map((r) => row(r))));
+      el('tbody', {}, ...cmp.rows.filter((r) => !cmp.filter || r.status === cmp.filter).map((r) => row(r))));
     box.replaceChildren(head, el('div', { class: 'chips' }, ...chips), status,
       el('p', { class: 'muted note' }, 'Relative difference: |a \u2212 b| / max(|a|, |b|). Equal: a = b (so +0 = \u22120) or both NaN. One NaN counts as differing, outside both maxima.'),
       el('div', { class: 'compare-scroll' }, table));

@@ -77,8 +77,9 @@ use std::path::Path;
 
 pub use crate::error::{Error, ErrorKind, Result};
 pub use crate::gguf_kiln::{
-    check_gguf_set, gguf_set_to_kiln, gguf_split_names, gguf_to_kiln, kiln_to_gguf,
-    kiln_to_gguf_set, SPLIT_COUNT_KEY, SPLIT_NO_KEY, SPLIT_TENSORS_COUNT_KEY,
+    check_gguf_set, check_gguf_split, gguf_set_to_kiln, gguf_split_names, gguf_to_kiln,
+    kiln_to_gguf, kiln_to_gguf_set, SplitFile, SPLIT_COUNT_KEY, SPLIT_NO_KEY,
+    SPLIT_TENSORS_COUNT_KEY,
 };
 pub use crate::heap::MAX_NAME_OFFSET;
 pub use crate::message::{

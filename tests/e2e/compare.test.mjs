@@ -13,6 +13,7 @@ import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { startServer } from '../../www/serve.mjs';
+import { initSync, KilnFile, TensorDiff } from '../../www/pkg/kiln_wasm.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const shots = path.join(root, 'target/e2e-screenshots');
@@ -43,6 +44,42 @@ after(async () => {
 });
 
 const shot = (name) => page.screenshot({ path: path.join(shots, name) });
+
+test('TensorDiff from plain JS: the known differences, whatever the chunk size; bad chunks refused', () => {
+  initSync({ module: fs.readFileSync(path.join(root, 'www/pkg/kiln_wasm_bg.wasm')) });
+  const load = (f) => KilnFile.openDirectory(new Uint8Array(fs.readFileSync(path.join(dir, f))));
+  const a = load(manifest.a), b = load(manifest.b);
+  const byName = (k) => new Map(k.tensors().map((t) => [t.name, t]));
+  const ta = byName(a), tb = byName(b);
+  let checked = 0;
+  for (const [name, want] of Object.entries(manifest.expect)) {
+    if (!want.mode || want.mode === 'none') continue;
+    const x = ta.get(name), y = tb.get(name);
+    for (const per of [1, 7, 64, x.elements]) {
+      const d = new TensorDiff(x.dtypeCode, y.dtypeCode);
+      for (let first = 0; first < x.elements; first += per) {
+        const [atA, lenA] = a.elementBytes(x.index, first, per);
+        const [atB, lenB] = b.elementBytes(y.index, first, per);
+        d.update(a.bytes.subarray(atA, atA + lenA), b.bytes.subarray(atB, atB + lenB), lenA / (x.byteLength / x.elements));
+      }
+      const got = d.summary();
+      d.free();
+      for (const k of ['mode', 'compared', 'differing', 'nanMismatch', 'bytesIdentical', 'maxAbs', 'maxRel']) {
+        if (want[k] !== undefined) assert.deepEqual(got[k], want[k], `${name} in chunks of ${per}: ${k}`);
+      }
+      checked++;
+    }
+  }
+  assert.ok(checked >= 20, `${checked} comparisons`);
+  const d = new TensorDiff(2, 3); // f32 against f16
+  assert.throws(() => d.update(new Uint8Array(8), new Uint8Array(8), 2), (e) => e.code === 'WrongElementType');
+  assert.throws(() => d.update(new Uint8Array(4), new Uint8Array(2), 1.5), (e) => e.code === 'WrongElementType');
+  assert.throws(() => new TensorDiff(4096 + 12, 2), (e) => e.code === 'WrongElementType', 'an opaque dtype has no elements');
+  const bytes = TensorDiff.bytes();
+  bytes.update(Uint8Array.of(1, 2, 3), Uint8Array.of(1, 9, 3), 3);
+  assert.deepEqual([bytes.summary().differing, bytes.summary().bytesIdentical], [1, false]);
+  d.free(); bytes.free(); a.free(); b.free();
+});
 
 async function open(files) {
   await page.evaluate(() => { document.body.dataset.state = 'loading'; });
@@ -102,6 +139,11 @@ test('two models: tensors only in one, dtype and shape changes, identical bytes,
   await compareWith(path.join(dir, manifest.b));
   await checkAgainstManifest();
   await shot('compare.png');
+  // A status chip shows only its tensors; clicked again, all.
+  await page.click('#compare .chips [data-status="dtype"]');
+  assert.deepEqual(await page.$$eval('#compare tbody tr', (rs) => rs.map((r) => r.dataset.key)), ['cast.weight', 'retyped.ids']);
+  await page.click('#compare .chips [data-status="dtype"]');
+  assert.equal(await page.locator('#compare tbody tr').count(), Object.keys(manifest.expect).length);
   await page.click('#compare-back');
   await page.waitForSelector('#file:not([hidden])');
 });
