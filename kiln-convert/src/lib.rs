@@ -66,6 +66,7 @@
 mod error;
 pub mod gguf;
 mod gguf_kiln;
+pub mod head;
 mod heap;
 mod message;
 mod model;
