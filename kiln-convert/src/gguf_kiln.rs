@@ -108,6 +108,29 @@ impl<'a> SplitFile<'a> {
     }
 }
 
+impl<'a> SplitFile<'a> {
+    /// The split keys and tensor names of a file's head (what the
+    /// browser inspector reads), named `file`. A key counts only with an
+    /// integer type, as [`SplitFile::of`] reads it from the parsed file.
+    pub fn of_head(file: &'a str, head: &'a crate::head::Head) -> SplitFile<'a> {
+        let int = |key: &str| {
+            let pair = head.metadata.iter().find(|p| p.key == key)?;
+            let integer = matches!(
+                pair.value_type.as_str(),
+                "u8" | "i8" | "u16" | "i16" | "u32" | "i32" | "u64" | "i64"
+            );
+            integer.then(|| pair.value.parse::<i64>().ok()).flatten()
+        };
+        SplitFile {
+            file,
+            split_no: int(SPLIT_NO_KEY),
+            split_count: int(SPLIT_COUNT_KEY),
+            split_tensors_count: int(SPLIT_TENSORS_COUNT_KEY),
+            tensors: head.tensors.iter().map(|t| t.name.as_str()).collect(),
+        }
+    }
+}
+
 fn check_split_set(files: &[FileIn<'_>]) -> Result<()> {
     let split: Vec<SplitFile<'_>> = files
         .iter()
@@ -499,7 +522,9 @@ mod tests {
             e.contains("m-00002-of-00002.gguf: split.no is 1, but it is file 0"),
             "{e}"
         );
-        let e = check_gguf_split(std::slice::from_ref(&a)).unwrap_err().to_string();
+        let e = check_gguf_split(std::slice::from_ref(&a))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("is file 1 of a split set of 2"), "{e}");
         let dup = part("m-00002-of-00002.gguf", 1, 2, &["x"]);
         let e = check_gguf_split(&[a.clone(), dup]).unwrap_err().to_string();
@@ -523,5 +548,50 @@ mod tests {
         check_gguf_split(std::slice::from_ref(&lone)).unwrap();
         let e = check_gguf_split(&[a, lone]).unwrap_err().to_string();
         assert!(e.contains("one.gguf has no split.count key"), "{e}");
+    }
+
+    #[test]
+    fn split_keys_from_a_head() {
+        use crate::head::{Head, HeadPair, HeadTensor};
+        let pair = |key: &str, value_type: &str, value: &str| HeadPair {
+            key: key.into(),
+            value_type: value_type.into(),
+            value: value.into(),
+        };
+        let tensor = |name: &str| HeadTensor {
+            name: name.into(),
+            dtype: None,
+            format_dtype: "F32".into(),
+            layout: None,
+            shape: vec![1],
+            elements: 1,
+            range: 0..4,
+        };
+        let head = Head {
+            format: crate::Format::Gguf,
+            version: 3,
+            alignment: 32,
+            head_len: 0,
+            file_len: 0,
+            metadata: vec![
+                pair("general.name", "string", "m"),
+                pair(SPLIT_NO_KEY, "u16", "1"),
+                pair(SPLIT_COUNT_KEY, "string", "2"),
+                pair(SPLIT_TENSORS_COUNT_KEY, "i32", "5"),
+            ],
+            tensors: vec![tensor("a"), tensor("b")],
+        };
+        let split = SplitFile::of_head("m-00002-of-00002.gguf", &head);
+        assert_eq!(
+            split,
+            SplitFile {
+                file: "m-00002-of-00002.gguf",
+                split_no: Some(1),
+                // A string is not a split key's value.
+                split_count: None,
+                split_tensors_count: Some(5),
+                tensors: vec!["a", "b"],
+            }
+        );
     }
 }
