@@ -28,6 +28,8 @@ use serde_json::{json, Value};
 
 #[path = "samples/compare.rs"]
 mod compare;
+#[path = "samples/gguf_split.rs"]
+mod gguf_split;
 #[path = "samples/shards.rs"]
 mod shards;
 

@@ -1,8 +1,9 @@
 //! A sharded safetensors checkpoint for the inspector's shard sets
 //! (www/samples/shards/): three shards, their `model.safetensors.index.json`,
 //! and in `bad/` an index whose weight_map puts one tensor in the wrong
-//! shard. `shards.json` lists each shard's tensors and the error the bad
-//! index must give, both from kiln-convert's own set check.
+//! shard; beside them a GGUF split set (gguf_split.rs). `shards.json`
+//! lists each file's tensors and the errors the bad sets must give, from
+//! kiln-convert's own set checks.
 
 use std::fs;
 use std::path::Path;
@@ -93,6 +94,7 @@ pub fn write_all(out: &Path) {
     assert!(error.contains(moved) && error.contains(&files[1]) && error.contains(&files[2]));
 
     let manifest = json!({
+        "gguf": super::gguf_split::write_all(out),
         "index": "model.safetensors.index.json", "shards": listed,
         "bad": { "index": "bad/model.safetensors.index.json", "tensor": moved, "in": files[1], "indexSays": files[2], "error": error },
     });
