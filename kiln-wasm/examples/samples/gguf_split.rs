@@ -40,11 +40,11 @@ fn gguf(pairs: &[(&str, u32, Vec<u8>)], tensors: &[(&str, Vec<u64>, Vec<f32>)]) 
         out.extend(0u32.to_le_bytes()); // GGML_TYPE_F32
         out.extend((data.len() as u64).to_le_bytes());
         data.extend(values.iter().flat_map(|x| x.to_le_bytes()));
-        while data.len() % ALIGN != 0 {
+        while !data.len().is_multiple_of(ALIGN) {
             data.push(0);
         }
     }
-    while out.len() % ALIGN != 0 {
+    while !out.len().is_multiple_of(ALIGN) {
         out.push(0);
     }
     out.extend(data);

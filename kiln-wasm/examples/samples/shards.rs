@@ -26,7 +26,7 @@ fn safetensors(tensors: &[(&str, Vec<u64>, Vec<f32>)]) -> Vec<u8> {
         );
     }
     let mut text = serde_json::to_vec(&Value::Object(header)).expect("json");
-    while text.len() % 8 != 0 {
+    while !text.len().is_multiple_of(8) {
         text.push(b' ');
     }
     let mut out = (text.len() as u64).to_le_bytes().to_vec();
