@@ -113,20 +113,37 @@ impl<'a> SplitFile<'a> {
     /// browser inspector reads), named `file`. A key counts only with an
     /// integer type, as [`SplitFile::of`] reads it from the parsed file.
     pub fn of_head(file: &'a str, head: &'a crate::head::Head) -> SplitFile<'a> {
+        SplitFile::of_pairs(
+            file,
+            head.metadata
+                .iter()
+                .map(|p| (p.key.as_str(), p.value_type.as_str(), p.value.as_str())),
+            head.tensors.iter().map(|t| t.name.as_str()).collect(),
+        )
+    }
+
+    /// The same from metadata pairs shown as text, `(key, type, value)`
+    /// (a head's [`HeadPair`](crate::head::HeadPair)s, as the inspector
+    /// lists them), and the tensor names.
+    pub fn of_pairs(
+        file: &'a str,
+        pairs: impl Iterator<Item = (&'a str, &'a str, &'a str)> + Clone,
+        tensors: Vec<&'a str>,
+    ) -> SplitFile<'a> {
         let int = |key: &str| {
-            let pair = head.metadata.iter().find(|p| p.key == key)?;
+            let (_, value_type, value) = pairs.clone().find(|(k, _, _)| *k == key)?;
             let integer = matches!(
-                pair.value_type.as_str(),
+                value_type,
                 "u8" | "i8" | "u16" | "i16" | "u32" | "i32" | "u64" | "i64"
             );
-            integer.then(|| pair.value.parse::<i64>().ok()).flatten()
+            integer.then(|| value.parse::<i64>().ok()).flatten()
         };
         SplitFile {
             file,
             split_no: int(SPLIT_NO_KEY),
             split_count: int(SPLIT_COUNT_KEY),
             split_tensors_count: int(SPLIT_TENSORS_COUNT_KEY),
-            tensors: head.tensors.iter().map(|t| t.name.as_str()).collect(),
+            tensors,
         }
     }
 }
