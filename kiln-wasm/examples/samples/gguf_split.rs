@@ -104,5 +104,27 @@ pub fn write_all(out: &Path) -> Value {
     let error = kiln_convert::check_gguf_set(&set[..2])
         .expect_err("two files of three are refused")
         .to_string();
+    // The rule from the heads alone (what the inspector reads) says the same.
+    let heads: Vec<kiln_convert::head::Head> = files
+        .iter()
+        .map(|(_, b)| {
+            let at = |offset: u64, buf: &mut [u8]| {
+                let start = offset as usize;
+                buf.copy_from_slice(&b[start..start + buf.len()]);
+                Ok(())
+            };
+            kiln_convert::head::open_head(kiln_convert::Format::Gguf, b.len() as u64, at)
+                .expect("head")
+                .0
+        })
+        .collect();
+    let split: Vec<kiln_convert::SplitFile<'_>> = files
+        .iter()
+        .zip(&heads)
+        .map(|((f, _), h)| kiln_convert::SplitFile::of_head(f, h))
+        .collect();
+    kiln_convert::check_gguf_split(&split).expect("the heads agree");
+    let by_heads = kiln_convert::check_gguf_split(&split[..2]).expect_err("two of three");
+    assert_eq!(by_heads.to_string(), error);
     json!({ "shards": listed, "twoOfThree": error })
 }
