@@ -92,6 +92,15 @@ pub fn write_all(out: &Path) {
         .expect_err("the bad index is refused")
         .to_string();
     assert!(error.contains(moved) && error.contains(&files[1]) && error.contains(&files[2]));
+    // The rule from the shards' heads alone (what the inspector reads) says the same.
+    let names: Vec<(&str, &[&str])> = files
+        .iter()
+        .zip(&layers)
+        .map(|(f, n)| (f.as_str(), n.as_slice()))
+        .collect();
+    kiln_convert::check_safetensors_index(&index, &names).expect("the heads agree");
+    let by_heads = kiln_convert::check_safetensors_index(&bad, &names).expect_err("bad index");
+    assert_eq!(by_heads.to_string(), error);
 
     let manifest = json!({
         "gguf": super::gguf_split::write_all(out),
