@@ -70,8 +70,16 @@ export function setupCompare(ctx) {
     await ctx.workerReady;
     const B = await openSet(setOrder(list), { call, typeOf, firstSlot });
     if (job !== state.job) return;
-    if (B.error) { showError(B.error, B.hex, B.length, B.name); return; }
     bName ??= list.length === 1 ? list[0].name : `${list.length} files`;
+    if (B.error) {
+      // A stays open: the panel says why B could not be opened.
+      const cmp = { aName, bName, rows: [], job, state: 'error', error: B.error, file: B.name };
+      state.comparison = cmp;
+      render(cmp);
+      $('file').hidden = true; $('error').hidden = true; $('compare').hidden = false;
+      document.body.dataset.state = 'ready';
+      return;
+    }
     const rows = pairTensors(aTensors, B.tensors);
     const cmp = { aName, bName, rows, job, state: 'running' };
     state.comparison = cmp;
@@ -134,6 +142,15 @@ export function setupCompare(ctx) {
     const table = el('table', { class: 'compare-table' },
       el('thead', {}, el('tr', {}, ...['Tensor', 'Status', 'A', 'B', 'Differing', 'Max abs diff', 'at [i]: A \u2192 B', 'Max rel diff'].map((h) => el('th', {}, h)))),
       el('tbody', {}, ...cmp.rows.filter((r) => !cmp.filter || r.status === cmp.filter).map((r) => row(r))));
+    if (cmp.state === 'error' && cmp.file) {
+      // B did not open: what and where, as the error page says it.
+      const e = cmp.error;
+      const message = e.code && e.message.startsWith(`${e.code}: `) ? e.message.slice(e.code.length + 2) : e.message;
+      box.replaceChildren(head, el('div', { class: 'error-head', id: 'compare-error' },
+        el('span', { class: 'code', id: 'compare-error-code' }, e.code ?? 'Error'),
+        el('span', {}, el('b', {}, cmp.file), ' could not be opened as model B: ', message)));
+      return;
+    }
     box.replaceChildren(head, el('div', { class: 'chips' }, ...chips), status,
       el('p', { class: 'muted note' }, 'Relative difference: |a \u2212 b| / max(|a|, |b|). Equal: a = b (so +0 = \u22120) or both NaN. One NaN counts as differing, outside both maxima.'),
       el('div', { class: 'compare-scroll' }, table));

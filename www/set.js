@@ -29,6 +29,8 @@ export async function openSet(list, { call, typeOf, firstSlot = 0 }) {
     if (r.error) return { ...r, name: file.name };
     opened.push({ name: file.name, slot: firstSlot + i, ...r });
   }
+  // Files of an earlier, larger set in the slots after these are closed.
+  await call({ op: 'close', from: firstSlot + list.length });
   return { ...mergeSet(opened), checkMs: performance.now() - t0, io: opened.at(-1)?.io };
 }
 

@@ -267,6 +267,7 @@ onmessage = async ({ data }) => {
     else if (op === 'first') reply = await firstValues(data);
     else if (op === 'stats') reply = await stats(data);
     else if (op === 'compare') reply = await compareTensors(data, { files, io, cancelled, memory });
+    else if (op === 'close') { for (const f of files.splice(data.from)) f?.kiln.free(); reply = { io: memory() }; }
   } catch (e) { reply = { error: errorOf(e), io: memory() }; }
   postMessage({ id, ...reply });
 };

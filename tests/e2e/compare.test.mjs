@@ -146,6 +146,22 @@ test('two models: tensors only in one, dtype and shape changes, identical bytes,
   assert.equal(await page.locator('#compare tbody tr').count(), Object.keys(manifest.expect).length);
   await page.click('#compare-back');
   await page.waitForSelector('#file:not([hidden])');
+  // B that is not valid: A stays open, the panel says why.
+  const invalid = JSON.parse(fs.readFileSync(path.join(root, 'www/samples/samples.json'), 'utf8')).find((s) => s.file === 'invalid.kiln');
+  await compareWith(path.join(root, 'www/samples/invalid.kiln'), 'error');
+  assert.equal(await page.locator('#compare-error-code').innerText(), invalid.expect);
+  assert.match(await page.locator('#compare-error').innerText(), new RegExp(`invalid\\.kiln could not be opened as model B: .* at byte ${invalid.offset}$`));
+  await shot('compare-error.png');
+  await page.click('#compare-back');
+  assert.equal(await page.locator('#file-name').innerText(), manifest.a, 'A is still open');
+  assert.equal(await page.locator('#table-rows .row').count(), 8);
+});
+
+test('a name in two files of a set is listed as a duplicate', async () => {
+  assert.equal(await open([path.join(dir, manifest.a), path.join(dir, manifest.set[0].file)]), 'ready');
+  const dup = await page.locator('#header-facts dd .warn').innerText();
+  assert.match(dup, /^3\n/, 'the first file\'s three tensors are also in a.kiln');
+  assert.match(dup, /cast\.weight in a-00001-of-00003\.kiln and a\.kiln|cast\.weight in a\.kiln and a-00001-of-00003\.kiln/);
 });
 
 test('a set of three Kiln files: one table, each tensor labelled with its file; compared as one model', async () => {
