@@ -48,7 +48,11 @@ const STATUS = {
 export function setupCompare(ctx) {
   const { state, call, worker, progress, typeOf, setBusy, el, fmtNum, fmtBytes, intFmt, shapeText, showError } = ctx;
   const input = $('compare-input');
-  const show = () => { $('compare-label').hidden = !state.file; };
+  // Shown while a model is open (not over an error page: A would be the model before it).
+  const show = () => {
+    const st = document.body.dataset.state;
+    if (st !== 'loading') $('compare-label').hidden = !state.file || st === 'error' || st === 'empty';
+  };
   new MutationObserver(show).observe(document.body, { attributes: true, attributeFilter: ['data-state'] });
   input.addEventListener('change', (e) => { const list = [...e.target.files]; if (list.length) compareWith(list); e.target.value = ''; });
 
