@@ -1,9 +1,10 @@
-// The Kiln inspector: plain ES modules over kiln-wasm (www/pkg/, built by
-// `bash scripts/www.sh --build-only`). A file is never read whole: the
+// The Kiln inspector: plain ES modules over the inspector's module
+// (kiln-wasm-inspect in www/inspect/: the core module kiln-wasm, plus the
+// safetensors and GGUF heads; built by `bash scripts/www.sh --build-only`). A file is never read whole: the
 // worker (worker.js) opens it by ranges (a File's slice(), or HTTP Range
 // requests for a URL), reading only what the core's checker needs, and
 // reads a tensor's bytes in chunks for its values and statistics.
-import init, { peekFrame, schemaHash } from './pkg/kiln_wasm.js';
+import init, { peekFrame, schemaHash, sniffFormat } from './inspect/kiln_inspect.js';
 import { openSet, setOrder } from './set.js';
 import { setupCompare } from './compare.js';
 
@@ -11,8 +12,10 @@ const $ = (id) => document.getElementById(id);
 const ROW = 26;
 const state = {
   file: null, source: null, name: '', tensors: [], dirs: [], rows: [], sort: { key: 'index', dir: 1 },
-  selected: -1, job: 0, samples: [], scaleOf: new Map(), io: null, openMs: 0,
+  selected: -1, job: 0, samples: [], scaleOf: new Map(), io: null, openMs: 0, format: 'kiln',
 };
+const FORMAT_NAMES = { kiln: 'Kiln', safetensors: 'safetensors', gguf: 'GGUF' };
+const foreign = () => state.format !== 'kiln';
 window.kilnInspector = state; // for the end-to-end tests and the console
 
 const columns = [
@@ -93,6 +96,10 @@ function setMode(mode, type) {
 
 /** Sets the mode (and a bundled type whose hash the frame carries) from the first 16 bytes. */
 function sniff(head) {
+  // The module says the format (sniffFormat): a safetensors or GGUF file
+  // opens from its head, with no type text.
+  state.format = sniffFormat(head) ?? 'kiln';
+  if (foreign()) return;
   const magic = String.fromCharCode(...head.subarray(0, 4));
   if (magic === 'KLNT') setMode('directory');
   else if (peekFrame(head)) {
@@ -112,7 +119,7 @@ async function openFile(file) {
 
 /** One file, or several as one model (shards, or a model in several files). */
 async function openFiles(list) {
-  if (list.length === 1) return openFile(list[0]);
+  if (list.length === 1 && !list[0].name.endsWith('.index.json')) return openFile(list[0]);
   const job = ++state.job;
   setBusy(`Reading ${list.length} files\u2026`);
   $('welcome').hidden = true;
@@ -133,7 +140,7 @@ async function openFiles(list) {
 async function typeOf(blob) {
   sniff(new Uint8Array(await blob.slice(0, 16).arrayBuffer()));
   const mode = $('mode').value;
-  return { type: mode === 'directory' ? 'tensors' : $('type-text').value.trim(), framed: mode === 'framed' };
+  return { type: mode === 'directory' ? 'tensors' : $('type-text').value.trim(), framed: mode === 'framed', format: state.format };
 }
 
 function hashMatches(head, type) {
@@ -145,6 +152,7 @@ async function openSample(name) {
   if (!meta) return;
   setBusy(`Loading ${name}…`);
   const blob = await (await fetch(`samples/${name}`)).blob();
+  state.format = sniffFormat(new Uint8Array(await blob.slice(0, 16).arrayBuffer())) ?? 'kiln';
   setMode(meta.type === 'tensors' && !meta.framed ? 'directory' : meta.framed ? 'framed' : 'plain', meta.type);
   openSource({ blob }, name);
 }
@@ -154,7 +162,7 @@ async function openUrl(url, name, mode, type) {
   setBusy(`Opening ${url}…`);
   state.job++;
   $('welcome').hidden = true;
-  if (mode) setMode(mode, type ?? '');
+  if (mode) { state.format = 'kiln'; setMode(mode, type ?? ''); }
   else {
     try {
       const r = await fetch(url, { headers: { Range: 'bytes=0-15' } });
@@ -174,13 +182,13 @@ async function openSource(src, name) {
   const mode = $('mode').value;
   const type = mode === 'directory' ? 'tensors' : $('type-text').value.trim();
   $('welcome').hidden = true;
-  if (!type) {
+  if (!type && !foreign()) {
     showError({ code: 'BadTypeText', message: 'Type the message\u2019s type text, or pick a bundled one.' }, null, undefined, name);
     return;
   }
   const t0 = performance.now();
   await workerReady;
-  const r = await call({ op: 'open', ...src, type, framed: mode === 'framed' });
+  const r = await call({ op: 'open', ...src, type, framed: mode === 'framed', format: state.format });
   if (job !== state.job) return;
   state.openMs = performance.now() - t0;
   if (r.error) { showError(r.error, r.hex, r.length, name); return; }
@@ -199,7 +207,8 @@ function showError(e, hexView, length, name) {
   $('error').hidden = false;
   $('error-code').textContent = e.code ?? 'Error';
   const unread = ['Network', 'NoRange', 'Http', 'Io'].includes(e.code);
-  $('error').querySelector('h2').textContent = unread ? 'The file could not be read' : 'Not a valid Kiln value';
+  $('error').querySelector('h2').textContent = unread ? 'The file could not be read'
+    : foreign() ? `Not a valid ${FORMAT_NAMES[state.format]} file` : 'Not a valid Kiln value';
   $('error-message').textContent = e.code && e.message.startsWith(`${e.code}: `) ? e.message.slice(e.code.length + 2) : e.message;
   const off = e.offset;
   const size = length === undefined ? '' : `${fmtBytes(length)}.`;
@@ -253,17 +262,22 @@ function showFile() {
   $('file').hidden = false;
   $('file-name').textContent = state.name;
   const payload = state.tensors.reduce((a, t) => a + t.byteLength, 0);
+  const model = h.format !== 'kiln';
   const facts = [
+    ['Format', FORMAT_NAMES[h.format] ?? h.format],
     ['Size', fmtBytes(h.byteLength)],
     ['Bytes', intFmt.format(h.byteLength)],
-    ['Type', h.typeText],
-    ['Framed', h.framed ? 'yes' : 'no'],
-    ['Hash', el('span', { class: 'hash' }, hex(h.schemaHash, 16))],
+    ...(model ? [['Head', `${intFmt.format(state.dirs[0]?.payloadOffset ?? 0)} bytes`]] : [
+      ['Type', h.typeText],
+      ['Framed', h.framed ? 'yes' : 'no'],
+      ['Hash', el('span', { class: 'hash' }, hex(h.schemaHash, 16))]]),
     ['Tensors', intFmt.format(h.tensorCount)],
-    ['Directories', intFmt.format(h.directoryCount)],
+    ...(model ? [] : [['Directories', intFmt.format(h.directoryCount)]]),
     ['Payloads', fmtBytes(payload)],
     ['Checked', `${state.checkMs.toFixed(1)} ms`],
-    ['Read', el('span', {}, el('span', { id: 'read-bytes' }, readText()), el('small', {}, 'by ranges: the check reads the heads; a tensor’s bytes are read when it is shown.'))],
+    ['Read', el('span', {}, el('span', { id: 'read-bytes' }, readText()), el('small', {}, model
+      ? 'by ranges: the open reads the head alone; a tensor’s bytes are read when it is shown.'
+      : 'by ranges: the check reads the heads; a tensor’s bytes are read when it is shown.'))],
     ['Memory', el('span', { id: 'wasm-memory' }, fmtBytes(state.io.wasmMemory),
       el('small', {}, 'wasm memory, bounded whatever the file’s size.'))],
   ];
@@ -275,6 +289,12 @@ function showFile() {
   $('directories').replaceChildren(...state.dirs.map((d, i) => el('li', {},
     el('button', { title: 'Show only these tensors', onclick: () => { $('filter').value = d.path ? `path:${d.path}` : ''; refreshRows(); } }, d.path || '(root)'),
     el('span', { class: 'muted' }, `${d.tensorCount} @ ${hex(d.offset)}${d.fileName && isSet() ? ` in ${d.fileLabel}` : ''}`))));
+  const meta = f.metadata ?? [];
+  $('meta-box').hidden = !model;
+  $('meta').replaceChildren(...meta.flatMap((p) => [
+    el('dt', { title: p.key }, p.key),
+    el('dd', { title: p.value }, p.value, el('small', {}, p.type))]));
+  if (model && !meta.length) $('meta').replaceChildren(el('dd', { class: 'muted' }, 'none'));
   const value = f.value;
   $('tree-box').hidden = value === null;
   if (value !== null) $('tree').replaceChildren(treeNode(null, value, 0));
@@ -284,6 +304,8 @@ function showFile() {
   refreshRows();
   document.body.dataset.state = 'ready';
   document.title = `${state.name} \u2014 Kiln inspector`;
+  $('directories').parentElement.querySelector('h3').hidden = model;
+  $('directories').hidden = model;
   // A remote file's tensor is read only when picked: every byte shown is
   // a Range request.
   if (!state.tensors.length) $('detail').replaceChildren(el('p', { class: 'muted' }, 'This file has no tensors.'));

@@ -5,7 +5,7 @@
 // absolute and relative difference; docs/browser.md defines them). One
 // job compares every pair, with progress over the bytes of all of them,
 // and stops at a cancel between two chunks.
-import { TensorDiff } from './pkg/kiln_wasm.js';
+import { TensorDiff } from './inspect/kiln_inspect.js';
 
 const CHUNK = 4 << 20; // bytes per read of the wider of the two tensors
 

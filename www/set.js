@@ -4,6 +4,10 @@
 // place in the merged table; `file` (the worker's slot) and `local` (its
 // index in that file) are what the worker is asked for.
 
+import { checkGgufSplit, checkSafetensorsIndex, safetensorsIndexFiles } from './inspect/kiln_inspect.js';
+
+const isIndex = (f) => f.name.endsWith('.index.json');
+
 /** File names in set order: shard numbers in the names sort as numbers. */
 export function setOrder(list) {
   const key = (n) => n.replace(/\d+/g, (d) => d.padStart(12, '0'));
@@ -20,17 +24,22 @@ export function tensorKey(t) {
  * merges them; `typeOf(blob)` gives each file's type text and framing.
  * On the first file that fails: `{ error, hex, length, name }`.
  */
-export async function openSet(list, { call, typeOf, firstSlot = 0 }) {
+export async function openSet(all, { call, typeOf, firstSlot = 0 }) {
   const t0 = performance.now();
+  const index = all.find(isIndex);
+  const list = all.filter((f) => !isIndex(f));
+  if (index && !list.length) return { error: await indexAlone(index), name: index.name };
   const opened = [];
   for (const [i, file] of list.entries()) {
-    const { type, framed } = await typeOf(file);
-    const r = await call({ op: 'open', blob: file, type, framed, slot: firstSlot + i });
+    const { type, framed, format } = await typeOf(file);
+    const r = await call({ op: 'open', blob: file, type, framed, format, slot: firstSlot + i });
     if (r.error) return { ...r, name: file.name };
     opened.push({ name: file.name, slot: firstSlot + i, ...r });
   }
   // Files of an earlier, larger set in the slots after these are closed.
   await call({ op: 'close', from: firstSlot + list.length });
+  const error = await checkSet(index, opened);
+  if (error) return { error, name: index?.name ?? opened[0].name };
   return { ...mergeSet(opened), checkMs: performance.now() - t0, io: opened.at(-1)?.io };
 }
 
@@ -47,6 +56,31 @@ export function fileLabels(names) {
   const rev = names.map((x) => [...x].reverse().join(''));
   const q = cut(rev[0], common(rev));
   return names.map((x) => x.slice(p, x.length - q) || x);
+}
+
+function errorOf(e) {
+  return { code: e.code ?? 'Error', message: e.message, offset: e.offset, fault: e.fault };
+}
+
+/** The set rules of kiln-convert (in the inspector's module) over the opened heads: an error, or null. */
+async function checkSet(index, opened) {
+  const names = (f) => f.tensors.map((t) => t.name);
+  try {
+    if (index) {
+      checkSafetensorsIndex(new Uint8Array(await index.arrayBuffer()), opened.map((f) => ({ file: f.name, tensors: names(f) })));
+    } else if (opened.length > 1 && opened.every((f) => f.header.format === 'gguf')) {
+      checkGgufSplit(opened.map((f) => ({ file: f.name, metadata: f.metadata ?? [], tensors: names(f) })));
+    }
+  } catch (e) { return errorOf(e); }
+  return null;
+}
+
+/** An index picked without its shards: which files it names. */
+async function indexAlone(index) {
+  try {
+    const files = safetensorsIndexFiles(new Uint8Array(await index.arrayBuffer()));
+    return { code: 'NoShards', message: `${index.name} is the index of ${files.length} shard${files.length === 1 ? '' : 's'}: pick ${files.join(', ')} with it.` };
+  } catch (e) { return errorOf(e); }
 }
 
 /** One model from opened files `[{ name, slot, header, tensors, directories, value }]`. */
@@ -68,7 +102,9 @@ export function mergeSet(opened) {
   }
   const sum = (k) => opened.reduce((a, f) => a + f.header[k], 0);
   const types = [...new Set(opened.map((f) => f.header.typeText))];
+  const formats = [...new Set(opened.map((f) => f.header.format ?? 'kiln'))];
   const header = {
+    format: formats.length === 1 ? formats[0] : 'mixed',
     byteLength: sum('byteLength'), typeText: types.join(' | '), framed: opened.every((f) => f.header.framed),
     schemaHash: opened[0]?.header.schemaHash ?? 0n, tensorCount: sum('tensorCount'), directoryCount: sum('directoryCount'),
     readBytes: sum('readBytes'), readRequests: sum('readRequests'), skippedBytes: sum('skippedBytes'),
@@ -76,6 +112,8 @@ export function mergeSet(opened) {
   };
   return {
     header, tensors, directories, value: null, duplicates,
+    // Each file's metadata pairs, the file's label before the key.
+    metadata: opened.flatMap((f, i) => (f.metadata ?? []).map((p) => ({ ...p, key: `${labels[i]} \u203a ${p.key}` }))),
     files: opened.map((f, i) => ({ name: f.name, label: labels[i], slot: f.slot, byteLength: f.header.byteLength, tensorCount: f.header.tensorCount })),
   };
 }

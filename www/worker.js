@@ -1,7 +1,8 @@
 // The inspector's reader, in a Web Worker: it opens a file by ranges
-// (kiln-wasm's openReader, driven by the core's incremental checker, which
-// says which bytes it needs: a Blob's slice() or an HTTP Range request
-// each) and reads a tensor's bytes in chunks for its values, statistics,
+// (a Kiln file with kiln-wasm's openReader, driven by the core's
+// incremental checker, which says which bytes it needs; a safetensors or
+// GGUF file with openModel, which reads its head alone through
+// kiln-convert's readers; a Blob's slice() or an HTTP Range request each) and reads a tensor's bytes in chunks for its values, statistics,
 // histogram and heatmap, with progress and cancel. Nothing reads a whole
 // file; the page's main thread never blocks.
 //
@@ -10,7 +11,7 @@
 // at a time, its raw chunks kept for the histogram's second pass only
 // while they total at most KEEP bytes. The bound the tests assert:
 // wasm memory at most 64 MiB plus the heads, whatever the file's size.
-import init, { KilnFile } from './pkg/kiln_wasm.js';
+import init, { KilnFile, openModel } from './inspect/kiln_inspect.js';
 import { compareTensors } from './diff.js';
 
 const CHUNK = 4 << 20; // bytes per read of a tensor
@@ -116,7 +117,7 @@ function around(offset) {
   return { start, bytes: len > 0 ? counted(source.readSync)(start, len) : new Uint8Array(0) };
 }
 
-async function open({ blob, url, type, framed, slot = 0 }) {
+async function open({ blob, url, type, framed, format, slot = 0 }) {
   if (slot === 0) {
     for (const f of files) f?.kiln.free();
     files.length = 0; kiln = null;
@@ -127,7 +128,11 @@ async function open({ blob, url, type, framed, slot = 0 }) {
     source = blob ? blobSource(blob) : await urlSource(url);
   } catch (e) { return { error: errorOf(e), io: memory() }; }
   try {
-    kiln = KilnFile.openReader(source.length, windowed(source), type, framed);
+    // A model file's head is read in growing appended reads, each asked
+    // once: no window.
+    kiln = format === 'safetensors' || format === 'gguf'
+      ? openModel(source.length, counted(source.readSync), format)
+      : KilnFile.openReader(source.length, windowed(source), type, framed);
   } catch (e) {
     const error = errorOf(e);
     let hex = null;
@@ -136,8 +141,9 @@ async function open({ blob, url, type, framed, slot = 0 }) {
   }
   const checkMs = performance.now() - t0;
   files[slot] = { kiln, source };
-  const value = kiln.header.typeText === 'tensors' ? null : kiln.value();
-  return { header: kiln.header, tensors: kiln.tensors(), directories: kiln.directories(), value, checkMs, io: memory() };
+  const header = kiln.header;
+  const value = header.format !== 'kiln' || header.typeText === 'tensors' ? null : kiln.value();
+  return { header, tensors: kiln.tensors(), directories: kiln.directories(), metadata: kiln.metadata(), value, checkMs, io: memory() };
 }
 
 /** Elements first..first+count of tensor `index` as numbers. */
