@@ -24,9 +24,12 @@ const columns = [
   { key: 'byteOffset', label: 'Offset', num: true }, { key: 'quant', label: 'Quantization' }, { key: 'layout', label: 'Layout' },
   { key: 'fileName', label: 'File', set: true },
 ];
-// The File column shows only for a set of several files.
+// The File column shows only for a set of several files; there, the
+// Quantization and Layout columns only when a tensor has them.
 const isSet = () => (state.file?.files?.length ?? 0) > 1;
-const shownColumns = () => columns.filter((c) => !c.set || isSet());
+const setPlain = () => isSet() && !state.tensors.some((t) => t.quantScheme || t.layout);
+const shownColumns = () => columns.filter((c) => (!c.set || isSet()) && !(setPlain() && (c.key === 'quant' || c.key === 'layout')));
+const setClass = () => (isSet() ? ` with-file${setPlain() ? ' plain' : ''}` : '');
 
 // ---------------------------------------------------------------- formatting
 
@@ -132,7 +135,7 @@ async function openFiles(list) {
   if (job !== state.job) return;
   state.openMs = performance.now() - t0;
   if (r.error) { showError(r.error, r.hex, r.length, r.name); return; }
-  state.file = r; state.openIo = r.io; state.checkMs = r.checkMs;
+  state.file = r; state.openIo = r.io; state.checkMs = r.checkMs; state.name = r.title;
   showFile();
 }
 
@@ -208,7 +211,7 @@ function showError(e, hexView, length, name) {
   $('error-code').textContent = e.code ?? 'Error';
   const unread = ['Network', 'NoRange', 'Http', 'Io'].includes(e.code);
   $('error').querySelector('h2').textContent = unread ? 'The file could not be read'
-    : foreign() ? `Not a valid ${FORMAT_NAMES[state.format]} file` : 'Not a valid Kiln value';
+    : e.set ? 'The files are not one model' : foreign() ? `Not a valid ${FORMAT_NAMES[state.format]} file` : 'Not a valid Kiln value';
   $('error-message').textContent = e.code && e.message.startsWith(`${e.code}: `) ? e.message.slice(e.code.length + 2) : e.message;
   const off = e.offset;
   const size = length === undefined ? '' : `${fmtBytes(length)}.`;
@@ -363,7 +366,7 @@ function sortKey(t, key) {
 }
 
 function renderHead() {
-  $('table-head').className = `table-head cols${isSet() ? ' with-file' : ''}`;
+  $('table-head').className = `table-head cols${setClass()}`;
   $('table-head').replaceChildren(...shownColumns().map((c) => el('div', {
     class: `${c.num ? 'num' : ''} ${state.sort.key === c.key ? 'sorted' : ''}`, role: 'columnheader', 'data-key': c.key,
     onclick: () => { state.sort = { key: c.key, dir: state.sort.key === c.key ? -state.sort.dir : 1 }; renderHead(); refreshRows(); },
@@ -400,15 +403,15 @@ function renderRows() {
     const t = state.rows[i];
     const quant = t.quantScheme === 0 ? '' : el('span', { class: 'tag q', title: `scales: ${t.scaleName ?? t.scale}${t.outer !== null ? `, outer: ${t.outerName ?? t.outer}` : ''}` },
       t.quantScheme === 1 ? `scales /${t.groupSize}` : `+outer /${t.groupSize}`);
-    out.push(el('div', { class: `row cols${isSet() ? ' with-file' : ''}${t.index === state.selected ? ' selected' : ''}`, role: 'row', 'data-index': t.index, onclick: () => select(t.index) },
+    out.push(el('div', { class: `row cols${setClass()}${t.index === state.selected ? ' selected' : ''}`, role: 'row', 'data-index': t.index, onclick: () => select(t.index) },
       el('div', { title: displayName(t) }, displayName(t)),
       el('div', {}, el('span', { class: t.layout ? 'tag opaque' : 'tag' }, t.layout ? 'opaque' : t.dtype)),
       el('div', {}, shapeText(t.shape)),
       el('div', { class: 'num' }, intFmt.format(t.elements)),
       el('div', { class: 'num' }, fmtBytes(t.byteLength)),
       el('div', { class: 'num' }, hex(t.byteOffset)),
-      el('div', {}, quant),
-      el('div', {}, t.layout ?? ''),
+      setPlain() ? null : el('div', {}, quant),
+      setPlain() ? null : el('div', {}, t.layout ?? ''),
       isSet() ? el('div', { class: 'file', title: t.fileName }, t.fileLabel) : null));
   }
   box.replaceChildren(...out);

@@ -39,8 +39,9 @@ export async function openSet(all, { call, typeOf, firstSlot = 0 }) {
   // Files of an earlier, larger set in the slots after these are closed.
   await call({ op: 'close', from: firstSlot + list.length });
   const error = await checkSet(index, opened);
-  if (error) return { error, name: index?.name ?? opened[0].name };
-  return { ...mergeSet(opened), checkMs: performance.now() - t0, io: opened.at(-1)?.io };
+  if (error) return { error: { ...error, set: true }, name: index?.name ?? opened[0].name };
+  const title = index ? `${index.name}: ${list.length} shards` : `${list.length} files`;
+  return { ...mergeSet(opened), title, checkMs: performance.now() - t0, io: opened.at(-1)?.io };
 }
 
 /**

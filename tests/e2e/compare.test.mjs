@@ -167,7 +167,7 @@ test('a name in two files of a set is listed as a duplicate', async () => {
 test('a set of three Kiln files: one table, each tensor labelled with its file; compared as one model', async () => {
   const files = manifest.set.map((s) => path.join(dir, s.file));
   assert.equal(await open([files[2], files[0], files[1]]), 'ready', 'picked in any order');
-  const rows = await page.$$eval('#table-rows .row', (rs) => rs.map((r) => [r.children[0].innerText, r.children[8].innerText, r.children[8].title]));
+  const rows = await page.$$eval('#table-rows .row', (rs) => rs.map((r) => [r.children[0].innerText, r.lastElementChild.innerText, r.lastElementChild.title]));
   // Labelled by what tells the files apart ("00002"), the whole name in its title.
   const want = manifest.set.flatMap((s) => s.tensors.map((t) => [t, /-(\d{5})-of-/.exec(s.file)[1], s.file]));
   assert.deepEqual(rows, want, 'in set order, each with its file');
@@ -219,4 +219,54 @@ test('256 MiB against itself: compared in chunks with progress, byte-identical; 
   assert.equal(after['big.weight'].result, null, 'the cancelled tensor has no result');
   assert.match(await page.locator('#compare-label-text').innerText(), /Cancelled/);
   await page.click('#compare-back');
+});
+
+const shardDir = path.join(root, 'www/samples/shards');
+const shards = JSON.parse(fs.readFileSync(path.join(shardDir, 'shards.json'), 'utf8'));
+const tableFiles = () => page.$$eval('#table-rows .row', (rs) => rs.map((r) => [r.children[0].innerText, r.lastElementChild.innerText, r.lastElementChild.title]));
+
+test('a safetensors shard set with its index: one table, each tensor labelled with its shard', async () => {
+  const files = [path.join(shardDir, shards.index), ...shards.shards.map((s) => path.join(shardDir, s.file)).reverse()];
+  assert.equal(await open(files), 'ready');
+  const want = shards.shards.flatMap((s) => s.tensors.map((t) => [t, /-(\d{5})-of-/.exec(s.file)[1], s.file]));
+  assert.deepEqual((await tableFiles()).sort(), want.sort(), 'every tensor of every shard, with its file');
+  assert.match(await page.locator('#set-files').innerText(), /^3\n/);
+  assert.equal(await page.locator('#file-name').innerText(), `${shards.index}: 3 shards`);
+  assert.deepEqual(await page.$$eval('#table-head > div', (h) => h.map((x) => x.innerText.replace(/ [\u25b2\u25bc]$/, ''))),
+    ['Name', 'Dtype', 'Shape', 'Elements', 'Bytes', 'Offset', 'File'], 'no empty Quantization and Layout columns');
+  // A tensor of the last shard shows its values, read from that shard.
+  await page.fill('#filter', 'lm_head');
+  await page.locator('#table-rows .row', { hasText: 'lm_head.weight' }).click();
+  await page.waitForSelector('#detail[data-stats="done"][data-values="done"]', { timeout: 60_000 });
+  assert.match(await page.locator('#detail .kv').innerText(), /File\s+model-00003-of-00003\.safetensors/);
+  assert.equal((await page.$$eval('#detail .values span[title]', (s) => s.map((x) => x.innerText)))[0], '0');
+  await page.fill('#filter', '');
+  await page.evaluate(() => document.getElementById('filter').dispatchEvent(new Event('input')));
+  await shot('safetensors-set.png');
+});
+
+test('an index that disagrees with the shards: the error names the tensor and both files', async () => {
+  const files = [path.join(shardDir, shards.bad.index), ...shards.shards.map((s) => path.join(shardDir, s.file))];
+  assert.equal(await open(files), 'error');
+  const message = await page.locator('#error-message').innerText();
+  assert.equal(await page.locator('#error-code').innerText(), 'safetensors');
+  assert.equal(await page.locator('#error h2').innerText(), 'The files are not one model');
+  assert.ok(shards.bad.error.endsWith(message), `${message} is kiln-convert's own words: ${shards.bad.error}`);
+  for (const word of [shards.bad.tensor, shards.bad.in, shards.bad.indexSays]) assert.ok(message.includes(word), `${word} in ${message}`);
+  await shot('safetensors-set-bad-index.png');
+  // The index alone: the page says which shards to pick with it.
+  assert.equal(await open(path.join(shardDir, shards.index)), 'error');
+  assert.equal(await page.locator('#error-code').innerText(), 'NoShards');
+  for (const s of shards.shards) assert.ok((await page.locator('#error-message').innerText()).includes(s.file));
+});
+
+test('a GGUF split set: one table labelled by file; two files of three are refused by the split keys', async () => {
+  const files = shards.gguf.shards.map((s) => path.join(shardDir, s.file));
+  assert.equal(await open([files[1], files[2], files[0]]), 'ready');
+  const want = shards.gguf.shards.flatMap((s) => s.tensors.map((t) => [t, /-(\d{5})-of-/.exec(s.file)[1], s.file]));
+  assert.deepEqual(await tableFiles(), want, 'in split order, each with its file');
+  await shot('gguf-split-set.png');
+  assert.equal(await open(files.slice(0, 2)), 'error');
+  assert.ok(shards.gguf.twoOfThree.endsWith(await page.locator('#error-message').innerText()), 'kiln-convert\'s words');
+  assert.match(await page.locator('#error-message').innerText(), /split\.count is 3, but the set has 2 files/);
 });
