@@ -19,8 +19,9 @@
 #          Worker, a 6 GiB sparse file written and deleted by the test,
 #          HTTP Range requests to www/serve.mjs); sets of files and the
 #          comparison of two models (tests/e2e/compare.test.mjs: the known
-#          differences of www/samples/compare/, a three-file set, 256 MiB
-#          compared in chunks and cancelled); screenshots in
+#          differences of www/samples/compare/, 256 MiB compared in chunks
+#          and cancelled; Kiln, safetensors-with-index and GGUF split sets
+#          of www/samples/shards/, a bad index); screenshots in
 #          target/e2e-screenshots/.
 #
 # What they need (Debian's chromium and chromium-driver, the npm packages
