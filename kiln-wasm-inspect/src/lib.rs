@@ -64,7 +64,13 @@ pub fn open_model(
     let format = match format {
         "safetensors" => Format::Safetensors,
         "gguf" => Format::Gguf,
-        _ => return Err(error("BadFormat", "format is not safetensors or gguf", None)),
+        _ => {
+            return Err(error(
+                "BadFormat",
+                "format is not safetensors or gguf",
+                None,
+            ))
+        }
     };
     if !(byte_length >= 0.0 && byte_length == (byte_length as u64) as f64) {
         return Err(error("BadLength", "byteLength is not a whole number", None));
@@ -89,7 +95,11 @@ pub fn open_model(
         Ok(())
     })
     .map_err(|e| convert_error(&e))?;
-    Ok(KilnFile::from_opened(opened(&head, reads.bytes, reads.requests)))
+    Ok(KilnFile::from_opened(opened(
+        &head,
+        reads.bytes,
+        reads.requests,
+    )))
 }
 
 /// The core's facts of a head: one directory of named tensors.
@@ -130,7 +140,11 @@ pub fn opened(head: &Head, read: u64, requests: u64) -> Opened {
         .all(|w| w[0].name.as_bytes() < w[1].name.as_bytes());
     let mut metadata = Vec::with_capacity(head.metadata.len() + 2);
     if head.format == Format::Gguf {
-        metadata.push(["GGUF version".into(), "u32".into(), head.version.to_string()]);
+        metadata.push([
+            "GGUF version".into(),
+            "u32".into(),
+            head.version.to_string(),
+        ]);
         metadata.push([
             "tensor data alignment".into(),
             "u64".into(),
