@@ -299,9 +299,29 @@ fn hostile_headers_read_as_the_whole_file_does() {
         header("{}", 2),
         huge,
         vec![5, 0, 0],
+        header("{\"w\":{\"dtype\":\"F32\",\"shape\":[-1],\"data_offsets\":[0,4]}}", 4),
+        header("{\"w\":{\"dtype\":\"F32\",\"shape\":[1.5],\"data_offsets\":[0,4]}}", 4),
+        header("{\"w\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0]}}", 4),
+        header("{\"w\":{\"dtype\":\"F32\",\"shape\":[1]}}", 4),
+        header("{\"w\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,18446744073709551616]}}", 4),
+        header("[1,2]", 0),
+        header("{\"__metadata__\":{\"a\":1}}", 0),
+        header("{\"w\":{\"dtype\":\"F4\",\"shape\":[3],\"data_offsets\":[0,1]}}", 1),
+        header("{\"w\":{\"dtype\":\"F32\",\"shape\":[18446744073709551615,2],\"data_offsets\":[0,4]}}", 4),
+        header("{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},\"b\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[8,12]}}", 12),
+        header("{\"w\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}} \u{ff}", 4),
     ] {
         let e = every_prefix(Format::Safetensors, &file).unwrap_err();
         assert_eq!(e.0, ErrorKind::Safetensors, "{e:?}");
+    }
+    // Valid headers in any tensor order, with odd spacing and metadata.
+    for file in [
+        header("{\"b\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,8]}, \"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}", 8),
+        header("{\"__metadata__\":{\"k\":\"v\"},\"z\":{\"dtype\":\"U8\",\"shape\":[0],\"data_offsets\":[0,0]}}  ", 0),
+        header("{\"f4\":{\"dtype\":\"F4\",\"shape\":[4],\"data_offsets\":[0,2]}}", 2),
+    ] {
+        let head = every_prefix(Format::Safetensors, &file).unwrap();
+        assert!(head.tensors.windows(2).all(|w| w[0].range.end == w[1].range.start));
     }
 }
 

@@ -414,7 +414,14 @@ fn sparse(path: &Path) {
 /// The names of the sparse models' 300 f16 matrices of 4096 x 2688
 /// (21 MiB each).
 fn sparse_names() -> Vec<String> {
-    let kinds = ["q_proj", "k_proj", "v_proj", "o_proj", "up_proj", "down_proj"];
+    let kinds = [
+        "q_proj",
+        "k_proj",
+        "v_proj",
+        "o_proj",
+        "up_proj",
+        "down_proj",
+    ];
     (0..300)
         .map(|i| format!("model.layers.{:02}.{}.weight", i / 6, kinds[i % 6]))
         .collect()
@@ -508,7 +515,12 @@ fn sparse_gguf(path: &Path) {
             .into_iter()
             .map(|n| (n, vec![2688, 4096], 1, 4096 * 2688 * 2)),
     );
-    tensors.push(("blk.q4_k.weight".into(), vec![4096, 512], 12, 4096 / 256 * 144 * 512));
+    tensors.push((
+        "blk.q4_k.weight".into(),
+        vec![4096, 512],
+        12,
+        4096 / 256 * 144 * 512,
+    ));
     tensors.push(("lm_head.weight".into(), vec![1024, 1024], 1, 1 << 21));
     tensors.push(("model.norm.weight".into(), vec![4096], 0, 4096 * 4));
     let mut head = b"GGUF".to_vec();
@@ -706,7 +718,11 @@ fn main() {
     // heads.
     for (source, format) in [("tiny.safetensors", "safetensors"), ("tiny.gguf", "gguf")] {
         fs::copy(models.join(source), out.join(source)).expect("copy");
-        let name = if format == "gguf" { "GGUF" } else { "safetensors" };
+        let name = if format == "gguf" {
+            "GGUF"
+        } else {
+            "safetensors"
+        };
         manifest.push(json!({
             "file": source, "type": "tensors", "framed": false, "format": format, "expect": "accept",
             "title": format!("{name}: samples/{source}, opened as it is"),
