@@ -9,12 +9,25 @@ import { openSet, setOrder, tensorKey } from './set.js';
 
 const $ = (id) => document.getElementById(id);
 
+/**
+ * The key that pairs a tensor across models: its name when no other tensor
+ * of its model has that name (so a safetensors file pairs with its Kiln
+ * conversion, whose tensors sit under a message path), else its path and
+ * name.
+ */
+function keysOf(tensors) {
+  const count = new Map();
+  for (const t of tensors) if (t.name !== null) count.set(t.name, (count.get(t.name) ?? 0) + 1);
+  return (t) => (t.name !== null && count.get(t.name) === 1 ? t.name : tensorKey(t));
+}
+
 /** Pairs A's and B's tensors by key: rows in A's order, then those only in B. */
 export function pairTensors(aTensors, bTensors) {
-  const inB = new Map(bTensors.map((t) => [tensorKey(t), t]));
+  const keyA = keysOf(aTensors), keyB = keysOf(bTensors);
+  const inB = new Map(bTensors.map((t) => [keyB(t), t]));
   const rows = [];
   for (const a of aTensors) {
-    const key = tensorKey(a);
+    const key = keyA(a);
     const b = inB.get(key);
     inB.delete(key);
     rows.push({ key, a, b: b ?? null });
@@ -72,7 +85,12 @@ export function setupCompare(ctx) {
     const firstSlot = Math.max(1, ...(A.files ?? []).map((f) => f.slot + 1));
     setBusy(`Comparing with ${list.length === 1 ? list[0].name : `${list.length} files`}\u2026`);
     await ctx.workerReady;
+    // Opening B sniffs each of its files into the page's kind fields: they
+    // are A's again afterwards (what "Check again" reopens A with).
+    const input = $('type-text');
+    const kind = { mode: $('mode').value, type: input.value, disabled: input.disabled, format: state.format };
     const B = await openSet(setOrder(list), { call, typeOf, firstSlot });
+    $('mode').value = kind.mode; input.value = kind.type; input.disabled = kind.disabled; state.format = kind.format;
     if (job !== state.job) return;
     bName ??= list.length === 1 ? list[0].name : `${list.length} files`;
     if (B.error) {

@@ -221,6 +221,30 @@ test('256 MiB against itself: compared in chunks with progress, byte-identical; 
   await page.click('#compare-back');
 });
 
+test('safetensors and GGUF files against their Kiln conversions: paired by name across formats, every tensor byte-identical', async () => {
+  const samples = path.join(root, 'www/samples');
+  for (const [file, kiln] of [['tiny.safetensors', 'tiny-safetensors.kiln'], ['tiny.gguf', 'tiny-gguf.kiln']]) {
+    assert.equal(await open(path.join(samples, file)), 'ready');
+    const modeA = await page.inputValue('#mode');
+    await compareWith(path.join(samples, kiln));
+    const got = await comparison();
+    const names = await page.evaluate(() => window.kilnInspector.tensors.map((t) => t.name));
+    assert.ok(names.length >= 3, file);
+    assert.deepEqual(Object.keys(got).sort(), [...names].sort(), `${file}: each tensor paired with its converted self`);
+    for (const [key, r] of Object.entries(got)) {
+      assert.equal(r.status, 'identical', `${file}: ${key}`);
+      assert.equal(r.result.bytesA, r.result.bytesB);
+    }
+    assert.equal(await page.inputValue('#mode'), modeA, 'the page\'s kind fields are A\'s again (B is a framed message)');
+    assert.equal(await page.evaluate(() => window.kilnInspector.format), file.split('.').pop());
+    if (file.endsWith('.gguf')) {
+      assert.ok(Object.values(got).some((r) => r.result.how === 'bytes'), 'a quantized block compared as bytes');
+      await shot('compare-gguf-kiln.png');
+    }
+    await page.click('#compare-back');
+  }
+});
+
 const shardDir = path.join(root, 'www/samples/shards');
 const shards = JSON.parse(fs.readFileSync(path.join(shardDir, 'shards.json'), 'utf8'));
 const tableFiles = () => page.$$eval('#table-rows .row', (rs) => rs.map((r) => [r.children[0].innerText, r.lastElementChild.innerText, r.lastElementChild.title]));
