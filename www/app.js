@@ -412,7 +412,7 @@ function showTensor(t) {
   const kv = [
     ['Path', t.path || '(root)'],
     ['Index', `${t.index}${state.dirs.length > 1 ? ` (${t.indexInDirectory} in its directory)` : ''}`],
-    ['Dtype', t.layout ? `opaque, code ${t.dtypeCode}` : `${t.dtype} (code ${t.dtypeCode})`],
+    ['Dtype', t.layout ? `${t.layout} blocks (opaque, code ${t.dtypeCode})` : `${t.dtype} (code ${t.dtypeCode})`],
     ['Shape', shapeText(t.shape)],
     ['Elements', intFmt.format(t.elements)],
     ['Bytes', t.byteLength < 1024 ? intFmt.format(t.byteLength) : `${intFmt.format(t.byteLength)} (${fmtBytes(t.byteLength)})`],
