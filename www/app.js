@@ -257,7 +257,7 @@ function showFile() {
   $('meta-box').hidden = !model;
   $('meta').replaceChildren(...meta.flatMap((p) => [
     el('dt', { title: p.key }, p.key),
-    el('dd', { title: p.value }, p.value, el('small', {}, p.type))]));
+    el('dd', { title: p.value }, el('small', {}, p.type), p.value)]));
   if (model && !meta.length) $('meta').replaceChildren(el('dd', { class: 'muted' }, 'none'));
   const value = f.value;
   $('tree-box').hidden = value === null;
