@@ -296,7 +296,7 @@ function showFile() {
   $('meta-box').hidden = !model;
   $('meta').replaceChildren(...meta.flatMap((p) => [
     el('dt', { title: p.key }, p.key),
-    el('dd', { title: p.value }, p.value, el('small', {}, p.type))]));
+    el('dd', { title: p.value }, el('small', {}, p.type), p.value)]));
   if (model && !meta.length) $('meta').replaceChildren(el('dd', { class: 'muted' }, 'none'));
   const value = f.value;
   $('tree-box').hidden = value === null;
@@ -455,7 +455,7 @@ function showTensor(t) {
     ...(isSet() ? [['File', t.fileName]] : []),
     ['Path', t.path || '(root)'],
     ['Index', `${t.index}${state.dirs.length > 1 ? ` (${t.indexInDirectory} in its directory)` : ''}`],
-    ['Dtype', t.layout ? `opaque, code ${t.dtypeCode}` : `${t.dtype} (code ${t.dtypeCode})`],
+    ['Dtype', t.layout ? `${t.layout} blocks (opaque, code ${t.dtypeCode})` : `${t.dtype} (code ${t.dtypeCode})`],
     ['Shape', shapeText(t.shape)],
     ['Elements', intFmt.format(t.elements)],
     ['Bytes', t.byteLength < 1024 ? intFmt.format(t.byteLength) : `${intFmt.format(t.byteLength)} (${fmtBytes(t.byteLength)})`],

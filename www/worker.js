@@ -112,7 +112,8 @@ function memory() { return { ...io, wasmMemory: wasm.memory.buffer.byteLength };
 /** The bytes around `offset` for the error's hex view (320 at most). */
 function around(offset) {
   const at = offset === undefined ? 0 : Math.min(offset, Math.max(source.length - 1, 0));
-  const start = Math.max(0, (at & ~15) - 128);
+  // Arithmetic, not `& ~15`: a bitwise operator cuts an offset past 2 GiB to 32 bits.
+  const start = Math.max(0, at - (at % 16) - 128);
   const len = Math.min(source.length - start, 320);
   return { start, bytes: len > 0 ? counted(source.readSync)(start, len) : new Uint8Array(0) };
 }

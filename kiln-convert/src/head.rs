@@ -149,7 +149,7 @@ pub fn read_head(format: Format, prefix: &[u8], file_len: u64) -> Result<Step> {
 /// `usize`, which cannot hold the offsets of a file past 4 GiB on a 32-bit
 /// target (wasm32): its header is refused with "expected usize". So the
 /// header is read here into the crate's own shapes with 64-bit sizes
-/// ([`HashMetadata`], [`TensorInfo`], the crate's [`Dtype`]), through
+/// (`HashMetadata`, `TensorInfo`, the crate's [`Dtype`]), through
 /// serde_json as the crate reads it, and checked by the crate's rules in
 /// the crate's order; faults become the crate's [`SafeTensorError`]s and
 /// then the conversions' own errors. The tests check the verdict against

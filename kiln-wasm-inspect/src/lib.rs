@@ -196,7 +196,9 @@ pub(crate) fn convert_error(e: &kiln_convert::Error) -> JsValue {
         kiln_convert::ErrorKind::Io => "Io",
         _ => "Unsupported",
     };
-    error(code, &e.to_string(), e.offset())
+    // The message without the kind and offset that `Display` adds: the
+    // error's `code` and `offset` carry them.
+    error(code, e.message(), e.offset())
 }
 
 fn error(code: &str, message: &str, offset: Option<u64>) -> JsValue {

@@ -438,7 +438,10 @@ for (const { format, ext, count } of [
       assert.ok((await text('#error-where')).includes(`byte ${at.toLocaleString('en-US')}`), await text('#error-where'));
       assert.match(await text('#error h2'), new RegExp(`Not a valid ${format} file`));
       assert.match(await text('#error-message'), ext === 'gguf' ? /64 bytes after the end of the last tensor/ : /data_offsets do not end at the end of the file/);
-      assert.ok((await text('#hex')).length > 0);
+      // The hex view is of the bytes there, the fault's byte marked.
+      assert.equal(await page.locator('#hex .hit').count(), 1);
+      const first = Number.parseInt(await page.locator('#hex .off').first().innerText(), 16);
+      assert.ok(first <= at && at - first <= 256, `hex view from ${first} for a fault at ${at}`);
       await shot(`sparse-6g-${ext}-corrupt.png`);
     } finally {
       fs.rmSync(file, { force: true });
