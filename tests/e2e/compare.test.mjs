@@ -294,3 +294,12 @@ test('a GGUF split set: one table labelled by file; two files of three are refus
   assert.ok(shards.gguf.twoOfThree.endsWith(await page.locator('#error-message').innerText()), 'kiln-convert\'s words');
   assert.match(await page.locator('#error-message').innerText(), /split\.count is 3, but the set has 2 files/);
 });
+
+test('?sample=…&compare=…: a bundled sample compared with another from the URL', async () => {
+  await page.goto(`${server.url}?sample=model.kiln&compare=model.kiln`);
+  await page.waitForSelector('#compare[data-state="done"]', { timeout: 120_000 });
+  const got = await comparison();
+  assert.equal(Object.keys(got).length, 19);
+  for (const [key, r] of Object.entries(got)) assert.equal(r.status, 'identical', key);
+  assert.match(await page.locator('#compare h2').innerText(), /^A\s+model\.kiln\s+\u2194\s+B\s+model\.kiln$/);
+});
