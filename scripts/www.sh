@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # The browser inspector.
 #
-#   bash scripts/www.sh --build-only   build kiln-wasm into www/pkg/ (ES module,
-#                                      .d.ts, package.json, wasm-opt -Oz, size
-#                                      check); honours CARGO_TARGET_DIR
+#   bash scripts/www.sh --build-only   build the two modules (ES module, .d.ts,
+#                                      wasm-opt -Oz, size check): the core,
+#                                      kiln-wasm, into www/pkg/ (with its npm
+#                                      package.json), and the inspector's,
+#                                      kiln-wasm-inspect, into www/inspect/;
+#                                      honours CARGO_TARGET_DIR
 #   bash scripts/www.sh [FILE [TYPE]]  build, serve www/ on 127.0.0.1, print the
 #                                      URL that opens FILE (default: a sample);
 #                                      TYPE is the type text of a message
@@ -16,10 +19,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$PWD"
 
-# The budget for the inspector's module after wasm-opt -Oz: 96 KiB. It
-# links the core's incremental checker (reads by ranges) and its value
-# walk (the message tree) side by side.
+# The budgets after wasm-opt -Oz. The core module (kiln-wasm, no_std, what
+# other pages embed): 96 KiB; it links the core's incremental checker
+# (reads by ranges) and its value walk (the message tree) side by side.
+# The inspector's module (kiln-wasm-inspect: the core's exports, plus
+# kiln-convert's safetensors and GGUF head readers, with std, serde_json
+# and the safetensors crate): 288 KiB.
 MAX_WASM_BYTES=98304
+MAX_INSPECT_BYTES=294912
 
 build() {
     local want have
@@ -31,32 +38,42 @@ build() {
         echo "     cargo install wasm-bindgen-cli --version $want --no-default-features --force" >&2
         return 1
     fi
+    module kiln-wasm kiln_wasm www/pkg "$MAX_WASM_BYTES" --features module
+    package_json
+    module kiln-wasm-inspect kiln_inspect www/inspect "$MAX_INSPECT_BYTES"
+}
+
+# module CRATE NAME DIR BUDGET [CARGO ARGS]: CRATE's wasm-bindgen module
+# as DIR/NAME.js and DIR/NAME_bg.wasm, after wasm-opt -Oz, within BUDGET
+# bytes.
+module() {
+    local crate="$1" name="$2" dir="$3" budget="$4"
+    shift 4
     # The module's path from cargo itself, so CARGO_TARGET_DIR (or a
     # target-dir in a cargo config) is honoured.
     local raw
-    raw="$(cargo rustc -q -p kiln-wasm --lib --crate-type cdylib --target wasm32-unknown-unknown \
-        --profile wasm-release --features module --message-format=json-render-diagnostics |
-        sed -nE 's/.*"filenames":\["([^"]*kiln_wasm\.wasm)".*/\1/p' | tail -1)"
-    [ -n "$raw" ] || { echo "www: cargo built no kiln_wasm.wasm" >&2; return 1; }
-    rm -rf www/pkg
-    wasm-bindgen --target web --out-dir www/pkg --out-name kiln_wasm "$raw"
+    raw="$(cargo rustc -q -p "$crate" --lib --crate-type cdylib --target wasm32-unknown-unknown \
+        --profile wasm-release "$@" --message-format=json-render-diagnostics |
+        sed -nE "s/.*\"filenames\":\[\"([^\"]*${crate//-/_}\.wasm)\".*/\1/p" | tail -1)"
+    [ -n "$raw" ] || { echo "www: cargo built no ${crate//-/_}.wasm" >&2; return 1; }
+    rm -rf "$dir"
+    wasm-bindgen --target web --out-dir "$dir" --out-name "$name" "$raw"
     local wasm_opt="$ROOT/tests/e2e/node_modules/.bin/wasm-opt"
     if [ ! -x "$wasm_opt" ]; then
         (cd tests/e2e && npm ci --no-audit --no-fund --silent)
     fi
     local before after
-    before=$(stat -c %s www/pkg/kiln_wasm_bg.wasm)
+    before=$(stat -c %s "$dir/${name}_bg.wasm")
     # The features are those rustc enables for wasm32-unknown-unknown.
     "$wasm_opt" -Oz --converge --strip-producers --strip-target-features \
         --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
         --enable-mutable-globals --enable-reference-types --enable-multivalue \
-        www/pkg/kiln_wasm_bg.wasm -o www/pkg/kiln_wasm_bg.wasm
-    after=$(stat -c %s www/pkg/kiln_wasm_bg.wasm)
-    rm -f www/pkg/.gitignore
-    package_json
-    echo "www/pkg/kiln_wasm_bg.wasm: $before bytes from wasm-bindgen, $after after wasm-opt -Oz (budget $MAX_WASM_BYTES)"
-    if [ "$after" -gt "$MAX_WASM_BYTES" ]; then
-        echo "www: the module is over its budget of $MAX_WASM_BYTES bytes" >&2
+        "$dir/${name}_bg.wasm" -o "$dir/${name}_bg.wasm"
+    after=$(stat -c %s "$dir/${name}_bg.wasm")
+    rm -f "$dir/.gitignore"
+    echo "$dir/${name}_bg.wasm: $before bytes from wasm-bindgen, $after after wasm-opt -Oz (budget $budget)"
+    if [ "$after" -gt "$budget" ]; then
+        echo "www: $dir/${name}_bg.wasm is over its budget of $budget bytes" >&2
         return 1
     fi
 }

@@ -1,23 +1,35 @@
-// The Kiln inspector: plain ES modules over kiln-wasm (www/pkg/, built by
-// `bash scripts/www.sh --build-only`). A file is never read whole: the
+// The Kiln inspector: plain ES modules over the inspector's module
+// (kiln-wasm-inspect in www/inspect/: the core module kiln-wasm, plus the
+// safetensors and GGUF heads; built by `bash scripts/www.sh --build-only`). A file is never read whole: the
 // worker (worker.js) opens it by ranges (a File's slice(), or HTTP Range
 // requests for a URL), reading only what the core's checker needs, and
 // reads a tensor's bytes in chunks for its values and statistics.
-import init, { peekFrame, schemaHash } from './pkg/kiln_wasm.js';
+import init, { peekFrame, schemaHash, sniffFormat } from './inspect/kiln_inspect.js';
+import { openSet, setOrder } from './set.js';
+import { setupCompare } from './compare.js';
 
 const $ = (id) => document.getElementById(id);
 const ROW = 26;
 const state = {
   file: null, source: null, name: '', tensors: [], dirs: [], rows: [], sort: { key: 'index', dir: 1 },
-  selected: -1, job: 0, samples: [], scaleOf: new Map(), io: null, openMs: 0,
+  selected: -1, job: 0, samples: [], scaleOf: new Map(), io: null, openMs: 0, format: 'kiln',
 };
+const FORMAT_NAMES = { kiln: 'Kiln', safetensors: 'safetensors', gguf: 'GGUF' };
+const foreign = () => state.format !== 'kiln';
 window.kilnInspector = state; // for the end-to-end tests and the console
 
 const columns = [
   { key: 'name', label: 'Name' }, { key: 'dtype', label: 'Dtype' }, { key: 'shape', label: 'Shape' },
   { key: 'elements', label: 'Elements', num: true }, { key: 'byteLength', label: 'Bytes', num: true },
   { key: 'byteOffset', label: 'Offset', num: true }, { key: 'quant', label: 'Quantization' }, { key: 'layout', label: 'Layout' },
+  { key: 'fileName', label: 'File', set: true },
 ];
+// The File column shows only for a set of several files; there, the
+// Quantization and Layout columns only when a tensor has them.
+const isSet = () => (state.file?.files?.length ?? 0) > 1;
+const setPlain = () => isSet() && !state.tensors.some((t) => t.quantScheme || t.layout);
+const shownColumns = () => columns.filter((c) => (!c.set || isSet()) && !(setPlain() && (c.key === 'quant' || c.key === 'layout')));
+const setClass = () => (isSet() ? ` with-file${setPlain() ? ' plain' : ''}` : '');
 
 // ---------------------------------------------------------------- formatting
 
@@ -87,6 +99,10 @@ function setMode(mode, type) {
 
 /** Sets the mode (and a bundled type whose hash the frame carries) from the first 16 bytes. */
 function sniff(head) {
+  // The module says the format (sniffFormat): a safetensors or GGUF file
+  // opens from its head, with no type text.
+  state.format = sniffFormat(head) ?? 'kiln';
+  if (foreign()) return;
   const magic = String.fromCharCode(...head.subarray(0, 4));
   if (magic === 'KLNT') setMode('directory');
   else if (peekFrame(head)) {
@@ -104,6 +120,32 @@ async function openFile(file) {
   openSource({ blob: file }, file.name);
 }
 
+/** One file, or several as one model (shards, or a model in several files). */
+async function openFiles(list) {
+  if (list.length === 1 && !list[0].name.endsWith('.index.json')) return openFile(list[0]);
+  const job = ++state.job;
+  setBusy(`Reading ${list.length} files\u2026`);
+  $('welcome').hidden = true;
+  state.source = { set: list };
+  state.name = `${list.length} files`;
+  $('reopen').disabled = false;
+  await workerReady;
+  const t0 = performance.now();
+  const r = await openSet(setOrder(list), { call, typeOf });
+  if (job !== state.job) return;
+  state.openMs = performance.now() - t0;
+  if (r.error) { showError(r.error, r.hex, r.length, r.name); return; }
+  state.file = r; state.openIo = r.io; state.checkMs = r.checkMs; state.name = r.title;
+  showFile();
+}
+
+/** A file's type text and framing, from its first 16 bytes and the page's fields. */
+async function typeOf(blob) {
+  sniff(new Uint8Array(await blob.slice(0, 16).arrayBuffer()));
+  const mode = $('mode').value;
+  return { type: mode === 'directory' ? 'tensors' : $('type-text').value.trim(), framed: mode === 'framed', format: state.format };
+}
+
 function hashMatches(head, type) {
   try { return peekFrame(head)?.hash === schemaHash(type); } catch { return false; }
 }
@@ -113,6 +155,7 @@ async function openSample(name) {
   if (!meta) return;
   setBusy(`Loading ${name}…`);
   const blob = await (await fetch(`samples/${name}`)).blob();
+  state.format = sniffFormat(new Uint8Array(await blob.slice(0, 16).arrayBuffer())) ?? 'kiln';
   setMode(meta.type === 'tensors' && !meta.framed ? 'directory' : meta.framed ? 'framed' : 'plain', meta.type);
   openSource({ blob }, name);
 }
@@ -122,7 +165,7 @@ async function openUrl(url, name, mode, type) {
   setBusy(`Opening ${url}…`);
   state.job++;
   $('welcome').hidden = true;
-  if (mode) setMode(mode, type ?? '');
+  if (mode) { state.format = 'kiln'; setMode(mode, type ?? ''); }
   else {
     try {
       const r = await fetch(url, { headers: { Range: 'bytes=0-15' } });
@@ -142,13 +185,13 @@ async function openSource(src, name) {
   const mode = $('mode').value;
   const type = mode === 'directory' ? 'tensors' : $('type-text').value.trim();
   $('welcome').hidden = true;
-  if (!type) {
+  if (!type && !foreign()) {
     showError({ code: 'BadTypeText', message: 'Type the message\u2019s type text, or pick a bundled one.' }, null, undefined, name);
     return;
   }
   const t0 = performance.now();
   await workerReady;
-  const r = await call({ op: 'open', ...src, type, framed: mode === 'framed' });
+  const r = await call({ op: 'open', ...src, type, framed: mode === 'framed', format: state.format });
   if (job !== state.job) return;
   state.openMs = performance.now() - t0;
   if (r.error) { showError(r.error, r.hex, r.length, name); return; }
@@ -158,7 +201,7 @@ async function openSource(src, name) {
   showFile();
 }
 
-function reopen() { if (state.source) openSource(state.source, state.name); }
+function reopen() { if (state.source?.set) openFiles(state.source.set); else if (state.source) openSource(state.source, state.name); }
 
 // ---------------------------------------------------------------- errors
 
@@ -167,7 +210,8 @@ function showError(e, hexView, length, name) {
   $('error').hidden = false;
   $('error-code').textContent = e.code ?? 'Error';
   const unread = ['Network', 'NoRange', 'Http', 'Io'].includes(e.code);
-  $('error').querySelector('h2').textContent = unread ? 'The file could not be read' : 'Not a valid Kiln value';
+  $('error').querySelector('h2').textContent = unread ? 'The file could not be read'
+    : e.set ? 'The files are not one model' : foreign() ? `Not a valid ${FORMAT_NAMES[state.format]} file` : 'Not a valid Kiln value';
   $('error-message').textContent = e.code && e.message.startsWith(`${e.code}: `) ? e.message.slice(e.code.length + 2) : e.message;
   const off = e.offset;
   const size = length === undefined ? '' : `${fmtBytes(length)}.`;
@@ -221,24 +265,39 @@ function showFile() {
   $('file').hidden = false;
   $('file-name').textContent = state.name;
   const payload = state.tensors.reduce((a, t) => a + t.byteLength, 0);
+  const model = h.format !== 'kiln';
   const facts = [
+    ['Format', FORMAT_NAMES[h.format] ?? h.format],
     ['Size', fmtBytes(h.byteLength)],
     ['Bytes', intFmt.format(h.byteLength)],
-    ['Type', h.typeText],
-    ['Framed', h.framed ? 'yes' : 'no'],
-    ['Hash', el('span', { class: 'hash' }, hex(h.schemaHash, 16))],
+    ...(model ? [['Head', `${intFmt.format(state.dirs[0]?.payloadOffset ?? 0)} bytes`]] : [
+      ['Type', h.typeText],
+      ['Framed', h.framed ? 'yes' : 'no'],
+      ['Hash', el('span', { class: 'hash' }, hex(h.schemaHash, 16))]]),
     ['Tensors', intFmt.format(h.tensorCount)],
-    ['Directories', intFmt.format(h.directoryCount)],
+    ...(model ? [] : [['Directories', intFmt.format(h.directoryCount)]]),
     ['Payloads', fmtBytes(payload)],
     ['Checked', `${state.checkMs.toFixed(1)} ms`],
-    ['Read', el('span', {}, el('span', { id: 'read-bytes' }, readText()), el('small', {}, 'by ranges: the check reads the heads; a tensor’s bytes are read when it is shown.'))],
+    ['Read', el('span', {}, el('span', { id: 'read-bytes' }, readText()), el('small', {}, model
+      ? 'by ranges: the open reads the head alone; a tensor’s bytes are read when it is shown.'
+      : 'by ranges: the check reads the heads; a tensor’s bytes are read when it is shown.'))],
     ['Memory', el('span', { id: 'wasm-memory' }, fmtBytes(state.io.wasmMemory),
       el('small', {}, 'wasm memory, bounded whatever the file’s size.'))],
   ];
+  if (f.files?.length > 1) {
+    facts.splice(0, 0, ['Files', el('span', { id: 'set-files' }, `${f.files.length}`, ...f.files.map((x) => el('small', { title: x.name }, el('b', {}, x.label), ` ${intFmt.format(x.tensorCount)} tensors, ${fmtBytes(x.byteLength)}`)))]);
+    if (f.duplicates?.length) facts.push(['Duplicates', el('span', { class: 'warn' }, `${f.duplicates.length}`, ...f.duplicates.slice(0, 5).map((d) => el('small', {}, `${d.key} in ${d.files.join(' and ')}`)))]);
+  }
   $('header-facts').replaceChildren(...facts.flatMap(([k, v]) => [el('dt', {}, k), el('dd', {}, v)]));
   $('directories').replaceChildren(...state.dirs.map((d, i) => el('li', {},
     el('button', { title: 'Show only these tensors', onclick: () => { $('filter').value = d.path ? `path:${d.path}` : ''; refreshRows(); } }, d.path || '(root)'),
-    el('span', { class: 'muted' }, `${d.tensorCount} @ ${hex(d.offset)}`))));
+    el('span', { class: 'muted' }, `${d.tensorCount} @ ${hex(d.offset)}${d.fileName && isSet() ? ` in ${d.fileLabel}` : ''}`))));
+  const meta = f.metadata ?? [];
+  $('meta-box').hidden = !model;
+  $('meta').replaceChildren(...meta.flatMap((p) => [
+    el('dt', { title: p.key }, p.key),
+    el('dd', { title: p.value }, el('small', {}, p.type), p.value)]));
+  if (model && !meta.length) $('meta').replaceChildren(el('dd', { class: 'muted' }, 'none'));
   const value = f.value;
   $('tree-box').hidden = value === null;
   if (value !== null) $('tree').replaceChildren(treeNode(null, value, 0));
@@ -248,6 +307,8 @@ function showFile() {
   refreshRows();
   document.body.dataset.state = 'ready';
   document.title = `${state.name} \u2014 Kiln inspector`;
+  $('directories').parentElement.querySelector('h3').hidden = model;
+  $('directories').hidden = model;
   // A remote file's tensor is read only when picked: every byte shown is
   // a Range request.
   if (!state.tensors.length) $('detail').replaceChildren(el('p', { class: 'muted' }, 'This file has no tensors.'));
@@ -288,7 +349,8 @@ function treeNode(key, v, depth) {
 // ---------------------------------------------------------------- the table
 
 function displayName(t) {
-  const path = state.dirs.length > 1 || t.path ? `${t.path} \u203a ` : '';
+  // A set's files are told apart by the File column, not by a path.
+  const path = t.path || (state.dirs.length > 1 && !isSet()) ? `${t.path} \u203a ` : '';
   return path + (t.name ?? `#${t.indexInDirectory}`);
 }
 
@@ -298,13 +360,14 @@ function sortKey(t, key) {
     case 'shape': return t.shape.length * 1e12 + t.shape.reduce((a, d) => a * 1.0001 + d, 0);
     case 'quant': return t.quantScheme;
     case 'layout': return t.layout ?? '';
+    case 'fileName': return `${String(t.file).padStart(8, '0')}`;
     default: return t[key];
   }
 }
 
 function renderHead() {
-  $('table-head').className = 'table-head cols';
-  $('table-head').replaceChildren(...columns.map((c) => el('div', {
+  $('table-head').className = `table-head cols${setClass()}`;
+  $('table-head').replaceChildren(...shownColumns().map((c) => el('div', {
     class: `${c.num ? 'num' : ''} ${state.sort.key === c.key ? 'sorted' : ''}`, role: 'columnheader', 'data-key': c.key,
     onclick: () => { state.sort = { key: c.key, dir: state.sort.key === c.key ? -state.sort.dir : 1 }; renderHead(); refreshRows(); },
   }, c.label, state.sort.key === c.key ? (state.sort.dir > 0 ? ' \u25b2' : ' \u25bc') : '')));
@@ -316,7 +379,7 @@ function refreshRows() {
   if (q) {
     const [path, rest] = q.startsWith('path:') ? [q.slice(5), ''] : [null, q];
     rows = rows.filter((t) => (path === null || t.path.toLowerCase() === path) &&
-      (!rest || `${displayName(t)} ${t.dtype} ${t.layout ?? ''} ${t.quant}`.toLowerCase().includes(rest)));
+      (!rest || `${displayName(t)} ${t.dtype} ${t.layout ?? ''} ${t.quant} ${t.fileName ?? ''}`.toLowerCase().includes(rest)));
   }
   const { key, dir } = state.sort;
   if (key !== 'index') {
@@ -340,15 +403,16 @@ function renderRows() {
     const t = state.rows[i];
     const quant = t.quantScheme === 0 ? '' : el('span', { class: 'tag q', title: `scales: ${t.scaleName ?? t.scale}${t.outer !== null ? `, outer: ${t.outerName ?? t.outer}` : ''}` },
       t.quantScheme === 1 ? `scales /${t.groupSize}` : `+outer /${t.groupSize}`);
-    out.push(el('div', { class: `row cols${t.index === state.selected ? ' selected' : ''}`, role: 'row', 'data-index': t.index, onclick: () => select(t.index) },
+    out.push(el('div', { class: `row cols${setClass()}${t.index === state.selected ? ' selected' : ''}`, role: 'row', 'data-index': t.index, onclick: () => select(t.index) },
       el('div', { title: displayName(t) }, displayName(t)),
       el('div', {}, el('span', { class: t.layout ? 'tag opaque' : 'tag' }, t.layout ? 'opaque' : t.dtype)),
       el('div', {}, shapeText(t.shape)),
       el('div', { class: 'num' }, intFmt.format(t.elements)),
       el('div', { class: 'num' }, fmtBytes(t.byteLength)),
       el('div', { class: 'num' }, hex(t.byteOffset)),
-      el('div', {}, quant),
-      el('div', {}, t.layout ?? '')));
+      setPlain() ? null : el('div', {}, quant),
+      setPlain() ? null : el('div', {}, t.layout ?? ''),
+      isSet() ? el('div', { class: 'file', title: t.fileName }, t.fileLabel) : null));
   }
   box.replaceChildren(...out);
 }
@@ -388,9 +452,10 @@ function showTensor(t) {
   d.dataset.stats = 'pending';
   d.dataset.values = 'pending';
   const kv = [
+    ...(isSet() ? [['File', t.fileName]] : []),
     ['Path', t.path || '(root)'],
     ['Index', `${t.index}${state.dirs.length > 1 ? ` (${t.indexInDirectory} in its directory)` : ''}`],
-    ['Dtype', t.layout ? `opaque, code ${t.dtypeCode}` : `${t.dtype} (code ${t.dtypeCode})`],
+    ['Dtype', t.layout ? `${t.layout} blocks (opaque, code ${t.dtypeCode})` : `${t.dtype} (code ${t.dtypeCode})`],
     ['Shape', shapeText(t.shape)],
     ['Elements', intFmt.format(t.elements)],
     ['Bytes', t.byteLength < 1024 ? intFmt.format(t.byteLength) : `${intFmt.format(t.byteLength)} (${fmtBytes(t.byteLength)})`],
@@ -415,7 +480,7 @@ function showTensor(t) {
   const closed = !t.layout;
   d.append(el('h3', {}, closed ? 'First values' : 'First bytes'), values);
   if (t.quantScheme) d.append(el('p', { class: 'note' }, 'Stored bits shown as values; Kiln never applies the scale.'));
-  call({ op: 'first', index: t.index, count: 16 }).then((r) => {
+  call({ op: 'first', index: t.local ?? t.index, file: t.file, count: 16 }).then((r) => {
     if (job !== state.job && state.selected !== t.index) return;
     showFirst(values, t, r);
     d.dataset.values = 'done';
@@ -440,7 +505,7 @@ function showTensor(t) {
     bar.value = p.progress;
     label.textContent = `${p.label.replace(/\d+/g, (x) => intFmt.format(Number(x)))} (${Math.round(100 * p.progress)}%)`;
   });
-  call({ op: 'stats', job, index: t.index }).then((r) => {
+  call({ op: 'stats', job, index: t.local ?? t.index, file: t.file }).then((r) => {
     progress.delete(job);
     updateIo();
     if (r.cancelled) {
@@ -530,7 +595,7 @@ const types = el('datalist', { id: 'types' }, [...new Set(state.samples.filter((
 document.body.append(types);
 $('type-text').setAttribute('list', 'types');
 
-$('file-input').addEventListener('change', (e) => { const f = e.target.files[0]; if (f) openFile(f); e.target.value = ''; });
+$('file-input').addEventListener('change', (e) => { const list = [...e.target.files]; if (list.length) openFiles(list); e.target.value = ''; });
 $('sample-select').addEventListener('change', (e) => { if (e.target.value) openSample(e.target.value); e.target.value = ''; });
 $('mode').addEventListener('change', () => { setMode($('mode').value); if (state.source && $('mode').value === 'directory') reopen(); });
 $('open-form').addEventListener('submit', (e) => { e.preventDefault(); reopen(); });
@@ -547,8 +612,8 @@ window.addEventListener('dragleave', (e) => { if (!e.relatedTarget) document.bod
 window.addEventListener('drop', (e) => {
   e.preventDefault();
   document.body.classList.remove('dragging');
-  const f = e.dataTransfer?.files?.[0];
-  if (f) openFile(f);
+  const list = [...(e.dataTransfer?.files ?? [])];
+  if (list.length) openFiles(list);
 });
 document.addEventListener('keydown', (e) => {
   if (e.target.tagName === 'INPUT' || state.selected < 0) return;
@@ -556,6 +621,8 @@ document.addEventListener('keydown', (e) => {
   if (e.key === 'ArrowDown' && pos < state.rows.length - 1) { e.preventDefault(); select(state.rows[pos + 1].index); }
   if (e.key === 'ArrowUp' && pos > 0) { e.preventDefault(); select(state.rows[pos - 1].index); }
 });
+
+setupCompare({ state, call, worker, progress, typeOf, setBusy, el, fmtNum, fmtBytes, intFmt, shapeText, showError, workerReady });
 
 const params = new URLSearchParams(location.search);
 if (params.get('sample')) openSample(params.get('sample'));

@@ -1,7 +1,8 @@
 // The inspector's reader, in a Web Worker: it opens a file by ranges
-// (kiln-wasm's openReader, driven by the core's incremental checker, which
-// says which bytes it needs: a Blob's slice() or an HTTP Range request
-// each) and reads a tensor's bytes in chunks for its values, statistics,
+// (a Kiln file with kiln-wasm's openReader, driven by the core's
+// incremental checker, which says which bytes it needs; a safetensors or
+// GGUF file with openModel, which reads its head alone through
+// kiln-convert's readers; a Blob's slice() or an HTTP Range request each) and reads a tensor's bytes in chunks for its values, statistics,
 // histogram and heatmap, with progress and cancel. Nothing reads a whole
 // file; the page's main thread never blocks.
 //
@@ -10,7 +11,8 @@
 // at a time, its raw chunks kept for the histogram's second pass only
 // while they total at most KEEP bytes. The bound the tests assert:
 // wasm memory at most 64 MiB plus the heads, whatever the file's size.
-import init, { KilnFile } from './pkg/kiln_wasm.js';
+import init, { KilnFile, openModel } from './inspect/kiln_inspect.js';
+import { compareTensors } from './diff.js';
 
 const CHUNK = 4 << 20; // bytes per read of a tensor
 const KEEP = 64 << 20; // raw bytes kept for the second pass
@@ -22,6 +24,9 @@ const WINDOW = 64 << 10;
 const wasm = await init();
 let kiln = null;
 let source = null;
+// Every open file, by slot: a set of files (shards, or the two sides of a
+// comparison) is one file per slot; `kiln` and `source` are the last one.
+const files = [];
 const io = { bytesRead: 0, requests: 0 };
 const cancelled = new Set();
 
@@ -107,20 +112,28 @@ function memory() { return { ...io, wasmMemory: wasm.memory.buffer.byteLength };
 /** The bytes around `offset` for the error's hex view (320 at most). */
 function around(offset) {
   const at = offset === undefined ? 0 : Math.min(offset, Math.max(source.length - 1, 0));
-  const start = Math.max(0, (at & ~15) - 128);
+  // Arithmetic, not `& ~15`: a bitwise operator cuts an offset past 2 GiB to 32 bits.
+  const start = Math.max(0, at - (at % 16) - 128);
   const len = Math.min(source.length - start, 320);
   return { start, bytes: len > 0 ? counted(source.readSync)(start, len) : new Uint8Array(0) };
 }
 
-async function open({ blob, url, type, framed }) {
-  if (kiln) { kiln.free(); kiln = null; }
-  io.bytesRead = 0; io.requests = 0;
+async function open({ blob, url, type, framed, format, slot = 0 }) {
+  if (slot === 0) {
+    for (const f of files) f?.kiln.free();
+    files.length = 0; kiln = null;
+    io.bytesRead = 0; io.requests = 0;
+  } else if (files[slot]) { files[slot].kiln.free(); files[slot] = undefined; }
   const t0 = performance.now();
   try {
     source = blob ? blobSource(blob) : await urlSource(url);
   } catch (e) { return { error: errorOf(e), io: memory() }; }
   try {
-    kiln = KilnFile.openReader(source.length, windowed(source), type, framed);
+    // A model file's head is read in growing appended reads, each asked
+    // once: no window.
+    kiln = format === 'safetensors' || format === 'gguf'
+      ? openModel(source.length, counted(source.readSync), format)
+      : KilnFile.openReader(source.length, windowed(source), type, framed);
   } catch (e) {
     const error = errorOf(e);
     let hex = null;
@@ -128,15 +141,17 @@ async function open({ blob, url, type, framed }) {
     return { error, hex, length: source.length, io: memory() };
   }
   const checkMs = performance.now() - t0;
-  const value = kiln.header.typeText === 'tensors' ? null : kiln.value();
+  files[slot] = { kiln, source };
+  const header = kiln.header;
+  const value = header.format !== 'kiln' || header.typeText === 'tensors' ? null : kiln.value();
   const t1 = performance.now();
   const tensors = kiln.tensors();
   const factsMs = performance.now() - t1; // the tensors' facts as JS objects
-  return { header: kiln.header, tensors, directories: kiln.directories(), value, checkMs, factsMs, io: memory() };
+  return { header, tensors, directories: kiln.directories(), metadata: kiln.metadata(), value, checkMs, factsMs, io: memory() };
 }
 
 /** Elements first..first+count of tensor `index` as numbers. */
-function decode(t, bytes, first, count) {
+function decode({ kiln }, t, bytes, first, count) {
   const exact = { f64: Float64Array, f32: Float32Array, i32: Int32Array, u32: Uint32Array, i16: Int16Array, u16: Uint16Array, i8: Int8Array, u8: Uint8Array, bool: Uint8Array, i64: BigInt64Array, u64: BigUint64Array }[t.dtype];
   if (exact) {
     const copy = bytes.slice(); // its own buffer: aligned at 0
@@ -145,14 +160,16 @@ function decode(t, bytes, first, count) {
   return kiln.widenBytes(t.index, bytes, first, count);
 }
 
-async function readElements(t, first, count) {
-  const [at, len] = kiln.elementBytes(t.index, first, count);
-  const bytes = await source.read(at, len);
+async function readElements(f, t, first, count) {
+  const [at, len] = f.kiln.elementBytes(t.index, first, count);
+  const bytes = await f.source.read(at, len);
   io.bytesRead += bytes.length; io.requests += 1;
-  return decode(t, bytes, first, count);
+  return decode(f, t, bytes, first, count);
 }
 
-async function firstValues({ index, count }) {
+async function firstValues({ index, count, file = 0 }) {
+  const f = files[file];
+  const { kiln, source } = f;
   const t = kiln.tensors()[index];
   if (t.layout) {
     const n = Math.min(64, t.byteLength);
@@ -161,11 +178,13 @@ async function firstValues({ index, count }) {
     return { bytes, io: memory() };
   }
   const n = Math.min(count, t.elements);
-  const values = n ? await readElements(t, 0, n) : [];
+  const values = n ? await readElements(f, t, 0, n) : [];
   return { values: Array.from(values), io: memory() };
 }
 
-async function stats({ job, index }) {
+async function stats({ job, index, file = 0 }) {
+  const f = files[file];
+  const { kiln, source } = f;
   const t = kiln.tensors()[index];
   const n = t.elements;
   const perChunk = Math.max(1, Math.floor((CHUNK * n) / Math.max(t.byteLength, 1)));
@@ -184,7 +203,7 @@ async function stats({ job, index }) {
     if (cancelled.has(job)) return { cancelled: true, io: memory() };
     keptBytes += bytes.length;
     if (keptBytes <= KEEP) kept.push([first, count, bytes]);
-    const a = decode(t, bytes, first, count);
+    const a = decode(f, t, bytes, first, count);
     for (let i = 0; i < a.length; i++) {
       const x = Number(a[i]);
       if (x !== x) nan++;
@@ -207,7 +226,7 @@ async function stats({ job, index }) {
         io.bytesRead += bytes.length; io.requests += 1;
       }
       if (cancelled.has(job)) return { cancelled: true, io: memory() };
-      const a = decode(t, bytes, first, count);
+      const a = decode(f, t, bytes, first, count);
       for (let i = 0; i < a.length; i++) {
         const x = Number(a[i]);
         if (x === x && x !== Infinity && x !== -Infinity) bins[span > 0 ? Math.min(63, Math.floor(((x - min) / span) * 64)) : 0]++;
@@ -226,9 +245,9 @@ async function stats({ job, index }) {
   }
   kept.length = 0;
   const rowOf = async (first, count) => {
-    if (!whole) return readElements(t, first, count);
+    if (!whole) return readElements(f, t, first, count);
     const [at, len] = kiln.elementBytes(t.index, first, count);
-    return decode(t, whole.subarray(at - t.byteOffset, at - t.byteOffset + len), first, count);
+    return decode(f, t, whole.subarray(at - t.byteOffset, at - t.byteOffset + len), first, count);
   };
   let heat = null;
   if (t.shape.length === 2 && n > 1) {
@@ -257,6 +276,8 @@ onmessage = async ({ data }) => {
     if (op === 'open') reply = await open(data);
     else if (op === 'first') reply = await firstValues(data);
     else if (op === 'stats') reply = await stats(data);
+    else if (op === 'compare') reply = await compareTensors(data, { files, io, cancelled, memory });
+    else if (op === 'close') { for (const f of files.splice(data.from)) f?.kiln.free(); reply = { io: memory() }; }
   } catch (e) { reply = { error: errorOf(e), io: memory() }; }
   postMessage({ id, ...reply });
 };

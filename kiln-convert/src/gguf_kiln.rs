@@ -78,15 +78,97 @@ pub const SPLIT_COUNT_KEY: &str = "split.count";
 /// See [`SPLIT_NO_KEY`].
 pub const SPLIT_TENSORS_COUNT_KEY: &str = "split.tensors.count";
 
-/// Checks the split keys of `files` (a whole set in order, or one file)
-/// and that tensor names are unique across the set.
+/// One file of a GGUF split set as the set rule sees it: its name, its
+/// split keys, and its tensor names. A head-only reader (the browser
+/// inspector's) has all of it without reading a payload.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SplitFile<'a> {
+    /// The file's name ("" for a lone file given as bytes).
+    pub file: &'a str,
+    /// [`SPLIT_NO_KEY`], when the file has it as an integer.
+    pub split_no: Option<i64>,
+    /// [`SPLIT_COUNT_KEY`], when the file has it as an integer.
+    pub split_count: Option<i64>,
+    /// [`SPLIT_TENSORS_COUNT_KEY`], when the file has it as an integer.
+    pub split_tensors_count: Option<i64>,
+    /// Its tensors' names, in file order.
+    pub tensors: Vec<&'a str>,
+}
+
+impl<'a> SplitFile<'a> {
+    /// The split keys and tensor names of a parsed GGUF file.
+    pub fn of(file: &'a str, gguf: &Gguf<'a>) -> SplitFile<'a> {
+        SplitFile {
+            file,
+            split_no: int_key(gguf, SPLIT_NO_KEY),
+            split_count: int_key(gguf, SPLIT_COUNT_KEY),
+            split_tensors_count: int_key(gguf, SPLIT_TENSORS_COUNT_KEY),
+            tensors: gguf.tensors.iter().map(|t| t.name).collect(),
+        }
+    }
+}
+
+impl<'a> SplitFile<'a> {
+    /// The split keys and tensor names of a file's head (what the
+    /// browser inspector reads), named `file`. A key counts only with an
+    /// integer type, as [`SplitFile::of`] reads it from the parsed file.
+    pub fn of_head(file: &'a str, head: &'a crate::head::Head) -> SplitFile<'a> {
+        SplitFile::of_pairs(
+            file,
+            head.metadata
+                .iter()
+                .map(|p| (p.key.as_str(), p.value_type.as_str(), p.value.as_str())),
+            head.tensors.iter().map(|t| t.name.as_str()).collect(),
+        )
+    }
+
+    /// The same from metadata pairs shown as text, `(key, type, value)`
+    /// (a head's [`HeadPair`](crate::head::HeadPair)s, as the inspector
+    /// lists them), and the tensor names.
+    pub fn of_pairs(
+        file: &'a str,
+        pairs: impl Iterator<Item = (&'a str, &'a str, &'a str)> + Clone,
+        tensors: Vec<&'a str>,
+    ) -> SplitFile<'a> {
+        let int = |key: &str| {
+            let (_, value_type, value) = pairs.clone().find(|(k, _, _)| *k == key)?;
+            let integer = matches!(
+                value_type,
+                "u8" | "i8" | "u16" | "i16" | "u32" | "i32" | "u64" | "i64"
+            );
+            integer.then(|| value.parse::<i64>().ok()).flatten()
+        };
+        SplitFile {
+            file,
+            split_no: int(SPLIT_NO_KEY),
+            split_count: int(SPLIT_COUNT_KEY),
+            split_tensors_count: int(SPLIT_TENSORS_COUNT_KEY),
+            tensors,
+        }
+    }
+}
+
 fn check_split_set(files: &[FileIn<'_>]) -> Result<()> {
+    let split: Vec<SplitFile<'_>> = files
+        .iter()
+        .map(|f| SplitFile::of(f.file, &f.gguf))
+        .collect();
+    check_gguf_split(&split)
+}
+
+/// Checks the split keys of `files` (a whole set in order, or one file)
+/// and that tensor names are unique across the set: `split.count` the
+/// number of files, `split.no` each file's place (0-based),
+/// `split.tensors.count` the tensors of all, no name in two files. The
+/// rule [`check_gguf_set`] and [`gguf_set_to_kiln`] apply, for a reader
+/// that has only the files' heads.
+pub fn check_gguf_split(files: &[SplitFile<'_>]) -> Result<()> {
     let n = files.len() as i64;
-    let total: usize = files.iter().map(|f| f.gguf.tensors.len()).sum();
+    let total: usize = files.iter().map(|f| f.tensors.len()).sum();
     let mut seen: HashMap<&str, &str> = HashMap::new();
     for (i, f) in (0i64..).zip(files) {
-        let (name, g) = (f.file, &f.gguf);
-        let count = int_key(g, SPLIT_COUNT_KEY);
+        let name = f.file;
+        let count = f.split_count;
         let label = if name.is_empty() {
             "the GGUF file"
         } else {
@@ -98,7 +180,7 @@ fn check_split_set(files: &[FileIn<'_>]) -> Result<()> {
                     "{label} is file {} of a split set of {c} ({SPLIT_COUNT_KEY}); give kiln \
                      convert the set's first file, named like MODEL-00001-of-{c:05}.gguf, with \
                      the others beside it",
-                    int_key(g, SPLIT_NO_KEY).unwrap_or(0) + 1
+                    f.split_no.unwrap_or(0) + 1
                 )))
             }
             Some(c) if c != n => {
@@ -114,7 +196,7 @@ fn check_split_set(files: &[FileIn<'_>]) -> Result<()> {
             _ => {}
         }
         if n > 1 {
-            let no = int_key(g, SPLIT_NO_KEY);
+            let no = f.split_no;
             if no != Some(i) {
                 return Err(Error::unsupported(format!(
                     "{label}: {SPLIT_NO_KEY} is {}, but it is file {} of the set (0-based)",
@@ -123,19 +205,18 @@ fn check_split_set(files: &[FileIn<'_>]) -> Result<()> {
                 )));
             }
         }
-        if let Some(t) = int_key(g, SPLIT_TENSORS_COUNT_KEY) {
+        if let Some(t) = f.split_tensors_count {
             if t != total as i64 {
                 return Err(Error::unsupported(format!(
                     "{label}: {SPLIT_TENSORS_COUNT_KEY} is {t}, but the set holds {total} tensors"
                 )));
             }
         }
-        for t in &g.tensors {
-            if let Some(other) = seen.insert(t.name, label) {
+        for t in &f.tensors {
+            if let Some(other) = seen.insert(t, label) {
                 return Err(Error::unsupported(format!(
-                    "tensor {:?} is in both {other} and {label}; names are unique across a \
-                     split set",
-                    t.name
+                    "tensor {t:?} is in both {other} and {label}; names are unique across a \
+                     split set"
                 )));
             }
         }
@@ -429,4 +510,105 @@ pub fn kiln_to_gguf_set<W: Write>(
         total.written += s.written;
     }
     Ok(total)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn part<'a>(file: &'a str, no: i64, count: i64, tensors: &[&'a str]) -> SplitFile<'a> {
+        SplitFile {
+            file,
+            split_no: Some(no),
+            split_count: Some(count),
+            split_tensors_count: (no == 0).then_some(3),
+            tensors: tensors.to_vec(),
+        }
+    }
+
+    #[test]
+    fn a_split_set_from_its_heads() {
+        let a = part("m-00001-of-00002.gguf", 0, 2, &["x", "y"]);
+        let b = part("m-00002-of-00002.gguf", 1, 2, &["z"]);
+        check_gguf_split(&[a.clone(), b.clone()]).unwrap();
+        let e = check_gguf_split(&[b.clone(), a.clone()])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("m-00002-of-00002.gguf: split.no is 1, but it is file 0"),
+            "{e}"
+        );
+        let e = check_gguf_split(std::slice::from_ref(&a))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("is file 1 of a split set of 2"), "{e}");
+        let dup = part("m-00002-of-00002.gguf", 1, 2, &["x"]);
+        let e = check_gguf_split(&[a.clone(), dup]).unwrap_err().to_string();
+        assert!(
+            e.contains("tensor \"x\" is in both m-00001-of-00002.gguf and m-00002-of-00002.gguf"),
+            "{e}"
+        );
+        let more = part("m-00002-of-00002.gguf", 1, 2, &["z", "w"]);
+        let e = check_gguf_split(&[a.clone(), more])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("split.tensors.count is 3, but the set holds 4 tensors"),
+            "{e}"
+        );
+        let lone = SplitFile {
+            file: "one.gguf",
+            tensors: vec!["x"],
+            ..SplitFile::default()
+        };
+        check_gguf_split(std::slice::from_ref(&lone)).unwrap();
+        let e = check_gguf_split(&[a, lone]).unwrap_err().to_string();
+        assert!(e.contains("one.gguf has no split.count key"), "{e}");
+    }
+
+    #[test]
+    fn split_keys_from_a_head() {
+        use crate::head::{Head, HeadPair, HeadTensor};
+        let pair = |key: &str, value_type: &str, value: &str| HeadPair {
+            key: key.into(),
+            value_type: value_type.into(),
+            value: value.into(),
+        };
+        let tensor = |name: &str| HeadTensor {
+            name: name.into(),
+            dtype: None,
+            format_dtype: "F32".into(),
+            layout: None,
+            shape: vec![1],
+            elements: 1,
+            range: 0..4,
+        };
+        let head = Head {
+            format: crate::Format::Gguf,
+            version: 3,
+            alignment: 32,
+            head_len: 0,
+            file_len: 0,
+            metadata: vec![
+                pair("general.name", "string", "m"),
+                pair(SPLIT_NO_KEY, "u16", "1"),
+                pair(SPLIT_COUNT_KEY, "string", "2"),
+                pair(SPLIT_TENSORS_COUNT_KEY, "i32", "5"),
+            ],
+            tensors: vec![tensor("a"), tensor("b")],
+        };
+        let split = SplitFile::of_head("m-00002-of-00002.gguf", &head);
+        assert_eq!(
+            split,
+            SplitFile {
+                file: "m-00002-of-00002.gguf",
+                split_no: Some(1),
+                // A string is not a split key's value.
+                split_count: None,
+                split_tensors_count: Some(5),
+                tensors: vec!["a", "b"],
+            }
+        );
+    }
 }

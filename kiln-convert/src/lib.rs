@@ -66,6 +66,7 @@
 mod error;
 pub mod gguf;
 mod gguf_kiln;
+pub mod head;
 mod heap;
 mod message;
 mod model;
@@ -77,8 +78,9 @@ use std::path::Path;
 
 pub use crate::error::{Error, ErrorKind, Result};
 pub use crate::gguf_kiln::{
-    check_gguf_set, gguf_set_to_kiln, gguf_split_names, gguf_to_kiln, kiln_to_gguf,
-    kiln_to_gguf_set, SPLIT_COUNT_KEY, SPLIT_NO_KEY, SPLIT_TENSORS_COUNT_KEY,
+    check_gguf_set, check_gguf_split, gguf_set_to_kiln, gguf_split_names, gguf_to_kiln,
+    kiln_to_gguf, kiln_to_gguf_set, SplitFile, SPLIT_COUNT_KEY, SPLIT_NO_KEY,
+    SPLIT_TENSORS_COUNT_KEY,
 };
 pub use crate::heap::MAX_NAME_OFFSET;
 pub use crate::message::{
@@ -87,9 +89,10 @@ pub use crate::message::{
 };
 pub use crate::model::{Message, Model};
 pub use crate::safetensors_kiln::{
-    check_safetensors_set, kiln_dtype, kiln_safetensors_parts, kiln_to_safetensors,
-    kiln_to_safetensors_set, read_safetensors, safetensors_dtype, safetensors_index_files,
-    safetensors_set_to_kiln, safetensors_to_kiln, BorrowedView, SafetensorsParts,
+    check_safetensors_index, check_safetensors_set, kiln_dtype, kiln_safetensors_parts,
+    kiln_to_safetensors, kiln_to_safetensors_set, read_safetensors, safetensors_dtype,
+    safetensors_index_files, safetensors_set_to_kiln, safetensors_to_kiln, BorrowedView,
+    SafetensorsParts,
 };
 pub use crate::sink::{WriteSink, BUFFER_LEN};
 

@@ -81,9 +81,10 @@ fn json_offset(header: &[u8], line: usize, column: usize) -> u64 {
     (8 + line_start + column.saturating_sub(1)) as u64
 }
 
-/// Our error for a safetensors file the crate refused, with the offset
-/// where we can tell it.
-fn read_error(input: &[u8], e: SafeTensorError) -> Error {
+/// Our error for a safetensors file of `len` bytes the crate refused, with
+/// the offset where we can tell it; `input` holds at least the file's
+/// header (the whole file, or its head: see `crate::head`).
+pub(crate) fn read_error(input: &[u8], len: u64, e: SafeTensorError) -> Error {
     let n = input
         .get(..8)
         .and_then(|b| b.try_into().ok())
@@ -92,7 +93,6 @@ fn read_error(input: &[u8], e: SafeTensorError) -> Error {
         .and_then(|n| usize::try_from(n).ok())
         .and_then(|n| input.get(8..8usize.checked_add(n)?))
         .unwrap_or_default();
-    let len = input.len();
     match e {
         SafeTensorError::HeaderTooSmall => Error::safetensors(
             Some(0),
@@ -136,7 +136,7 @@ fn read_error(input: &[u8], e: SafeTensorError) -> Error {
             Some(8 + header.len() as u64),
             format!(
                 "the tensors' data_offsets do not end at the end of the file ({} data bytes follow the header)",
-                len.saturating_sub(8 + header.len())
+                len.saturating_sub(8 + header.len() as u64)
             ),
         ),
         other => Error::safetensors(Some(8), format!("the header is not valid: {other}")),
@@ -171,7 +171,7 @@ fn unknown_dtype(header: &[u8]) -> Option<Error> {
 /// at byte `8 + length`. A refusal is one [`Error`] with the byte offset
 /// where it can be told.
 pub fn read_safetensors(input: &[u8]) -> Result<(usize, Metadata)> {
-    SafeTensors::read_metadata(input).map_err(|e| read_error(input, e))
+    SafeTensors::read_metadata(input).map_err(|e| read_error(input, input.len() as u64, e))
 }
 
 /// One safetensors file read for conversion: its names sorted, with the
@@ -443,6 +443,19 @@ pub fn check_safetensors_set(
             .map(|(f, names)| (f.as_str(), names.iter().map(String::as_str).collect())),
     )?;
     Ok(listed)
+}
+
+/// The set rule of [`check_safetensors_set`] from the shards' tensor names
+/// alone (each shard's head already read and checked, as the browser
+/// inspector reads them): every shard name a plain file name, and the
+/// index's `weight_map` agreeing with the shards, tensor by tensor. The
+/// same error, naming the tensor and the files, as the whole-file check.
+pub fn check_safetensors_index(index: &[u8], shards: &[(&str, &[&str])]) -> Result<()> {
+    let map = weight_map(index)?;
+    for (file, _) in shards {
+        message::check_file_name(file)?;
+    }
+    check_weight_map(&map, shards.iter().map(|(f, names)| (*f, names.to_vec())))
 }
 
 /// Converts a sharded safetensors checkpoint to one framed Kiln message:

@@ -148,6 +148,13 @@ fn a_sharded_checkpoint_in_memory() {
         .collect();
     let listed = check_safetensors_set(&index, &set).unwrap();
     assert_eq!(listed.iter().map(|(_, n)| n.len()).sum::<usize>(), 18_867);
+    // The same rule from the shards' names alone (what a head-only reader has).
+    let heads: Vec<(&str, Vec<&str>)> = listed
+        .iter()
+        .map(|(f, n)| (f.as_str(), n.iter().map(String::as_str).collect()))
+        .collect();
+    let heads: Vec<(&str, &[&str])> = heads.iter().map(|(f, n)| (*f, n.as_slice())).collect();
+    kiln_convert::check_safetensors_index(&index, &heads).unwrap();
 
     let mut kiln = Vec::new();
     safetensors_set_to_kiln("model.safetensors.index.json", &index, &set, &mut kiln).unwrap();
@@ -190,6 +197,12 @@ fn a_sharded_checkpoint_in_memory() {
     let e = check_safetensors_set(&bad, &set).unwrap_err().to_string();
     assert!(e.contains(&format!("{moved:?}")), "{e}");
     assert!(e.contains(&files[0]) && e.contains(&files[2]), "{e}");
+    let by_heads = kiln_convert::check_safetensors_index(&bad, &heads).unwrap_err();
+    assert_eq!(
+        by_heads.to_string(),
+        e,
+        "the head-only rule says what the whole-file check says"
+    );
     let e = safetensors_set_to_kiln("i.json", &bad, &set, Vec::new()).unwrap_err();
     assert!(e.to_string().contains(&files[2]), "{e}");
 }

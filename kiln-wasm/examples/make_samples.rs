@@ -7,6 +7,13 @@
 //!     cargo run -q -p kiln-wasm --example make_samples -- --many F # 10,000 tensors
 //!     cargo run -q -p kiln-wasm --example make_samples -- --thousand F # 1,000 tensors
 //!     cargo run -q -p kiln-wasm --example make_samples -- --sparse F # 6 GiB, sparse
+//!     cargo run -q -p kiln-wasm --example make_samples -- --sparse-safetensors F
+//!     cargo run -q -p kiln-wasm --example make_samples -- --sparse-gguf F # the same in those formats
+//!
+//! www/samples/compare/ holds two models that differ in known ways, one
+//! of them also as a set of three files (samples/compare.rs);
+//! www/samples/shards/ a three-shard safetensors checkpoint with its
+//! index, and an index that disagrees with it (samples/shards.rs).
 //!
 //! Deterministic: the test command runs it and requires no change.
 
@@ -20,6 +27,13 @@ use kiln_nostd::{
     Tensors,
 };
 use serde_json::{json, Value};
+
+#[path = "samples/compare.rs"]
+mod compare;
+#[path = "samples/gguf_split.rs"]
+mod gguf_split;
+#[path = "samples/shards.rs"]
+mod shards;
 
 /// f32 values in little-endian bytes.
 fn le<T: Copy, const W: usize>(values: &[T], f: impl Fn(T) -> [u8; W]) -> Vec<u8> {
@@ -397,6 +411,153 @@ fn sparse(path: &Path) {
     sink.file.set_len(end).expect("length");
 }
 
+/// The names of the sparse models' 300 f16 matrices of 4096 x 2688
+/// (21 MiB each).
+fn sparse_names() -> Vec<String> {
+    let kinds = [
+        "q_proj",
+        "k_proj",
+        "v_proj",
+        "o_proj",
+        "up_proj",
+        "down_proj",
+    ];
+    (0..300)
+        .map(|i| format!("model.layers.{:02}.{}.weight", i / 6, kinds[i % 6]))
+        .collect()
+}
+
+/// The last tensor of the sparse models: 4096 f32 values from -8 up.
+fn sparse_tail() -> Vec<u8> {
+    (0..4096)
+        .flat_map(|i| ((i as f32 - 2048.0) / 256.0).to_le_bytes())
+        .collect()
+}
+
+/// Writes `head`, then `tail` at `tail_at`, and sets the length to `len`:
+/// everything else is a hole.
+fn write_sparse(path: &Path, head: &[u8], tail_at: u64, tail: &[u8], len: u64) {
+    use std::io::{Seek, SeekFrom, Write};
+    let mut file = fs::File::create(path).expect("create");
+    file.write_all(head).expect("head");
+    file.seek(SeekFrom::Start(tail_at)).expect("seek");
+    file.write_all(tail).expect("tail");
+    file.set_len(len).expect("length");
+}
+
+/// The 6 GiB sparse model as a safetensors file: a real header (with
+/// `__metadata__`), zero payloads, the 1024 x 1024 f16 matrix and the
+/// f32 tail last.
+fn sparse_safetensors(path: &Path) {
+    let mut header = serde_json::Map::new();
+    header.insert(
+        "__metadata__".into(),
+        json!({ "format": "pt", "source": "kiln sparse test model" }),
+    );
+    let mut at = 0u64;
+    let mut put = |name: &str, dtype: &str, shape: &[u64], bytes: u64| {
+        header.insert(
+            name.into(),
+            json!({ "dtype": dtype, "shape": shape, "data_offsets": [at, at + bytes] }),
+        );
+        at += bytes;
+    };
+    for name in sparse_names() {
+        put(&name, "F16", &[4096, 2688], 4096 * 2688 * 2);
+    }
+    put("lm_head.weight", "F16", &[1024, 1024], 1 << 21);
+    put("model.norm.weight", "F32", &[4096], 4096 * 4);
+    let mut json = serde_json::to_vec(&Value::Object(header)).expect("json");
+    json.resize(json.len().div_ceil(8) * 8, b' ');
+    let mut head = (json.len() as u64).to_le_bytes().to_vec();
+    head.extend(&json);
+    let data = head.len() as u64;
+    let tail = sparse_tail();
+    write_sparse(path, &head, data + at - tail.len() as u64, &tail, data + at);
+}
+
+/// The 6 GiB sparse model as a GGUF file: metadata with a 32,000-token
+/// vocabulary (a head of several hundred KB, read in growing reads), the
+/// 300 f16 matrices, a Q4_K matrix, a Q8_0 vector with real blocks, the
+/// 1024 x 1024 f16 matrix and the f32 tail.
+fn sparse_gguf(path: &Path) {
+    let s = |v: &mut Vec<u8>, text: &str| {
+        v.extend((text.len() as u64).to_le_bytes());
+        v.extend(text.as_bytes());
+    };
+    let mut kv = Vec::new();
+    for (key, value) in [
+        ("general.architecture", "llama"),
+        ("general.name", "kiln sparse test model"),
+    ] {
+        s(&mut kv, key);
+        kv.extend(8u32.to_le_bytes());
+        s(&mut kv, value);
+    }
+    s(&mut kv, "llama.context_length");
+    kv.extend(4u32.to_le_bytes());
+    kv.extend(4096u32.to_le_bytes());
+    s(&mut kv, "tokenizer.ggml.tokens");
+    kv.extend(9u32.to_le_bytes());
+    kv.extend(8u32.to_le_bytes());
+    kv.extend(32_000u64.to_le_bytes());
+    for i in 0..32_000 {
+        s(&mut kv, &format!("▁token{i}"));
+    }
+    let pairs = 4u64;
+    // (name, GGUF dims innermost first, ggml type, bytes)
+    // The Q8_0 vector first: its real bytes follow the head, the rest of
+    // the file is a hole up to the tail.
+    let mut tensors: Vec<(String, Vec<u64>, u32, u64)> =
+        vec![("blk.q8_0.weight".into(), vec![256], 8, 256 / 32 * 34)];
+    tensors.extend(
+        sparse_names()
+            .into_iter()
+            .map(|n| (n, vec![2688, 4096], 1, 4096 * 2688 * 2)),
+    );
+    tensors.push((
+        "blk.q4_k.weight".into(),
+        vec![4096, 512],
+        12,
+        4096 / 256 * 144 * 512,
+    ));
+    tensors.push(("lm_head.weight".into(), vec![1024, 1024], 1, 1 << 21));
+    tensors.push(("model.norm.weight".into(), vec![4096], 0, 4096 * 4));
+    let mut head = b"GGUF".to_vec();
+    head.extend(3u32.to_le_bytes());
+    head.extend((tensors.len() as u64).to_le_bytes());
+    head.extend(pairs.to_le_bytes());
+    head.extend(&kv);
+    let mut offset = 0u64;
+    for (_, _, _, bytes) in &tensors {
+        offset += bytes.div_ceil(32) * 32;
+    }
+    let end = offset;
+    offset = 0;
+    for (name, dims, ty, bytes) in &tensors {
+        s(&mut head, name);
+        head.extend((dims.len() as u32).to_le_bytes());
+        for d in dims {
+            head.extend(d.to_le_bytes());
+        }
+        head.extend(ty.to_le_bytes());
+        head.extend(offset.to_le_bytes());
+        offset += bytes.div_ceil(32) * 32;
+    }
+    let data = (head.len() as u64).div_ceil(32) * 32;
+    // The Q8_0 blocks: an f16 scale of 1.0, then 32 quants of i - 16.
+    let mut q8 = Vec::new();
+    for _ in 0..8 {
+        q8.extend(f16::from_f32(1.0).to_le_bytes());
+        q8.extend((0..32).map(|i| (i as i8 - 16) as u8));
+    }
+    head.resize(data as usize, 0);
+    head.extend(&q8);
+    let tail = sparse_tail();
+    let last = end - 4096 * 4;
+    write_sparse(path, &head, data + last, &tail, data + last + 4096 * 4);
+}
+
 /// `count` small tensors of several dtypes (10,000 names fit the 64 KiB
 /// heap).
 fn many(path: &Path, count: usize) {
@@ -447,6 +608,8 @@ fn main() {
             "--many" => return many(Path::new(path), 10_000),
             "--thousand" => return many(Path::new(path), 1_000),
             "--sparse" => return sparse(Path::new(path)),
+            "--sparse-safetensors" => return sparse_safetensors(Path::new(path)),
+            "--sparse-gguf" => return sparse_gguf(Path::new(path)),
             _ => {}
         }
     }
@@ -551,6 +714,27 @@ fn main() {
         fs::write(out.join(&file), &kiln).expect("write");
     }
 
+    // The same two files as they are: the inspector opens them from their
+    // heads.
+    for (source, format) in [("tiny.safetensors", "safetensors"), ("tiny.gguf", "gguf")] {
+        fs::copy(models.join(source), out.join(source)).expect("copy");
+        let name = if format == "gguf" {
+            "GGUF"
+        } else {
+            "safetensors"
+        };
+        manifest.push(json!({
+            "file": source, "type": "tensors", "framed": false, "format": format, "expect": "accept",
+            "title": format!("{name}: samples/{source}, opened as it is"),
+            "description": "A model file opened directly: its head read and checked by kiln-convert's reader in wasm, its tensors' values read when shown.",
+        }));
+    }
+
     let text = serde_json::to_string_pretty(&Value::Array(manifest)).expect("json") + "\n";
     fs::write(out.join("samples.json"), text).expect("write");
+
+    // Two models that differ in known ways, and one of them as a set.
+    compare::write_all(&out);
+    // A sharded safetensors checkpoint with its index, and a bad index.
+    shards::write_all(&out);
 }

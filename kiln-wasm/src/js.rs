@@ -55,6 +55,8 @@ export interface TensorInfo {
 
 /** The file as a whole. */
 export interface FileHeader {
+  /** "kiln", or (the inspector module's openModel) "safetensors" or "gguf". */
+  format: string;
   byteLength: number;
   /** Canonical type text ("tensors" for a bare directory). */
   typeText: string;
@@ -74,6 +76,9 @@ export interface FileHeader {
   /** Whether the file's bytes are in memory (`open`), so that `view` works; false for `openReader`. */
   inMemory: boolean;
 }
+
+/** A metadata pair of a safetensors or GGUF file, for display. */
+export interface MetadataPair { key: string; type: string; value: string }
 
 /** Reads `length` bytes at `offset` of the file, synchronously (a `FileReaderSync` over `Blob.slice()` in a Worker, `fs.readSync` in node, a synchronous Range request in a Worker). */
 export type ReadRange = (offset: number, length: number) => Uint8Array;
@@ -148,7 +153,7 @@ export interface KilnError extends Error {
 }
 "#;
 
-fn set(target: &Object, key: &str, value: JsValue) {
+pub(crate) fn set(target: &Object, key: &str, value: JsValue) {
     // Setting a data property on a plain object cannot fail.
     let _ = Reflect::set(target, &JsValue::from_str(key), &value);
 }
@@ -226,7 +231,7 @@ fn error_value(
 
 /// The message is built by hand: `Error`'s `Display` would bring
 /// `core::fmt` number formatting into the module.
-fn kiln_error(e: &Error) -> JsValue {
+pub(crate) fn kiln_error(e: &Error) -> JsValue {
     let mut message = String::from(e.kind_name());
     message.push_str(": ");
     message.push_str(e.fault());
@@ -471,6 +476,7 @@ impl KilnFile {
     pub fn header(&self) -> Object {
         let o = Object::new();
         let opened = &self.opened;
+        set(&o, "format", JsValue::from_str(opened.format));
         set(&o, "byteLength", JsValue::from_f64(opened.len as f64));
         set(&o, "typeText", JsValue::from_str(opened.type_text.as_str()));
         set(&o, "framed", JsValue::from_bool(opened.framed));
@@ -495,6 +501,23 @@ impl KilnFile {
         set(&o, "scratchBytes", JsValue::from_f64(opened.scratch as f64));
         set(&o, "inMemory", JsValue::from_bool(self.bytes.is_some()));
         o
+    }
+
+    /// A safetensors or GGUF file's metadata pairs (none for Kiln: its
+    /// values are `value()`).
+    #[wasm_bindgen(unchecked_return_type = "MetadataPair[]")]
+    pub fn metadata(&self) -> Array {
+        self.opened
+            .metadata
+            .iter()
+            .map(|[key, ty, value]| {
+                let o = Object::new();
+                set(&o, "key", JsValue::from_str(key));
+                set(&o, "type", JsValue::from_str(ty));
+                set(&o, "value", JsValue::from_str(value));
+                JsValue::from(o)
+            })
+            .collect()
     }
 
     /// Every `tensors` value, in wire order.
@@ -661,6 +684,15 @@ impl KilnFile {
 }
 
 impl KilnFile {
+    /// A file opened by ranges elsewhere (the inspector module's heads of
+    /// safetensors and GGUF files): its facts, no bytes in memory.
+    pub fn from_opened(opened: Opened) -> KilnFile {
+        KilnFile {
+            bytes: None,
+            opened,
+        }
+    }
+
     fn facts(&self, index: u32) -> Result<&Tensor, JsValue> {
         self.opened.tensors.get(index as usize).ok_or_else(|| {
             let mut message = String::from("no tensor ");

@@ -103,9 +103,11 @@ extern crate alloc;
 #[global_allocator]
 static ALLOCATOR: dlmalloc::GlobalDlmalloc = dlmalloc::GlobalDlmalloc;
 
+pub mod compare;
 mod js;
 pub mod open;
 
+pub use compare::{DiffSummary, TensorDiff};
 pub use js::KilnFile;
 pub use kiln_nostd::inspect::{DirectoryFacts, TensorFacts};
 pub use open::{open, Opened, ReadAt, Tensor};

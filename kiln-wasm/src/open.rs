@@ -113,6 +113,11 @@ pub struct Opened {
     pub skipped: u64,
     /// The scratch the check ran with.
     pub scratch: usize,
+    /// The file's format: `kiln`, or (opened by the inspector module from
+    /// a head) `safetensors` or `gguf`.
+    pub format: &'static str,
+    /// A foreign file's metadata pairs, for display: key, type, value.
+    pub metadata: Vec<[String; 3]>,
 }
 
 /// The result of a failed open: the error, and how much was read.
@@ -226,6 +231,8 @@ fn run<R: ReadAt>(
             requests,
             skipped: report.payload,
             scratch: size,
+            format: "kiln",
+            metadata: Vec::new(),
         })
         .map_err(|e| fail(e, *read))
 }

@@ -9,15 +9,23 @@
 #          (tests/wasm.rs): in node, then in headless Chromium through
 #          chromedriver. (Its Rust logic is tested on the host in the
 #          `test` stage.)
-# www      the module build into www/pkg/ with wasm-opt -Oz and the 64 KiB
-#          budget (scripts/www.sh --build-only); www/samples/ is what the
+# www      the two modules with wasm-opt -Oz and their budgets
+#          (scripts/www.sh --build-only): the core, kiln-wasm, into
+#          www/pkg/ (96 KiB), the inspector's, kiln-wasm-inspect (the core
+#          plus the safetensors and GGUF heads), into www/inspect/
+#          (288 KiB); www/samples/ is what the
 #          samples example writes; the module packed (npm pack) and used
 #          from a plain node script (tests/e2e/packed.mjs); the ES module package from plain JS
 #          (tests/e2e/module.test.mjs, node's test runner); the inspector
 #          end to end in headless Chromium driven by playwright-core
 #          (tests/e2e/inspector.test.mjs: files read by ranges in a Web
-#          Worker, a 6 GiB sparse file written and deleted by the test,
-#          HTTP Range requests to www/serve.mjs), screenshots in
+#          Worker, 6 GiB sparse Kiln, safetensors and GGUF files written
+#          and deleted by the test,
+#          HTTP Range requests to www/serve.mjs); sets of files and the
+#          comparison of two models (tests/e2e/compare.test.mjs: the known
+#          differences of www/samples/compare/, 256 MiB compared in chunks
+#          and cancelled; Kiln, safetensors-with-index and GGUF split sets
+#          of www/samples/shards/, a bad index); screenshots in
 #          target/e2e-screenshots/.
 #
 # What they need (Debian's chromium and chromium-driver, the npm packages
@@ -28,6 +36,7 @@ stage_wasm-js() {
     # Lints for the browser's target: the tests, and the module's no_std build.
     cargo clippy -p kiln-wasm --target wasm32-unknown-unknown --all-targets -- -D warnings
     cargo clippy -p kiln-wasm --target wasm32-unknown-unknown --features module --lib -- -D warnings
+    cargo clippy -p kiln-wasm-inspect --target wasm32-unknown-unknown --lib -- -D warnings
     local tests=(cargo test -p kiln-wasm --target wasm32-unknown-unknown --test wasm)
     CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner "${tests[@]}"
     echo "--- the same tests in headless Chromium"
@@ -36,7 +45,7 @@ stage_wasm-js() {
         "${tests[@]}"
 }
 
-stage www "the browser module (64 KiB budget), its package from JS, the inspector in Chromium"
+stage www "the browser modules (core 96 KiB, inspector 288 KiB), the package from JS, the inspector in Chromium"
 stage_www() {
     bash scripts/www.sh --build-only
     cargo run -q -p kiln-wasm --example make_samples
@@ -59,6 +68,6 @@ stage_www() {
     (cd "$npm_dir/project" && echo '{"name":"packed-user","private":true,"type":"module"}' >package.json &&
         npm install --silent --no-audit --no-fund --offline "$npm_dir"/kiln-wasm-*.tgz)
     node tests/e2e/packed.mjs "$npm_dir/project"
-    (cd tests/e2e && node --test module.test.mjs inspector.test.mjs)
+    (cd tests/e2e && node --test module.test.mjs inspector.test.mjs compare.test.mjs)
     echo "screenshots: $(ls "$ROOT"/target/e2e-screenshots/*.png | wc -l) in target/e2e-screenshots/"
 }

@@ -65,6 +65,7 @@ const statsDone = async () => {
   await page.waitForSelector('#detail[data-stats="done"], #detail[data-stats="none"]', { timeout: 120_000 });
   await page.waitForSelector('#detail[data-values="done"]', { timeout: 120_000 });
 };
+const open_ = (file) => open(file);
 const shot = (name) => page.screenshot({ path: path.join(shots, name) });
 const text = (sel) => page.locator(sel).innerText();
 /** Opens `file` and waits for the table; the milliseconds it took (printed, never asserted). */
@@ -359,6 +360,134 @@ test('6 GiB, sparse: the table, a tensor at the end with its values, bytes read 
   } finally {
     delete served['/files/sparse-6g.kiln'];
     fs.rmSync(file, { force: true });
+  }
+});
+
+/** The same 6 GiB model as a safetensors and as a GGUF file (real heads, zero payloads, a real last tensor): each opened from its head alone, through kiln-convert's readers in the inspector's module. */
+for (const { format, ext, count } of [
+  { format: 'safetensors', ext: 'safetensors', count: 302 },
+  { format: 'GGUF', ext: 'gguf', count: 304 },
+]) {
+  test(`6 GiB ${format}, sparse: the table from the head alone, a tensor at the end with its values, bytes read and memory bounded`, async () => {
+    const file = path.join(big, `sparse-6g.${ext}`);
+    const r = spawnSync('cargo', ['run', '-q', '-p', 'kiln-wasm', '--example', 'make_samples', '--', `--sparse-${ext}`, file], { cwd: root, stdio: 'inherit' });
+    assert.equal(r.status, 0, 'writing the sparse file');
+    try {
+      const size = fs.statSync(file).size;
+      assert.ok(size >= 6 * 2 ** 30, `${size} bytes`);
+      const openMs = await openTimed(file);
+      assert.equal(await text('#count'), `${count} tensors`);
+      const open = await page.evaluate(() => {
+        const s = window.kilnInspector;
+        return { io: s.openIo, head: s.dirs[0].payloadOffset, checkMs: s.checkMs, format: s.file.header.format, meta: s.file.metadata };
+      });
+      assert.equal(open.format, ext);
+      // The head alone: safetensors reads 64 KiB (its 8 bytes and, here,
+      // all of its header) and then what the header's length says; GGUF
+      // reads in growing appended reads, at most a quarter past its head.
+      const bound = ext === 'gguf' ? open.head + open.head / 4 + (64 << 10) : Math.max(open.head, 64 << 10);
+      assert.ok(open.io.bytesRead <= bound, `read ${open.io.bytesRead}, head ${open.head}`);
+      assert.ok(open.io.bytesRead >= open.head, `read ${open.io.bytesRead}, head ${open.head}`);
+      if (ext === 'gguf') {
+        assert.ok(open.head > 256 << 10 && open.io.requests >= 3, `head ${open.head} in ${open.io.requests} reads`);
+        assert.deepEqual(open.meta.find((p) => p.key === 'tokenizer.ggml.tokens').type, 'array<string>[32000]');
+        assert.match(await text('#meta'), /general\.architecture\s+"llama"/);
+      } else {
+        assert.match(await text('#meta'), /format\s+pt/);
+      }
+      assert.ok(open.io.wasmMemory <= (64 << 20) + open.head, `wasm memory ${open.io.wasmMemory}`);
+      assert.match(await text('#header-facts'), new RegExp(`Format\\s+${format}`));
+      await statsDone();
+      await shot(`sparse-6g-${ext}.png`);
+      // The last tensor, 6 GiB into the file: its values and statistics.
+      const before = await page.evaluate(() => window.kilnInspector.io.bytesRead);
+      const t0 = Date.now();
+      await selectRow('model.norm.weight');
+      const normMs = Date.now() - t0;
+      assert.match(await text('#detail .values'), /^-8\s+-7\.99609\s+-7\.99219/);
+      assert.match(await text('#detail'), /6,6\d\d,\d{3},\d{3}/);
+      const stats = await text('#detail .stats');
+      assert.match(stats, /MIN\s+-8/);
+      assert.match(stats, /MAX\s+7\.99609/);
+      const norm = await page.evaluate(() => window.kilnInspector.tensors.find((t) => t.name === 'model.norm.weight'));
+      assert.equal(norm.byteOffset + norm.byteLength, size);
+      const after = await page.evaluate(() => window.kilnInspector.io);
+      assert.ok(after.bytesRead - before <= 2 * norm.byteLength + 4096, `read ${after.bytesRead - before} for ${norm.byteLength}`);
+      assert.ok(after.wasmMemory <= (64 << 20) + open.head, `wasm memory ${after.wasmMemory}`);
+      await shot(`sparse-6g-${ext}-end.png`);
+      // A 1 M-element f16 matrix: the time to its histogram.
+      const b3 = after.bytesRead;
+      const t2 = Date.now();
+      await selectRow('lm_head.weight');
+      const megaMs = Date.now() - t2;
+      const mega = (await page.evaluate(() => window.kilnInspector.io.bytesRead)) - b3;
+      assert.ok(mega <= (2 << 20) + 4096, `read ${mega} for a 2 MiB tensor`);
+      assert.match(await text('#detail .stats'), /MIN\s+0\s+MAX\s+0/);
+      if (ext === 'gguf') {
+        // Quantized blocks: their layout, and their bytes.
+        await selectRow('blk.q8_0.weight');
+        assert.match(await text('#detail'), /Layout\s+Q8_0, block 34 B, 8 blocks/);
+        assert.match(await text('#detail .values'), /^00\s+3c\s+f0\s+f1\s+f2/);
+        await shot('sparse-6g-gguf-q8_0.png');
+        await selectRow('blk.q4_k.weight');
+        assert.match(await text('#detail'), /Layout\s+Q4_K, block 144 B, 8,192 blocks/);
+        assert.match(await text('#detail'), /Shape\s+\[512, 4096\]/);
+      }
+      console.log(`6 GiB ${format} sparse (${size} B, ${count} tensors): open to table ${openMs} ms (head read and checked ${open.checkMs.toFixed(0)} ms), ` +
+        `head ${open.head} B, read ${open.io.bytesRead} B in ${open.io.requests} reads, wasm memory ${open.io.wasmMemory} B; 4,096-element tensor at the end ${normMs} ms`);
+      console.log(`speed: 6 GiB ${format} file picked to full table ${openMs} ms (goal < 300 ms), read ${open.io.bytesRead} B; 1 M-element tensor to its histogram ${megaMs} ms (goal < 500 ms), read ${mega} B`);
+
+      // One byte too many at the end (64 here): a fault the head alone
+      // shows, at its offset 6 GiB into the file.
+      fs.truncateSync(file, size + 64);
+      assert.equal(await open_(file), 'error');
+      assert.equal(await text('#error-code'), format);
+      const at = ext === 'gguf' ? size : open.head;
+      assert.ok((await text('#error-where')).includes(`byte ${at.toLocaleString('en-US')}`), await text('#error-where'));
+      assert.match(await text('#error h2'), new RegExp(`Not a valid ${format} file`));
+      assert.match(await text('#error-message'), ext === 'gguf' ? /64 bytes after the end of the last tensor/ : /data_offsets do not end at the end of the file/);
+      // The hex view is of the bytes there, the fault's byte marked.
+      assert.equal(await page.locator('#hex .hit').count(), 1);
+      const first = Number.parseInt(await page.locator('#hex .off').first().innerText(), 16);
+      assert.ok(first <= at && at - first <= 256, `hex view from ${first} for a fault at ${at}`);
+      await shot(`sparse-6g-${ext}-corrupt.png`);
+    } finally {
+      fs.rmSync(file, { force: true });
+    }
+  });
+}
+
+test('small safetensors and GGUF files: the samples open; corrupt ones show the fault, its offset and the bytes there', async () => {
+  for (const [name, n] of [['tiny.safetensors', null], ['tiny.gguf', null]]) {
+    assert.equal(await open_(path.join(samples, name)), 'ready', name);
+    assert.ok(Number((await text('#count')).split(' ')[0]) > 0);
+    await statsDone();
+    await shot(`${name.replace('.', '-')}.png`);
+  }
+  const dir = fs.mkdtempSync(path.join(big, 'corrupt-'));
+  try {
+    // GGUF version 7: refused at byte 4.
+    const gguf = fs.readFileSync(path.join(samples, 'tiny.gguf'));
+    gguf[4] = 7;
+    fs.writeFileSync(path.join(dir, 'bad-version.gguf'), gguf);
+    assert.equal(await open_(path.join(dir, 'bad-version.gguf')), 'error');
+    assert.equal(await text('#error-code'), 'GGUF');
+    assert.match(await text('#error-message'), /unknown GGUF version 7/);
+    assert.ok((await text('#error-where')).includes('byte 4 (0x4)'));
+    assert.equal(await text('#hex .hit'), '07');
+    await shot('corrupt-gguf.png');
+    // A safetensors header whose JSON breaks off: the offset of the fault
+    // in the header.
+    const json = '{"w":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}';
+    const st = Buffer.concat([Buffer.from(new BigUint64Array([BigInt(json.length)]).buffer), Buffer.from(json), Buffer.alloc(4)]);
+    fs.writeFileSync(path.join(dir, 'cut.safetensors'), st);
+    assert.equal(await open_(path.join(dir, 'cut.safetensors')), 'error');
+    assert.equal(await text('#error-code'), 'safetensors');
+    assert.match(await text('#error-message'), /not a safetensors header/);
+    assert.ok((await text('#error-where')).includes(`byte ${8 + 52}`), await text('#error-where'));
+    await shot('corrupt-safetensors.png');
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
   }
 });
 

@@ -1,6 +1,12 @@
 //! A bounds-checked little-endian cursor over GGUF bytes. Every length and
 //! count is compared with the bytes that remain before anything is sized
 //! from it, and every failure names the byte offset.
+//!
+//! The cursor may hold only a prefix of the file ([`Cursor::over_prefix`]):
+//! the checks then measure against the file's length, so they answer as
+//! they would over the whole file, and a read past the prefix (but inside
+//! the file) fails with [`Cursor::needs`] set to the prefix length it
+//! wants.
 
 use crate::error::{Error, Result};
 
@@ -9,17 +15,47 @@ use crate::error::{Error, Result};
 pub(crate) struct Cursor<'a> {
     buf: &'a [u8],
     pos: usize,
+    /// The file's length: `buf.len()` unless `buf` is a prefix.
+    len: u64,
+    /// Set when a read ran past the prefix: the prefix length it needs.
+    needs: Option<u64>,
 }
 
 impl<'a> Cursor<'a> {
     pub(crate) fn new(buf: &'a [u8]) -> Cursor<'a> {
-        Cursor { buf, pos: 0 }
+        Cursor::starting_at(buf, 0)
     }
 
     /// A cursor over the whole of `buf` that starts at `pos`, so offsets in
     /// errors are offsets in `buf`.
     pub(crate) fn starting_at(buf: &'a [u8], pos: usize) -> Cursor<'a> {
-        Cursor { buf, pos }
+        Cursor {
+            buf,
+            pos,
+            len: buf.len() as u64,
+            needs: None,
+        }
+    }
+
+    /// A cursor over `prefix`, the first bytes of a file of `len` bytes
+    /// (at least the prefix's length).
+    pub(crate) fn over_prefix(prefix: &'a [u8], len: u64) -> Cursor<'a> {
+        Cursor {
+            len: len.max(prefix.len() as u64),
+            ..Cursor::new(prefix)
+        }
+    }
+
+    /// The prefix length a failed read needed, when it failed only for
+    /// lack of the bytes past the prefix.
+    pub(crate) fn needs(&self) -> Option<u64> {
+        self.needs
+    }
+
+    /// Bytes the cursor holds past its position (all of them remain in
+    /// the file too): what bounds a capacity sized from a count.
+    pub(crate) fn held(&self) -> u64 {
+        self.buf.len().saturating_sub(self.pos) as u64
     }
 
     /// Bytes consumed so far: the offset of the next byte.
@@ -31,8 +67,14 @@ impl<'a> Cursor<'a> {
         self.pos as u64
     }
 
+    /// Bytes of the file after the position.
     pub(crate) fn remaining(&self) -> u64 {
-        self.buf.len().saturating_sub(self.pos) as u64
+        self.len.saturating_sub(self.pos as u64)
+    }
+
+    /// The bytes held from `start` to the position.
+    pub(crate) fn held_range(&self, start: usize) -> &'a [u8] {
+        self.buf.get(start..self.pos).unwrap_or_default()
     }
 
     /// The next `len` bytes, or an error naming `what`.
@@ -44,7 +86,18 @@ impl<'a> Cursor<'a> {
                 format!("{what} needs {len} bytes, but the file has only {left} left"),
             ));
         }
-        // len <= left <= buf.len(), so it fits in usize.
+        if len > self.held() {
+            let end = self.at().saturating_add(len);
+            self.needs = Some(end);
+            return Err(Error::gguf(
+                self.at(),
+                format!(
+                    "{what} needs the file's bytes up to {end}, past the {} read",
+                    self.buf.len()
+                ),
+            ));
+        }
+        // len <= held <= buf.len(), so it fits in usize.
         let end = self.pos + len as usize;
         let bytes = self.buf.get(self.pos..end).unwrap_or_default();
         self.pos = end;

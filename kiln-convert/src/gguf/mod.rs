@@ -127,211 +127,305 @@ pub(crate) fn alignment_value(ty: ValueType, raw: &[u8]) -> Result<u64, String> 
     Ok(u64::from(value))
 }
 
-impl<'a> Gguf<'a> {
-    /// Reads and checks a whole GGUF file.
-    pub fn parse(input: &'a [u8]) -> Result<Gguf<'a>> {
-        let mut c = Cursor::new(input);
-        let magic = c.array::<4>("magic")?;
-        if magic != MAGIC {
+/// One tensor of a GGUF head: its info and where its data lies in the
+/// file (the data itself is not read).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TensorHead<'a> {
+    /// The tensor's name.
+    pub name: &'a str,
+    /// Dimensions in GGUF order: innermost (fastest-varying) first.
+    pub dims: Vec<u64>,
+    /// The ggml type.
+    pub ggml: &'static GgmlType,
+    /// Offset of the data from the start of the data section.
+    pub offset: u64,
+    /// Absolute offset of the data in the file.
+    pub start: u64,
+    /// The data's length in bytes.
+    pub len: u64,
+}
+
+/// A checked GGUF head: everything before the data section, with every
+/// check of [`Gguf::parse`], including those that need only the file's
+/// length (each tensor inside the file, nothing after the last one).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GgufHead<'a> {
+    /// 2 or 3.
+    pub version: u32,
+    /// Tensor data alignment: `general.alignment`, or 32.
+    pub alignment: u64,
+    /// Metadata pairs in file order.
+    pub metadata: Vec<MetadataKv<'a>>,
+    /// Tensors in tensor-info order.
+    pub tensors: Vec<TensorHead<'a>>,
+    /// Where the tensor infos end: the bytes the head was read from.
+    pub head_len: u64,
+}
+
+/// What [`GgufHead::read`] makes of a prefix of a file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum HeadRead<'a> {
+    /// The head, checked.
+    Head(GgufHead<'a>),
+    /// The prefix ends inside the head: at least this many bytes of the
+    /// file are needed (more than the prefix holds, at most the file).
+    Need(u64),
+}
+
+impl<'a> GgufHead<'a> {
+    /// Reads and checks the head of a GGUF file of `file_len` bytes from
+    /// `prefix`, its first bytes. Given the whole file, the verdict is that
+    /// of [`Gguf::parse`]; given less, it is the same verdict once the
+    /// prefix holds the head, and [`HeadRead::Need`] before, unless a check
+    /// fails on the bytes already held (as it would over the whole file).
+    pub fn read(prefix: &'a [u8], file_len: u64) -> Result<HeadRead<'a>> {
+        let mut c = Cursor::over_prefix(prefix, file_len);
+        match read_head(&mut c, file_len) {
+            Ok(head) => Ok(HeadRead::Head(head)),
+            Err(e) => match c.needs() {
+                Some(n) => Ok(HeadRead::Need(n)),
+                None => Err(e),
+            },
+        }
+    }
+}
+
+fn read_head<'a>(c: &mut Cursor<'a>, file_len: u64) -> Result<GgufHead<'a>> {
+    let magic = c.array::<4>("magic")?;
+    if magic != MAGIC {
+        return Err(Error::gguf(
+            0,
+            format!("not a GGUF file: the first 4 bytes are {magic:02x?}, not \"GGUF\""),
+        ));
+    }
+    let version = c.u32("version")?;
+    match version {
+        2 | 3 => {}
+        1 => {
             return Err(Error::gguf(
-                0,
-                format!("not a GGUF file: the first 4 bytes are {magic:02x?}, not \"GGUF\""),
+                4,
+                "GGUF version 1 (32-bit counts) is not supported; llama.cpp dropped it in 2023",
+            ))
+        }
+        v if (1..=3).contains(&v.swap_bytes()) => {
+            return Err(Error::gguf(
+                4,
+                "big-endian GGUF is not supported: Kiln payloads are little-endian",
+            ))
+        }
+        v => return Err(Error::gguf(4, format!("unknown GGUF version {v}"))),
+    }
+    let tensors_at = c.at();
+    let tensor_count = c.u64("tensor count")?;
+    let kv_count = c.u64("metadata count")?;
+    // Each metadata pair takes at least 13 bytes (empty key, type, one
+    // byte of value), each tensor info at least 24 (empty name, no
+    // dimensions, type, offset): both claims must fit together.
+    let need = kv_count
+        .checked_mul(13)
+        .zip(tensor_count.checked_mul(24))
+        .and_then(|(a, b)| a.checked_add(b));
+    if need.is_none_or(|need| need > c.remaining()) {
+        return Err(Error::gguf(
+            tensors_at,
+            format!(
+                "{tensor_count} tensors and {kv_count} metadata pairs cannot fit in the {} bytes left",
+                c.remaining()
+            ),
+        ));
+    }
+    let kv_count = c.claim(kv_count, 13, tensors_at + 8, "metadata count")?;
+    let tensor_count = c.claim(tensor_count, 24, tensors_at, "tensor count")?;
+
+    // Capacities are bounded by the bytes held, not the file's length:
+    // a prefix of a large file holds few of the claimed entries.
+    let held = |c: &Cursor<'_>, min: u64| usize::try_from(c.held() / min).unwrap_or(usize::MAX);
+    let mut metadata = Vec::with_capacity(kv_count.min(held(c, 13)));
+    let mut keys = HashSet::with_capacity(kv_count.min(held(c, 13)));
+    let mut alignment = DEFAULT_ALIGNMENT;
+    for _ in 0..kv_count {
+        let key_at = c.at();
+        let key = c.string("metadata key")?;
+        if !keys.insert(key) {
+            return Err(Error::gguf(
+                key_at,
+                format!("metadata key {key:?} appears twice"),
             ));
         }
-        let version = c.u32("version")?;
-        match version {
-            2 | 3 => {}
-            1 => {
-                return Err(Error::gguf(
-                    4,
-                    "GGUF version 1 (32-bit counts) is not supported; llama.cpp dropped it in 2023",
-                ))
-            }
-            v if (1..=3).contains(&v.swap_bytes()) => {
-                return Err(Error::gguf(
-                    4,
-                    "big-endian GGUF is not supported: Kiln payloads are little-endian",
-                ))
-            }
-            v => return Err(Error::gguf(4, format!("unknown GGUF version {v}"))),
+        let type_at = c.at();
+        let id = c.u32("value type")?;
+        let value_type = ValueType::from_id(id).ok_or_else(|| {
+            Error::gguf(
+                type_at,
+                format!("metadata key {key:?} has value type {id}, not a GGUF type"),
+            )
+        })?;
+        let start = c.pos();
+        value::gguf_to_kiln(c, value_type, 0, &mut value::Discard::default())
+            .map_err(|e| e.in_key(key))?;
+        let raw = c.held_range(start);
+        if key == ALIGNMENT_KEY {
+            alignment =
+                alignment_value(value_type, raw).map_err(|what| Error::gguf(start as u64, what))?;
         }
-        let tensors_at = c.at();
-        let tensor_count = c.u64("tensor count")?;
-        let kv_count = c.u64("metadata count")?;
-        // Each metadata pair takes at least 13 bytes (empty key, type, one
-        // byte of value), each tensor info at least 24 (empty name, no
-        // dimensions, type, offset): both claims must fit together.
-        let need = kv_count
-            .checked_mul(13)
-            .zip(tensor_count.checked_mul(24))
-            .and_then(|(a, b)| a.checked_add(b));
-        if need.is_none_or(|need| need > c.remaining()) {
+        metadata.push(MetadataKv {
+            key,
+            value_type,
+            raw,
+            offset: start as u64,
+        });
+    }
+
+    let mut infos = Vec::with_capacity(tensor_count.min(held(c, 24)));
+    let mut names = HashSet::with_capacity(tensor_count.min(held(c, 24)));
+    for _ in 0..tensor_count {
+        let info_at = c.at();
+        let name = c.string("tensor name")?;
+        if !names.insert(name) {
             return Err(Error::gguf(
-                tensors_at,
-                format!(
-                    "{tensor_count} tensors and {kv_count} metadata pairs cannot fit in the {} bytes left",
-                    c.remaining()
-                ),
+                info_at,
+                format!("tensor name {name:?} appears twice"),
             ));
         }
-        let kv_count = c.claim(kv_count, 13, tensors_at + 8, "metadata count")?;
-        let tensor_count = c.claim(tensor_count, 24, tensors_at, "tensor count")?;
-
-        let mut metadata = Vec::with_capacity(kv_count);
-        let mut keys = HashSet::with_capacity(kv_count);
-        let mut alignment = DEFAULT_ALIGNMENT;
-        for _ in 0..kv_count {
-            let key_at = c.at();
-            let key = c.string("metadata key")?;
-            if !keys.insert(key) {
-                return Err(Error::gguf(
-                    key_at,
-                    format!("metadata key {key:?} appears twice"),
-                ));
-            }
-            let type_at = c.at();
-            let id = c.u32("value type")?;
-            let value_type = ValueType::from_id(id).ok_or_else(|| {
-                Error::gguf(
-                    type_at,
-                    format!("metadata key {key:?} has value type {id}, not a GGUF type"),
-                )
-            })?;
-            let start = c.pos();
-            value::gguf_to_kiln(&mut c, value_type, 0, &mut value::Discard::default())
-                .map_err(|e| e.in_key(key))?;
-            let raw = input.get(start..c.pos()).unwrap_or_default();
-            if key == ALIGNMENT_KEY {
-                alignment = alignment_value(value_type, raw)
-                    .map_err(|what| Error::gguf(start as u64, what))?;
-            }
-            metadata.push(MetadataKv {
-                key,
-                value_type,
-                raw,
-                offset: start as u64,
-            });
+        let dims_at = c.at();
+        let n_dims = c.u32("dimension count")?;
+        if n_dims > MAX_DIMS {
+            return Err(Error::gguf(
+                dims_at,
+                format!("tensor {name:?} has {n_dims} dimensions; at most {MAX_DIMS} fit in Kiln"),
+            ));
         }
-
-        let mut infos = Vec::with_capacity(tensor_count);
-        let mut names = HashSet::with_capacity(tensor_count);
-        for _ in 0..tensor_count {
-            let info_at = c.at();
-            let name = c.string("tensor name")?;
-            if !names.insert(name) {
-                return Err(Error::gguf(
-                    info_at,
-                    format!("tensor name {name:?} appears twice"),
-                ));
-            }
-            let dims_at = c.at();
-            let n_dims = c.u32("dimension count")?;
-            if n_dims > MAX_DIMS {
-                return Err(Error::gguf(
-                    dims_at,
-                    format!(
-                        "tensor {name:?} has {n_dims} dimensions; at most {MAX_DIMS} fit in Kiln"
-                    ),
-                ));
-            }
-            let mut dims = Vec::with_capacity(n_dims as usize);
-            for _ in 0..n_dims {
-                dims.push(c.u64("dimension")?);
-            }
-            let type_at = c.at();
-            let id = c.u32("tensor type")?;
-            let ggml = GgmlType::from_id(id).ok_or_else(|| {
-                let what = match ggml::removed_name(id) {
-                    Some(old) => format!("{old}, which ggml has removed"),
-                    None => "not a ggml type this converter knows".into(),
-                };
-                Error::gguf(type_at, format!("tensor {name:?} has type {id} ({what})"))
-            })?;
-            let offset_at = c.at();
-            let offset = c.u64("tensor data offset")?;
-            infos.push((name, dims, ggml, offset, dims_at, offset_at));
+        let mut dims = Vec::with_capacity(n_dims as usize);
+        for _ in 0..n_dims {
+            dims.push(c.u64("dimension")?);
         }
-
-        // The data section starts at the next multiple of the alignment
-        // (when there are tensors) and each tensor follows the previous
-        // one, padded to the alignment, as gguf.cpp requires.
-        let header_end = c.at();
-        let file_len = input.len() as u64;
-        let data_start = align_up(header_end, alignment)
-            .ok_or_else(|| Error::gguf(header_end, "data section offset overflows"))?;
-        let mut tensors = Vec::with_capacity(infos.len());
-        let mut running = 0u64;
-        let mut end = header_end;
-        for (name, dims, ggml, offset, dims_at, offset_at) in infos {
-            let len = ggml.byte_len(&dims).map_err(|what| {
-                Error::gguf(
-                    dims_at,
-                    format!(
-                        "tensor {name:?} of type {} and dimensions {dims:?}: {what}",
-                        ggml.name
-                    ),
-                )
-            })?;
-            if offset != running {
-                return Err(Error::gguf(
-                    offset_at,
-                    format!(
-                        "tensor {name:?} has data offset {offset}, expected {running}: GGUF places \
-                         tensor data in tensor-info order, each padded to {alignment} bytes"
-                    ),
-                ));
-            }
-            let start = data_start.checked_add(offset);
-            let stop = start.and_then(|s| s.checked_add(len));
-            let (Some(start), Some(stop)) = (start, stop) else {
-                return Err(Error::gguf(
-                    offset_at,
-                    format!("tensor {name:?}: data end overflows"),
-                ));
+        let type_at = c.at();
+        let id = c.u32("tensor type")?;
+        let ggml = GgmlType::from_id(id).ok_or_else(|| {
+            let what = match ggml::removed_name(id) {
+                Some(old) => format!("{old}, which ggml has removed"),
+                None => "not a ggml type this converter knows".into(),
             };
-            if stop > file_len {
-                return Err(Error::gguf(
-                    start.min(file_len),
-                    format!(
-                        "tensor {name:?} needs bytes {start}..{stop}, but the file ends at byte {file_len}"
-                    ),
-                ));
-            }
-            // stop <= file_len, so both fit in usize.
-            let data = input.get(start as usize..stop as usize).unwrap_or_default();
-            running = offset
-                .checked_add(len)
-                .and_then(|n| align_up(n, alignment))
-                .ok_or_else(|| Error::gguf(offset_at, "data section size overflows"))?;
-            end = stop;
-            tensors.push(TensorInfo {
-                name,
-                dims,
-                ggml,
-                offset,
-                data,
-            });
-        }
-        // Only padding may follow the last tensor (or the tensor infos).
-        let padded_end = align_up(end, alignment).unwrap_or(u64::MAX);
-        if file_len > padded_end {
-            return Err(Error::gguf(
-                padded_end,
+            Error::gguf(type_at, format!("tensor {name:?} has type {id} ({what})"))
+        })?;
+        let offset_at = c.at();
+        let offset = c.u64("tensor data offset")?;
+        infos.push((name, dims, ggml, offset, dims_at, offset_at));
+    }
+
+    // The data section starts at the next multiple of the alignment
+    // (when there are tensors) and each tensor follows the previous
+    // one, padded to the alignment, as gguf.cpp requires.
+    let header_end = c.at();
+    let data_start = align_up(header_end, alignment)
+        .ok_or_else(|| Error::gguf(header_end, "data section offset overflows"))?;
+    let mut tensors = Vec::with_capacity(infos.len());
+    let mut running = 0u64;
+    let mut end = header_end;
+    for (name, dims, ggml, offset, dims_at, offset_at) in infos {
+        let len = ggml.byte_len(&dims).map_err(|what| {
+            Error::gguf(
+                dims_at,
                 format!(
-                    "{} bytes after the end of the {}",
-                    file_len - padded_end,
-                    if tensors.is_empty() {
-                        "tensor infos and their padding"
-                    } else {
-                        "last tensor and its padding"
-                    }
+                    "tensor {name:?} of type {} and dimensions {dims:?}: {what}",
+                    ggml.name
+                ),
+            )
+        })?;
+        if offset != running {
+            return Err(Error::gguf(
+                offset_at,
+                format!(
+                    "tensor {name:?} has data offset {offset}, expected {running}: GGUF places \
+                     tensor data in tensor-info order, each padded to {alignment} bytes"
                 ),
             ));
         }
+        let start = data_start.checked_add(offset);
+        let stop = start.and_then(|s| s.checked_add(len));
+        let (Some(start), Some(stop)) = (start, stop) else {
+            return Err(Error::gguf(
+                offset_at,
+                format!("tensor {name:?}: data end overflows"),
+            ));
+        };
+        if stop > file_len {
+            return Err(Error::gguf(
+                start.min(file_len),
+                format!(
+                    "tensor {name:?} needs bytes {start}..{stop}, but the file ends at byte {file_len}"
+                ),
+            ));
+        }
+        running = offset
+            .checked_add(len)
+            .and_then(|n| align_up(n, alignment))
+            .ok_or_else(|| Error::gguf(offset_at, "data section size overflows"))?;
+        end = stop;
+        tensors.push(TensorHead {
+            name,
+            dims,
+            ggml,
+            offset,
+            start,
+            len,
+        });
+    }
+    // Only padding may follow the last tensor (or the tensor infos).
+    let padded_end = align_up(end, alignment).unwrap_or(u64::MAX);
+    if file_len > padded_end {
+        return Err(Error::gguf(
+            padded_end,
+            format!(
+                "{} bytes after the end of the {}",
+                file_len - padded_end,
+                if tensors.is_empty() {
+                    "tensor infos and their padding"
+                } else {
+                    "last tensor and its padding"
+                }
+            ),
+        ));
+    }
+    Ok(GgufHead {
+        version,
+        alignment,
+        metadata,
+        tensors,
+        head_len: header_end,
+    })
+}
+
+impl<'a> Gguf<'a> {
+    /// Reads and checks a whole GGUF file: its head ([`GgufHead::read`]
+    /// over all of it), each tensor's data borrowed from `input`.
+    pub fn parse(input: &'a [u8]) -> Result<Gguf<'a>> {
+        let file_len = input.len() as u64;
+        let head = match GgufHead::read(input, file_len)? {
+            HeadRead::Head(head) => head,
+            // The whole file is held: no read can run past it.
+            HeadRead::Need(n) => {
+                return Err(Error::gguf(file_len, format!("the head needs {n} bytes")))
+            }
+        };
+        let tensors = head
+            .tensors
+            .into_iter()
+            .map(|t| TensorInfo {
+                name: t.name,
+                // Inside the file (checked), so inside usize.
+                data: input
+                    .get(t.start as usize..(t.start + t.len) as usize)
+                    .unwrap_or_default(),
+                dims: t.dims,
+                ggml: t.ggml,
+                offset: t.offset,
+            })
+            .collect();
         Ok(Gguf {
-            version,
-            alignment,
-            metadata,
+            version: head.version,
+            alignment: head.alignment,
+            metadata: head.metadata,
             tensors,
         })
     }

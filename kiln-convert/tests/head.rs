@@ -1,0 +1,392 @@
+//! The head readers give the whole-file readers' verdict from a prefix:
+//! at every prefix length of the samples and of their truncated and
+//! corrupted forms, a prefix either asks for more bytes (more than it
+//! holds, no more than the file) or gives exactly what the whole file
+//! gives (the same head, or the same error: kind, offset and words).
+
+mod common;
+
+use common::*;
+use kiln_convert::gguf::Gguf;
+use kiln_convert::head::{open_head, read_head, sniff, Head, Step, FIRST_READ};
+use kiln_convert::{read_safetensors, ErrorKind, Format};
+
+type Verdict = Result<Head, (ErrorKind, Option<u64>, String)>;
+
+fn verdict(r: kiln_convert::Result<Step>) -> Option<Verdict> {
+    match r {
+        Ok(Step::Need(_)) => None,
+        Ok(Step::Head(h)) => Some(Ok(h)),
+        Err(e) => Some(Err((e.kind(), e.offset(), e.to_string()))),
+    }
+}
+
+/// The head from the whole file, checked against the whole-file reader.
+fn whole(format: Format, file: &[u8]) -> Verdict {
+    let len = file.len() as u64;
+    let got = verdict(read_head(format, file, len)).expect("the whole file never needs more");
+    match format {
+        Format::Gguf => match (Gguf::parse(file), &got) {
+            (Ok(g), Ok(head)) => {
+                assert_eq!(g.tensors.len(), head.tensors.len());
+                assert_eq!(g.metadata.len(), head.metadata.len());
+                for (t, h) in g.tensors.iter().zip(&head.tensors) {
+                    let start = t.data.as_ptr() as u64 - file.as_ptr() as u64;
+                    assert_eq!(h.range, start..start + t.data.len() as u64, "{}", t.name);
+                    assert_eq!(h.name, t.name);
+                    let dims: Vec<u64> = t.dims.iter().rev().copied().collect();
+                    assert_eq!(h.shape, dims);
+                    assert_eq!(h.dtype, Some(t.ggml.kiln_dtype()));
+                }
+            }
+            (Err(e), Err(got)) => assert_eq!((e.kind(), e.offset(), e.to_string()), *got),
+            (a, b) => panic!("GGUF reader {a:?}, head {b:?}"),
+        },
+        _ => match (read_safetensors(file), &got) {
+            (Ok((n, meta)), Ok(head)) => {
+                assert_eq!(head.head_len, 8 + n as u64);
+                assert_eq!(head.tensors.len(), meta.tensors().len());
+                for t in &head.tensors {
+                    let info = meta.info(&t.name).unwrap();
+                    let (s, e) = info.data_offsets;
+                    assert_eq!(t.range, head.head_len + s as u64..head.head_len + e as u64);
+                }
+            }
+            (Err(e), Err(got)) => assert_eq!((e.kind(), e.offset(), e.to_string()), *got),
+            (a, b) => panic!("safetensors reader {a:?}, head {b:?}"),
+        },
+    }
+    got
+}
+
+/// Every prefix of `file` asks for more or gives the whole file's verdict;
+/// once one gives it, every longer prefix does.
+fn every_prefix(format: Format, file: &[u8]) -> Verdict {
+    let want = whole(format, file);
+    let len = file.len() as u64;
+    let mut decided = false;
+    for p in 0..=file.len() {
+        match read_head(format, &file[..p], len) {
+            Ok(Step::Need(n)) => {
+                assert!(
+                    !decided,
+                    "prefix {p} needs {n} after a shorter prefix decided"
+                );
+                assert!(n > p as u64 && n <= len, "prefix {p} of {len} needs {n}");
+            }
+            r => {
+                assert_eq!(verdict(r).unwrap(), want, "prefix {p} of {len}");
+                decided = true;
+            }
+        }
+    }
+    assert!(decided);
+    want
+}
+
+/// Following the needs from an empty prefix, and through [`open_head`],
+/// reaches the whole file's verdict.
+fn by_needs(format: Format, file: &[u8]) -> Verdict {
+    let want = whole(format, file);
+    let len = file.len() as u64;
+    // Step by step only for a small file: each step reads the prefix again.
+    if len < 1 << 16 {
+        chain(format, file, &want);
+    }
+    let mut read = 0u64;
+    let opened = open_head(format, len, |at, buf| {
+        assert_eq!(at, read, "reads append");
+        buf.copy_from_slice(&file[at as usize..at as usize + buf.len()]);
+        read += buf.len() as u64;
+        Ok(())
+    });
+    match (&opened, &want) {
+        (Ok((head, reads)), Ok(w)) => {
+            assert_eq!(head, w);
+            assert_eq!(reads.bytes, read);
+            assert!(read <= head.head_len + head.head_len / 4 + FIRST_READ);
+        }
+        (Err(e), Err(w)) => assert_eq!((e.kind(), e.offset(), e.to_string()), *w),
+        (a, b) => panic!("open_head {a:?}, whole {b:?}"),
+    }
+    want
+}
+
+fn chain(format: Format, file: &[u8], want: &Verdict) {
+    let len = file.len() as u64;
+    let mut p = 0u64;
+    let mut steps = 0;
+    loop {
+        match read_head(format, &file[..p as usize], len) {
+            Ok(Step::Need(n)) => {
+                assert!(n > p && n <= len, "prefix {p} of {len} needs {n}");
+                // One byte short of the need still needs more.
+                if n - 1 > p {
+                    let r = read_head(format, &file[..n as usize - 1], len);
+                    assert!(matches!(r, Ok(Step::Need(_))), "{r:?}");
+                }
+                p = n;
+            }
+            r => {
+                assert_eq!(verdict(r).unwrap(), *want, "prefix {p} of {len}");
+                break;
+            }
+        }
+        steps += 1;
+        assert!(steps < 1_000_000);
+    }
+}
+
+fn sample_gguf_file() -> Vec<u8> {
+    std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../samples/tiny.gguf")).unwrap()
+}
+
+fn sample_safetensors_file() -> Vec<u8> {
+    std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../samples/tiny.safetensors"
+    ))
+    .unwrap()
+}
+
+#[test]
+fn the_samples_read_from_every_prefix() {
+    for file in [sample_gguf(), sample_gguf_file()] {
+        assert_eq!(sniff(&file), Some(Format::Gguf));
+        let head = every_prefix(Format::Gguf, &file).unwrap();
+        by_needs(Format::Gguf, &file).unwrap();
+        assert!(!head.tensors.is_empty());
+        assert!(head.tensors.iter().all(|t| t.range.start >= head.head_len));
+    }
+    for file in [
+        sample_safetensors(Some(&[("format", "pt")])),
+        sample_safetensors(None),
+        sample_safetensors_file(),
+    ] {
+        assert_eq!(sniff(&file), Some(Format::Safetensors));
+        let head = every_prefix(Format::Safetensors, &file).unwrap();
+        by_needs(Format::Safetensors, &file).unwrap();
+        assert!(!head.tensors.is_empty());
+    }
+}
+
+#[test]
+fn the_gguf_head_shows_layouts_and_values() {
+    let head = whole(Format::Gguf, &sample_gguf()).unwrap();
+    let q4k = head.tensors.iter().find(|t| t.name == "w.q4_k").unwrap();
+    let layout = q4k.layout.unwrap();
+    assert_eq!(
+        (layout.name, layout.block_elements, layout.block_bytes),
+        ("Q4_K", 256, 144)
+    );
+    assert_eq!(q4k.shape, [2, 256]);
+    assert_eq!(q4k.range.end - q4k.range.start, 288);
+    let f32s = head.tensors.iter().find(|t| t.name == "w.f32").unwrap();
+    assert_eq!(f32s.layout, None);
+    assert_eq!(f32s.format_dtype, "F32");
+    let pair = |k: &str| head.metadata.iter().find(|p| p.key == k).unwrap();
+    assert_eq!(pair("general.architecture").value, "\"llama\"");
+    assert_eq!(pair("i8").value, "-128");
+    assert_eq!(pair("u64").value, u64::MAX.to_string());
+    assert_eq!(pair("bool").value, "true");
+    assert_eq!(pair("strings").value_type, "array<string>[2]");
+    assert_eq!(pair("strings").value, "[\"a\", \"é✓\"]");
+    assert_eq!(pair("nested").value_type, "array<array>[4]");
+    assert_eq!(pair("empty").value, "[]");
+}
+
+#[test]
+fn every_truncation_and_flip_reads_as_the_whole_file_does() {
+    let full = sample_gguf();
+    for cut in 0..full.len() {
+        // Only the last tensor's padding may go missing. Every prefix of
+        // every eleventh cut; the needs of every cut.
+        if cut % 11 == 0 {
+            let _ = every_prefix(Format::Gguf, &full[..cut]);
+        }
+        let _ = by_needs(Format::Gguf, &full[..cut]);
+    }
+    for at in 0..full.len() {
+        for mask in [0x01u8, 0x80, 0xff] {
+            let mut bad = full.clone();
+            bad[at] ^= mask;
+            let _ = by_needs(Format::Gguf, &bad);
+        }
+    }
+    let full = sample_safetensors(Some(&[("format", "pt")]));
+    for cut in 0..full.len() {
+        if cut % 5 == 0 {
+            every_prefix(Format::Safetensors, &full[..cut]).unwrap_err();
+        }
+        by_needs(Format::Safetensors, &full[..cut]).unwrap_err();
+    }
+    for at in 0..full.len() {
+        let mut bad = full.clone();
+        bad[at] ^= 0x20;
+        let _ = by_needs(Format::Safetensors, &bad);
+    }
+}
+
+#[test]
+fn hostile_headers_read_as_the_whole_file_does() {
+    let base = GgufBuilder::new().kv("k", 4, &[0; 4]).build();
+    let with = |at: usize, bytes: &[u8]| {
+        let mut v = base.clone();
+        v[at..at + bytes.len()].copy_from_slice(bytes);
+        v
+    };
+    let mut files = vec![
+        with(8, &u64::MAX.to_le_bytes()),
+        with(16, &(1u64 << 60).to_le_bytes()),
+        with(24, &u64::MAX.to_le_bytes()),
+        GgufBuilder::new()
+            .kv("a", 9, &array(10, u64::MAX, &[]))
+            .build(),
+        GgufBuilder::new()
+            .kv("a", 9, &array(8, 1 << 40, &[]))
+            .build(),
+        GgufBuilder::new()
+            .tensor("t", &[u64::MAX / 2, 4], 0, &[])
+            .build(),
+        GgufBuilder::new()
+            .kv("general.alignment", 4, &3u32.to_le_bytes())
+            .build(),
+        GgufBuilder::new()
+            .tensor("t", &[4], 0, &[0; 16])
+            .tensor("t", &[4], 0, &[0; 16])
+            .build(),
+    ];
+    let mut t = GgufBuilder::new().tensor("t", &[1], 0, &[0; 4]).build();
+    t[24 + 9..24 + 13].copy_from_slice(&u32::MAX.to_le_bytes());
+    files.push(t);
+    let mut extra = GgufBuilder::new().tensor("t", &[4], 0, &[0; 16]).build();
+    extra.extend([0u8; 40]);
+    files.push(extra);
+    for file in &files {
+        let e = every_prefix(Format::Gguf, file).unwrap_err();
+        assert_eq!(e.0, ErrorKind::Gguf, "{e:?}");
+        by_needs(Format::Gguf, file).unwrap_err();
+    }
+    let header = |json: &str, data: usize| {
+        let mut v = (json.len() as u64).to_le_bytes().to_vec();
+        v.extend(json.as_bytes());
+        v.resize(v.len() + data, 0);
+        v
+    };
+    let mut huge = u64::MAX.to_le_bytes().to_vec();
+    huge.extend(b"{}");
+    for file in [
+        header(
+            "{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}",
+            4,
+        ),
+        header(
+            "{\"w\":{\"dtype\":\"Q4\",\"shape\":[1],\"data_offsets\":[0,1]}}",
+            1,
+        ),
+        header(
+            "{\"w\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}",
+            3,
+        ),
+        header(
+            "{\"w\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}",
+            5,
+        ),
+        header(
+            "{\"w\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,4]}}",
+            4,
+        ),
+        header("{}", 2),
+        huge,
+        vec![5, 0, 0],
+        header("{\"w\":{\"dtype\":\"F32\",\"shape\":[-1],\"data_offsets\":[0,4]}}", 4),
+        header("{\"w\":{\"dtype\":\"F32\",\"shape\":[1.5],\"data_offsets\":[0,4]}}", 4),
+        header("{\"w\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0]}}", 4),
+        header("{\"w\":{\"dtype\":\"F32\",\"shape\":[1]}}", 4),
+        header("{\"w\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,18446744073709551616]}}", 4),
+        header("[1,2]", 0),
+        header("{\"__metadata__\":{\"a\":1}}", 0),
+        header("{\"w\":{\"dtype\":\"F4\",\"shape\":[3],\"data_offsets\":[0,1]}}", 1),
+        header("{\"w\":{\"dtype\":\"F32\",\"shape\":[18446744073709551615,2],\"data_offsets\":[0,4]}}", 4),
+        header("{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},\"b\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[8,12]}}", 12),
+        header("{\"w\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}} \u{ff}", 4),
+    ] {
+        let e = every_prefix(Format::Safetensors, &file).unwrap_err();
+        assert_eq!(e.0, ErrorKind::Safetensors, "{e:?}");
+    }
+    // Valid headers in any tensor order, with odd spacing and metadata.
+    for file in [
+        header("{\"b\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,8]}, \"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}}", 8),
+        header("{\"__metadata__\":{\"k\":\"v\"},\"z\":{\"dtype\":\"U8\",\"shape\":[0],\"data_offsets\":[0,0]}}  ", 0),
+        header("{\"f4\":{\"dtype\":\"F4\",\"shape\":[4],\"data_offsets\":[0,2]}}", 2),
+    ] {
+        let head = every_prefix(Format::Safetensors, &file).unwrap();
+        assert!(head.tensors.windows(2).all(|w| w[0].range.end == w[1].range.start));
+    }
+}
+
+/// A large file's head is read without its payloads, and a hostile count
+/// in a prefix costs no allocation sized by the file.
+#[test]
+fn a_large_files_head_needs_only_its_head() {
+    // 20,000 vocabulary strings: a head of several hundred KB that takes
+    // several growing reads.
+    let mut tokens = Vec::new();
+    for i in 0..20_000 {
+        tokens.extend(gguf_str(format!("token-{i:05}-▁piece").as_bytes()));
+    }
+    let file = GgufBuilder::new()
+        .kv("general.architecture", 8, &gguf_str(b"llama"))
+        .kv("tokenizer.ggml.tokens", 9, &array(8, 20_000, &tokens))
+        .tensor("a", &[64, 2], 0, &f32_bytes(&[0.5; 128]))
+        .tensor("b.q8_0", &[32, 3], 8, &[1u8; 34 * 3])
+        .build();
+    let head = by_needs(Format::Gguf, &file).unwrap();
+    assert!(head.head_len > 4 * FIRST_READ, "{}", head.head_len);
+    let tokens = head
+        .metadata
+        .iter()
+        .find(|p| p.key == "tokenizer.ggml.tokens")
+        .unwrap();
+    assert_eq!(tokens.value_type, "array<string>[20000]");
+    assert!(tokens.value.starts_with("[\"token-00000-▁piece\", "));
+    assert!(tokens.value.ends_with(", …]"));
+    // A 6 GiB file: its head alone (the payload is never given) is the
+    // whole verdict, the last tensor ending at the file's end.
+    let (cols, rows) = (1u64 << 16, 12_288u64);
+    let mut head = b"GGUF".to_vec();
+    head.extend(3u32.to_le_bytes());
+    head.extend(4u64.to_le_bytes());
+    head.extend(0u64.to_le_bytes());
+    for i in 0..4u64 {
+        head.extend(gguf_str(format!("t{i}").as_bytes()));
+        head.extend(2u32.to_le_bytes());
+        head.extend(cols.to_le_bytes());
+        head.extend(rows.to_le_bytes());
+        head.extend(1u32.to_le_bytes()); // F16
+        head.extend((i * cols * rows * 2).to_le_bytes());
+    }
+    let head_len = head.len() as u64;
+    let data_start = head_len.div_ceil(32) * 32;
+    let file_len = data_start + 4 * cols * rows * 2;
+    assert!(file_len >= 6 << 30);
+    let Step::Head(read) = read_head(Format::Gguf, &head, file_len).unwrap() else {
+        panic!("the head is all there")
+    };
+    assert_eq!(read.head_len, head_len);
+    assert_eq!(read.tensors[3].range.end, file_len);
+    assert_eq!(read.tensors[3].shape, [rows, cols]);
+    // One byte more in the file is a fault found from the head alone.
+    let e = read_head(Format::Gguf, &head, file_len + 40).unwrap_err();
+    assert_eq!(e.offset(), Some(file_len.div_ceil(32) * 32), "{e}");
+    // A hostile count that a 6 GiB file could hold: the prefix asks for
+    // more, nothing is sized from the count.
+    let mut hostile = b"GGUF".to_vec();
+    hostile.extend(3u32.to_le_bytes());
+    hostile.extend(0u64.to_le_bytes());
+    hostile.extend(400_000_000u64.to_le_bytes());
+    assert_eq!(
+        read_head(Format::Gguf, &hostile, file_len).unwrap(),
+        Step::Need(hostile.len() as u64 + 8)
+    );
+}
