@@ -43,14 +43,18 @@ fn generate(rng: &mut Rng) -> Vec<u8> {
     let count = rng.below(6);
     let mut entries = Vec::new();
     let mut offset = 0usize;
-    let ws = |rng: &mut Rng| -> &'static str { *rng.pick(&["", "", " ", "\n", "\t", "\r\n  "]) };
+    const SPACE: [&str; 6] = ["", "", " ", "\n", "\t", "\r\n  "];
+    let ws = |rng: &mut Rng| SPACE[rng.below(SPACE.len())];
     for i in 0..count {
         let (dtype, width) = *rng.pick(&DTYPES);
         let rank = rng.below(4);
         let shape: Vec<usize> = (0..rank).map(|_| rng.below(4)).collect();
         let bytes = shape.iter().product::<usize>() * width;
         let name = match rng.below(5) {
-            0 => format!("model.layers.{i}.mlp.experts.{}.up_proj.weight", rng.below(128)),
+            0 => format!(
+                "model.layers.{i}.mlp.experts.{}.up_proj.weight",
+                rng.below(128)
+            ),
             1 => format!("t{i}"),
             2 => format!("ünï{i}"),
             3 => format!("a b {i}"),
@@ -61,14 +65,10 @@ fn generate(rng: &mut Rng) -> Vec<u8> {
             .map(|d| d.to_string())
             .collect::<Vec<_>>()
             .join(&format!(",{}", ws(rng)));
-        let mut fields = vec![
+        let mut fields = [
             format!("\"dtype\":{}\"{dtype}\"", ws(rng)),
             format!("\"shape\":[{}{shape_text}]", ws(rng)),
-            format!(
-                "\"data_offsets\":[{offset},{}{}]",
-                ws(rng),
-                offset + bytes
-            ),
+            format!("\"data_offsets\":[{offset},{}{}]", ws(rng), offset + bytes),
         ];
         if rng.below(2) == 0 {
             fields.swap(0, 2);
@@ -141,7 +141,11 @@ fn mutate(rng: &mut Rng, file: &[u8]) -> Vec<u8> {
         6 => replace(&mut json, "[0,", "[1,"),
         7 => replace(&mut json, "]", ",18446744073709551616]"),
         8 => replace(&mut json, "\"v", "{\"nested\":\"v\"},\"x"),
-        9 => replace(&mut json, "\"__metadata__\":{", "\"__metadata__\":{\"a\":1,"),
+        9 => replace(
+            &mut json,
+            "\"__metadata__\":{",
+            "\"__metadata__\":{\"a\":1,",
+        ),
         10 => replace(&mut json, ",", ",,"),
         11 => replace(&mut json, "1", "1.0"),
         12 => replace(&mut json, "0", "00"),
@@ -193,7 +197,9 @@ fn crate_facts(file: &[u8]) -> Option<String> {
         let shape: Vec<u64> = info.shape.iter().map(|&d| d as u64).collect();
         out += &format!(
             "{name:?} {:?} {:?} {:?}\n",
-            info.dtype, shape.as_slice(), info.data_offsets
+            info.dtype,
+            shape.as_slice(),
+            info.data_offsets
         );
     }
     Some(out)
@@ -212,7 +218,12 @@ fn compare(file: &[u8], stats: &mut [usize; 3]) {
                 String::from_utf8_lossy(file)
             )
         });
-        assert_eq!(facts(&fast), expected, "{:?}", String::from_utf8_lossy(file));
+        assert_eq!(
+            facts(&fast),
+            expected,
+            "{:?}",
+            String::from_utf8_lossy(file)
+        );
     } else if by_crate.is_some() {
         stats[1] += 1;
     } else {
@@ -221,7 +232,12 @@ fn compare(file: &[u8], stats: &mut [usize; 3]) {
     // The combined reader: the crate's verdict, on the whole file and on
     // its head alone.
     let whole = read_safetensors_header(file, len);
-    assert_eq!(whole.is_ok(), by_crate.is_some(), "{:?}", String::from_utf8_lossy(file));
+    assert_eq!(
+        whole.is_ok(),
+        by_crate.is_some(),
+        "{:?}",
+        String::from_utf8_lossy(file)
+    );
     assert_eq!(
         crate_reader(file, len).is_some(),
         by_crate.is_some(),
@@ -235,7 +251,12 @@ fn compare(file: &[u8], stats: &mut [usize; 3]) {
     {
         let head = &file[..8 + n as usize];
         let from_head = read_safetensors_header(head, len);
-        assert_eq!(from_head.is_ok(), by_crate.is_some(), "{:?}", String::from_utf8_lossy(file));
+        assert_eq!(
+            from_head.is_ok(),
+            by_crate.is_some(),
+            "{:?}",
+            String::from_utf8_lossy(file)
+        );
         if let (Ok(a), Ok(b)) = (&from_head, &whole) {
             assert_eq!(facts(a), facts(b));
         }
@@ -281,12 +302,36 @@ fn the_fast_reader_agrees_with_the_crate() {
 #[test]
 fn every_dtype_name_reads_as_the_crate_reads_it() {
     let names = [
-        "BOOL", "F4", "F6_E2M3", "F6_E3M2", "U8", "I8", "F8_E5M2", "F8_E4M3", "F8_E8M0",
-        "F8_E4M3FNUZ", "F8_E5M2FNUZ", "I16", "U16", "F16", "BF16", "I32", "U32", "F32", "C64",
-        "F64", "I64", "U64", "f32", "F8_E4M3FN", "", "Q4_K",
+        "BOOL",
+        "F4",
+        "F6_E2M3",
+        "F6_E3M2",
+        "U8",
+        "I8",
+        "F8_E5M2",
+        "F8_E4M3",
+        "F8_E8M0",
+        "F8_E4M3FNUZ",
+        "F8_E5M2FNUZ",
+        "I16",
+        "U16",
+        "F16",
+        "BF16",
+        "I32",
+        "U32",
+        "F32",
+        "C64",
+        "F64",
+        "I64",
+        "U64",
+        "f32",
+        "F8_E4M3FN",
+        "",
+        "Q4_K",
     ];
     for name in names {
-        let json = format!("{{\"t\":{{\"dtype\":\"{name}\",\"shape\":[8],\"data_offsets\":[0,0]}}}}");
+        let json =
+            format!("{{\"t\":{{\"dtype\":\"{name}\",\"shape\":[8],\"data_offsets\":[0,0]}}}}");
         // Offsets of zero bytes: refused by the size check for every real
         // dtype, so the fast reader's dtype is compared through a header
         // of the right size.
