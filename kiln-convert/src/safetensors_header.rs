@@ -378,6 +378,11 @@ impl<'a> Json<'a> {
     /// no leading zero, no fraction or exponent, no overflow.
     fn usize(&mut self) -> Option<usize> {
         self.skip_space();
+        self.digits()
+    }
+
+    /// [`Json::usize`] with no white space before it.
+    fn digits(&mut self) -> Option<usize> {
         let start = self.at;
         let mut value = 0usize;
         while let Some(&d) = self.bytes.get(self.at).filter(|d| d.is_ascii_digit()) {
@@ -426,9 +431,83 @@ impl<'a> Json<'a> {
         Some(key)
     }
 
+    /// Consumes `literal` if the text continues with it, byte for byte.
+    fn literal(&mut self, literal: &[u8]) -> bool {
+        let found = self
+            .bytes
+            .get(self.at..)
+            .is_some_and(|rest| rest.starts_with(literal));
+        if found {
+            self.at += literal.len();
+        }
+        found
+    }
+
+    /// A tensor object exactly as the safetensors writers print one
+    /// (`{"dtype":"F32","shape":[4],"data_offsets":[0,16]}`, no white
+    /// space): read without looking for keys. `None` when the text is laid
+    /// out any other way (the cursor then is anywhere).
+    fn compact_tensor(&mut self, name: &'a str, dims: &mut Vec<u64>) -> Option<HeaderTensor<'a>> {
+        let at = dims.len();
+        if !self.literal(b"{\"dtype\":\"") {
+            return None;
+        }
+        let rest = self.bytes.get(self.at..)?;
+        let len = rest.iter().take(16).position(|&b| b == b'"')?;
+        let dtype = dtype_of_name(self.text.get(self.at..self.at + len)?)?;
+        self.at += len;
+        if !self.literal(b"\",\"shape\":[") {
+            return None;
+        }
+        if !self.literal(b"]") {
+            loop {
+                dims.push(self.digits()? as u64);
+                if self.literal(b"]") {
+                    break;
+                }
+                if !self.literal(b",") {
+                    return None;
+                }
+            }
+        }
+        if !self.literal(b",\"data_offsets\":[") {
+            return None;
+        }
+        let s = self.digits()?;
+        if !self.literal(b",") {
+            return None;
+        }
+        let e = self.digits()?;
+        if !self.literal(b"]}") {
+            return None;
+        }
+        Some(HeaderTensor {
+            name: Cow::Borrowed(name),
+            dtype,
+            dims: (
+                u32::try_from(at).ok()?,
+                u32::try_from(dims.len() - at).ok()?,
+            ),
+            data_offsets: (s, e),
+        })
+    }
+
+    /// One tensor object: [`Json::compact_tensor`] when it is laid out as
+    /// the writers lay it out, else [`Json::any_tensor`].
+    fn tensor(&mut self, name: &'a str, dims: &mut Vec<u64>) -> Option<HeaderTensor<'a>> {
+        self.skip_space();
+        let (at, dims_len) = (self.at, dims.len());
+        if let Some(t) = self.compact_tensor(name, dims) {
+            return Some(t);
+        }
+        self.at = at;
+        dims.truncate(dims_len);
+        self.any_tensor(name, dims)
+    }
+
     /// `{"dtype": ..., "shape": [...], "data_offsets": [s, e]}`, each key
     /// once, in any order, no other key; the dims appended to `dims`.
-    fn tensor(&mut self, name: &'a str, dims: &mut Vec<u64>) -> Option<HeaderTensor<'a>> {
+    fn any_tensor(&mut self, name: &'a str, dims: &mut Vec<u64>) -> Option<HeaderTensor<'a>> {
         let (mut dtype, mut shape, mut offsets) = (None, None, None);
         self.expect(b'{')?;
         loop {
