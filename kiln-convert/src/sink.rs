@@ -201,6 +201,7 @@ mod tests {
     }
 
     /// Takes `left` bytes, then fails.
+    #[derive(Debug)]
     struct Full {
         left: usize,
     }
