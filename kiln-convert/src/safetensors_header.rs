@@ -301,18 +301,14 @@ enum TensorKey {
 /// `bytes` (all of them when there is none). Eight bytes at a time: a name
 /// of a large model is some 50 bytes.
 fn string_len(bytes: &[u8]) -> usize {
-    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
-    const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
-    // A byte of `x` below `n` (n <= 128) sets its high bit in the result;
-    // no other byte does.
+    const ONES: u64 = u64::from_le_bytes([0x01; 8]);
+    const HIGH: u64 = u64::from_le_bytes([0x80; 8]);
+    // Non-zero exactly when some byte of `x` is below `n` (n <= 128).
     let below = |x: u64, n: u8| x.wrapping_sub(ONES * u64::from(n)) & !x & HIGH;
     let zero = |x: u64| below(x, 1);
     let mut at = 0;
-    while let Some(chunk) = bytes
-        .get(at..at + 8)
-        .and_then(|c| <[u8; 8]>::try_from(c).ok())
-    {
-        let x = u64::from_ne_bytes(chunk);
+    for chunk in bytes.chunks_exact(8) {
+        let x = u64::from_le_bytes(chunk.try_into().unwrap_or([0; 8]));
         let stop = below(x, 0x20)
             | zero(x ^ (ONES * u64::from(b'"')))
             | zero(x ^ (ONES * u64::from(b'\\')));
@@ -383,16 +379,28 @@ impl<'a> Json<'a> {
 
     /// [`Json::usize`] with no white space before it.
     fn digits(&mut self) -> Option<usize> {
-        let start = self.at;
-        let mut value = 0usize;
-        while let Some(&d) = self.bytes.get(self.at).filter(|d| d.is_ascii_digit()) {
-            value = value.checked_mul(10)?.checked_add(usize::from(d - b'0'))?;
-            self.at += 1;
+        let rest = self.bytes.get(self.at..)?;
+        // Up to 19 digits: no u64 overflow. A longer number (or one past
+        // usize) goes to the crate.
+        let (mut value, mut len) = (0u64, 0usize);
+        for &b in rest {
+            let digit = b.wrapping_sub(b'0');
+            if digit > 9 {
+                break;
+            }
+            if len == 19 {
+                return None;
+            }
+            value = value * 10 + u64::from(digit);
+            len += 1;
         }
-        let len = self.at - start;
-        let leading_zero = len > 1 && self.bytes.get(start) == Some(&b'0');
-        let float = matches!(self.bytes.get(self.at), Some(b'.' | b'e' | b'E'));
-        (len > 0 && !leading_zero && !float).then_some(value)
+        let leading_zero = len > 1 && rest.first() == Some(&b'0');
+        let float = matches!(rest.get(len), Some(b'.' | b'e' | b'E'));
+        if len == 0 || leading_zero || float {
+            return None;
+        }
+        self.at += len;
+        usize::try_from(value).ok()
     }
 
     /// `{"key": "value", ...}`: strings only.
