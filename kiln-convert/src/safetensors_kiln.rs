@@ -604,8 +604,8 @@ fn dtype_name(code: DtypeCode, layout: Option<&str>) -> String {
 }
 
 /// The 8-byte length and the JSON header that `safetensors::serialize`
-/// writes for `views` and `metadata`, and the tensor names in the order
-/// their data follows.
+/// writes for `views` and `metadata`, and the order their data follows
+/// (as indices into `views`).
 ///
 /// The header is the crate's own: its [`Metadata`] (which checks the
 /// offsets, dtypes and shapes) serialized by its own `Serialize`. What is
@@ -615,15 +615,19 @@ fn dtype_name(code: DtypeCode, layout: Option<&str>) -> String {
 /// called because it reserves a buffer the size of the whole file, which
 /// for a model larger than memory fails. Tests compare the result with
 /// `serialize` and with Python's writer.
-fn header<'a>(
-    views: &[(&'a str, BorrowedView<'_>)],
+fn header(
+    views: &[(&str, BorrowedView<'_>)],
     metadata: Option<HashMap<String, String>>,
-) -> Result<(Vec<u8>, Vec<&'a str>)> {
-    let mut sorted: Vec<_> = views.iter().collect();
-    sorted.sort_by(|(ln, l), (rn, r)| r.dtype.cmp(&l.dtype).then(ln.cmp(rn)));
+) -> Result<(Vec<u8>, Vec<usize>)> {
+    let mut sorted: Vec<_> = views
+        .iter()
+        .enumerate()
+        .map(|(i, (n, v))| (n, v, i))
+        .collect();
+    sorted.sort_by(|(ln, l, _), (rn, r, _)| r.dtype.cmp(&l.dtype).then(ln.cmp(rn)));
     let mut offset = 0usize;
     let mut infos = Vec::with_capacity(sorted.len());
-    for (name, view) in &sorted {
+    for (name, view, _) in &sorted {
         let end = offset
             .checked_add(view.data.len())
             .ok_or_else(|| Error::unsupported("the data section overflows"))?;
@@ -653,7 +657,7 @@ fn header<'a>(
     }
     let mut bytes = (json.len() as u64).to_le_bytes().to_vec();
     bytes.append(&mut json);
-    Ok((bytes, sorted.into_iter().map(|(name, _)| *name).collect()))
+    Ok((bytes, sorted.into_iter().map(|(_, _, i)| i).collect()))
 }
 
 /// Writes one safetensors file from its parts.
@@ -661,13 +665,12 @@ fn write_safetensors_file<W: Write>(parts: SafetensorsParts<'_>, out: W) -> Resu
     let (metadata, views) = parts;
     let metadata_len = metadata.as_ref().map_or(0, HashMap::len);
     let (header, order) = header(&views, metadata)?;
-    let by_name: HashMap<&str, &[u8]> = views.iter().map(|(n, v)| (*n, v.data)).collect();
 
     let mut sink = WriteSink::new(out);
     sink.write_all(&header)?;
     let mut payload_bytes = 0u64;
-    for name in &order {
-        let data = by_name.get(name).copied().unwrap_or_default();
+    for &i in &order {
+        let data = views.get(i).map_or(&[][..], |(_, v)| v.data);
         sink.write_all(data)?;
         payload_bytes += data.len() as u64;
     }
