@@ -243,9 +243,11 @@ impl Descriptor {
     pub fn write<S: Sink>(&self, w: &mut Writer<S>) -> Result<()> {
         let mut record = [0u8; DESCRIPTOR_LEN as usize];
         let mut at = 0;
+        // Byte by byte through zip: no length check that could panic.
         let mut field = |bytes: &[u8]| {
-            if let Some(slot) = record.get_mut(at..at + bytes.len()) {
-                slot.copy_from_slice(bytes);
+            let slots = record.iter_mut().skip(at);
+            for (slot, &b) in slots.zip(bytes) {
+                *slot = b;
             }
             at += bytes.len();
         };
