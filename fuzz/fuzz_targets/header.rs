@@ -19,7 +19,9 @@ fuzz_target!(|data: &[u8]| {
         let tensors = meta.tensors();
         assert_eq!(fast.tensors.len(), tensors.len());
         for t in &fast.tensors {
-            let info = tensors.get(t.name.as_ref()).expect("a tensor the crate does not have");
+            let info = tensors
+                .get(t.name.as_ref())
+                .expect("a tensor the crate does not have");
             assert_eq!(t.dtype, info.dtype);
             let shape: Vec<u64> = info.shape.iter().map(|&d| d as u64).collect();
             assert_eq!(fast.shape(t), shape.as_slice());
@@ -31,16 +33,27 @@ fuzz_target!(|data: &[u8]| {
             v
         });
         let ours: Option<Vec<(String, String)>> = fast.metadata.as_ref().map(|m| {
-            m.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+            m.iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
         });
         assert_eq!(ours, theirs.take());
     }
     assert_eq!(crate_reader(data, len).is_some(), crate_says.is_some());
-    assert_eq!(read_safetensors_header(data, len).is_ok(), crate_says.is_some());
-    if let Some(n) = data.get(..8).map(|b| u64::from_le_bytes(b.try_into().unwrap_or_default())) {
+    assert_eq!(
+        read_safetensors_header(data, len).is_ok(),
+        crate_says.is_some()
+    );
+    if let Some(n) = data
+        .get(..8)
+        .map(|b| u64::from_le_bytes(b.try_into().unwrap_or_default()))
+    {
         if n <= len - 8 {
             let head = &data[..8 + n as usize];
-            assert_eq!(read_safetensors_header(head, len).is_ok(), crate_says.is_some());
+            assert_eq!(
+                read_safetensors_header(head, len).is_ok(),
+                crate_says.is_some()
+            );
         }
     }
 });
