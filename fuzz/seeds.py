@@ -68,7 +68,7 @@ def main() -> int:
     with open(os.path.join(ROOT, "spec", "kiln-v2-cases.json")) as f:
         cases = json.load(f)
     seeds = {t: [] for t in ("directory", "check", "walk_value", "typed", "roundtrip",
-                             "convert", "slow", "wasm", "envelope", "stream")}
+                             "convert", "header", "slow", "wasm", "envelope", "stream")}
     for case in cases:
         data = bytes.fromhex(case["hex"])
         typed = header(case["type"], case["framed"], case.get("cap")) + data
@@ -98,6 +98,7 @@ def main() -> int:
         data = open(os.path.join(convert_dir, name), "rb").read()
         if name.endswith(".safetensors"):
             picks = [0]
+            seeds["header"].append(data)
         elif name.endswith(".gguf"):
             picks = [1]
         else:  # a Kiln message: to both formats

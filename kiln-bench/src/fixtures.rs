@@ -135,10 +135,9 @@ pub fn specs(count: usize, names: Names, payloads: Payloads) -> Vec<Spec> {
                 }
                 Payloads::Fixed(bytes) => (Dtype::F32, vec![(bytes / 4) as u64]),
             };
-            let width = match dtype {
-                Dtype::F32 => 4,
-                _ => 2,
-            };
+            let width = dtype
+                .element_size()
+                .expect("the fixtures' dtypes are whole bytes");
             let len = shape.iter().product::<u64>() as usize * width;
             Spec {
                 name,
@@ -166,11 +165,7 @@ pub fn directory(count: usize, names: Names, order: Order, payloads: Payloads) -
         .collect();
     let kiln = kiln_nostd::to_vec(&Tensors(&kiln_specs)).expect("the fixture encodes");
 
-    let st_dtype = |d: Dtype| match d {
-        Dtype::F32 => safetensors::Dtype::F32,
-        Dtype::Bf16 => safetensors::Dtype::BF16,
-        _ => safetensors::Dtype::F16,
-    };
+    let st_dtype = |d: Dtype| kiln_convert::safetensors_dtype(d).expect("a dtype safetensors has");
     let views = specs.iter().map(|s| {
         let shape = s.shape.iter().map(|&d| d as usize).collect();
         let view = StView::new(st_dtype(s.dtype), shape, &source[..s.len]).expect("valid view");

@@ -912,6 +912,107 @@ fn wall(cmd: &mut Command) -> f64 {
     start.elapsed().as_secs_f64()
 }
 
+/// Times `kiln convert INPUT` (to Kiln) against `cp INPUT`, alternating,
+/// `runs` times each, and adds the row with the median of each.
+fn race(kiln: &Path, input: &Path, tmp: &Path, runs: usize, label: &str, table: &mut Table) {
+    let out_kiln = tmp.join("out.kiln");
+    let out_cp = tmp.join("out.cp");
+    let mut convert_times = vec![];
+    let mut cp_times = vec![];
+    for _ in 0..runs {
+        let _ = std::fs::remove_file(&out_kiln);
+        convert_times.push(wall(
+            Command::new(kiln)
+                .arg("convert")
+                .arg("--quiet")
+                .arg(input)
+                .arg(&out_kiln)
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null()),
+        ));
+        let _ = std::fs::remove_file(&out_cp);
+        cp_times.push(wall(Command::new("cp").arg(input).arg(&out_cp)));
+    }
+    let _ = std::fs::remove_file(&out_kiln);
+    let _ = std::fs::remove_file(&out_cp);
+    let convert = median(&mut convert_times);
+    let cp = median(&mut cp_times);
+    let ratio = convert / cp;
+    let met = ratio <= 2.0;
+    if !met {
+        table
+            .failed_goals
+            .push(format!("kiln convert of {label}: {ratio:.2} x cp > 2"));
+    }
+    table.row(Row {
+        what: format!(
+            "kiln convert of {label}, safetensors to Kiln (median of {runs}, wall clock, alternating)"
+        ),
+        kiln: fmt_time(convert),
+        peer: "cp of the same file".into(),
+        peer_time: fmt_time(cp),
+        ratio: format!("{:.2}", cp / convert),
+        goal: format!("Kiln ≤ 2 x cp: {} ({ratio:.2} x)", verdict(met)),
+        ..Row::default()
+    });
+}
+
+/// A safetensors file of the 18,867 tensors of the mixture-of-experts
+/// model, each f32 of 4 elements.
+fn moe_safetensors() -> Vec<u8> {
+    let names = kiln_bench::fixtures::moe_names(18_867);
+    let payload: Vec<u8> = [1.0f32, -2.0, 0.5, 8.0]
+        .iter()
+        .flat_map(|v| v.to_le_bytes())
+        .collect();
+    let views = names.iter().map(|n| {
+        let view = safetensors::tensor::TensorView::new(safetensors::Dtype::F32, vec![4], &payload);
+        (n.as_str(), view.unwrap_or_else(|e| fail(&format!("{e}"))))
+    });
+    safetensors::serialize(views, None).unwrap_or_else(|e| fail(&format!("{e}")))
+}
+
+/// Writes a safetensors file of `mb` MiB: 4,096 u16 tensors of random
+/// bytes, named like the experts of a mixture-of-experts model, without
+/// holding the file in memory.
+fn write_many_tensors(path: &Path, mb: usize) -> std::io::Result<()> {
+    use std::io::Write;
+    const COUNT: usize = 4096;
+    let per = mb * 1024 * 1024 / COUNT;
+    let mut json = String::from("{");
+    for i in 0..COUNT {
+        if i > 0 {
+            json.push(',');
+        }
+        json += &format!(
+            "\"model.layers.{}.mlp.experts.{}.up_proj.weight\":{{\"dtype\":\"U16\",\"shape\":[{}],\"data_offsets\":[{},{}]}}",
+            i / 64,
+            i % 64,
+            per / 2,
+            i * per,
+            (i + 1) * per
+        );
+    }
+    json.push('}');
+    let mut json = json.into_bytes();
+    json.resize(json.len().next_multiple_of(8), b' ');
+    let mut out = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(path)?);
+    out.write_all(&(json.len() as u64).to_le_bytes())?;
+    out.write_all(&json)?;
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut block = vec![0u8; per];
+    for _ in 0..COUNT {
+        for chunk in block.chunks_exact_mut(8) {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            chunk.copy_from_slice(&state.to_le_bytes());
+        }
+        out.write_all(&block)?;
+    }
+    out.flush()
+}
+
 fn tools(root: &Path, opts: &Opts, table: &mut Table) {
     // The quick run reuses the debug build (the test command has made it);
     // the table times the release build.
@@ -956,43 +1057,43 @@ fn tools(root: &Path, opts: &Opts, table: &mut Table) {
             )
         }
     };
-    let out_kiln = tmp.join("out.kiln");
-    let out_cp = tmp.join("out.safetensors");
     let runs = if opts.scale == Scale::Quick { 1 } else { 11 };
-    let mut convert_times = vec![];
-    let mut cp_times = vec![];
-    for _ in 0..runs {
-        let _ = std::fs::remove_file(&out_kiln);
-        convert_times.push(wall(
-            Command::new(&kiln)
-                .arg("convert")
-                .arg(&input)
-                .arg(&out_kiln)
-                .stdout(std::process::Stdio::null())
-                .stderr(std::process::Stdio::null()),
-        ));
-        let _ = std::fs::remove_file(&out_cp);
-        cp_times.push(wall(Command::new("cp").arg(&input).arg(&out_cp)));
-    }
-    let convert = median(&mut convert_times);
-    let cp = median(&mut cp_times);
+    race(&kiln, &input, &tmp, runs, &label, table);
+
+    // The tensor list of a 48-layer, 128-expert mixture-of-experts model:
+    // tiny payloads, so the time is in the names and the directories.
+    let moe = tmp.join("moe.safetensors");
+    std::fs::write(&moe, moe_safetensors()).unwrap_or_else(|e| fail(&format!("{e}")));
+    race(
+        &kiln,
+        &moe,
+        &tmp,
+        runs,
+        "the 18,867-tensor tensor list of a 48-layer, 128-expert MoE (2.3 MB)",
+        table,
+    );
+    let _ = std::fs::remove_file(&moe);
+
+    // Many tensors of real (random) bytes, written once: cp of a sparse
+    // file would copy no data. In target/, not /tmp, which may be memory.
+    let mb = if opts.scale == Scale::Quick { 16 } else { 1024 };
+    let big_dir = root
+        .join("target")
+        .join(format!("bench-convert-{}", std::process::id()));
+    std::fs::create_dir_all(&big_dir).unwrap_or_else(|e| fail(&format!("{e}")));
+    let big = big_dir.join("big.safetensors");
+    write_many_tensors(&big, mb).unwrap_or_else(|e| fail(&format!("{}: {e}", big.display())));
+    let big_runs = if opts.scale == Scale::Quick { 1 } else { 5 };
+    race(
+        &kiln,
+        &big,
+        &big_dir,
+        big_runs,
+        &format!("{mb} MiB of 4,096 tensors of random bytes"),
+        table,
+    );
+    let _ = std::fs::remove_dir_all(&big_dir);
     let _ = std::fs::remove_dir_all(&tmp);
-    let ratio = convert / cp;
-    let met = ratio <= 2.0;
-    if !met {
-        table
-            .failed_goals
-            .push(format!("kiln convert {ratio:.2} x cp > 2"));
-    }
-    table.row(Row {
-        what: format!("kiln convert of {label}, safetensors to Kiln (median of {runs}, wall clock, alternating)"),
-        kiln: fmt_time(convert),
-        peer: "cp of the same file".into(),
-        peer_time: fmt_time(cp),
-        ratio: format!("{:.2}", cp / convert),
-        goal: format!("Kiln ≤ 2 x cp: {} ({ratio:.2} x)", verdict(met)),
-        ..Row::default()
-    });
     table.row(Row {
         what: "inspector: open a 1,000-tensor file and build its table (Playwright)".into(),
         kiln: "not measured by this command (printed by the inspector's end-to-end tests, stage www; README, \"The browser\")".into(),

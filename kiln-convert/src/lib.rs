@@ -70,6 +70,7 @@ pub mod head;
 mod heap;
 mod message;
 mod model;
+mod safetensors_header;
 mod safetensors_kiln;
 mod sink;
 
@@ -88,9 +89,16 @@ pub use crate::message::{
     SafetensorsMessage, GGUF_MESSAGE, LIMITS, PAYLOAD_ALIGN, SAFETENSORS_MESSAGE,
 };
 pub use crate::model::{Message, Model};
+/// The two safetensors header readers apart, for the differential test
+/// and the fuzz target (not for use: [`read_safetensors_header`] is the
+/// reader).
+#[doc(hidden)]
+pub use crate::safetensors_header::{crate_reader, fast_reader};
+pub use crate::safetensors_header::{HeaderTensor, SafetensorsHeader};
 pub use crate::safetensors_kiln::{
     check_safetensors_index, check_safetensors_set, kiln_dtype, kiln_safetensors_parts,
-    kiln_to_safetensors, kiln_to_safetensors_set, read_safetensors, safetensors_dtype,
+    kiln_to_safetensors, kiln_to_safetensors_set, read_safetensors, read_safetensors_header,
+    safetensors_dtype,
     safetensors_index_files, safetensors_set_to_kiln, safetensors_to_kiln, BorrowedView,
     SafetensorsParts,
 };

@@ -1,14 +1,16 @@
 //! safetensors ⇄ Kiln.
 //!
-//! Reading uses the `safetensors` crate's own checks
-//! ([`SafeTensors::read_metadata`]); writing builds the header from the
+//! Reading gives the verdict of the `safetensors` crate's own checks
+//! ([`SafeTensors::read_metadata`]), by a faster reader of our own that
+//! leaves every header outside its strict subset to the crate
+//! (`safetensors_header`); writing builds the header from the
 //! crate's own `Metadata` and its `Serialize`, in the order its writer
 //! uses, so the header bytes are exactly the ones its writer makes.
 //! Payloads never go through a buffer of the whole file: they are written
 //! once, from the input slice straight into the output writer.
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::io::Write;
 
 use kiln_nostd::{frame, Dtype, DtypeCode, Encode, Quant, TensorSpec};
@@ -18,6 +20,7 @@ use crate::error::{Error, Result};
 use crate::heap::split;
 use crate::message::{self, MessageType, SafetensorsFile, SafetensorsMessage, LIMITS};
 use crate::model::{Message, Model};
+use crate::safetensors_header::{read_header, Refused, SafetensorsHeader, MAX_HEADER_LEN};
 use crate::sink::WriteSink;
 use crate::Summary;
 
@@ -81,10 +84,10 @@ fn json_offset(header: &[u8], line: usize, column: usize) -> u64 {
     (8 + line_start + column.saturating_sub(1)) as u64
 }
 
-/// Our error for a safetensors file of `len` bytes the crate refused, with
-/// the offset where we can tell it; `input` holds at least the file's
+/// Our error for a safetensors file of `file_len` bytes the crate refused,
+/// with the offset where we can tell it; `input` holds at least the file's
 /// header (the whole file, or its head: see `crate::head`).
-pub(crate) fn read_error(input: &[u8], len: u64, e: SafeTensorError) -> Error {
+pub(crate) fn read_error(input: &[u8], file_len: u64, e: SafeTensorError) -> Error {
     let n = input
         .get(..8)
         .and_then(|b| b.try_into().ok())
@@ -93,6 +96,7 @@ pub(crate) fn read_error(input: &[u8], len: u64, e: SafeTensorError) -> Error {
         .and_then(|n| usize::try_from(n).ok())
         .and_then(|n| input.get(8..8usize.checked_add(n)?))
         .unwrap_or_default();
+    let len = file_len;
     match e {
         SafeTensorError::HeaderTooSmall => Error::safetensors(
             Some(0),
@@ -169,21 +173,44 @@ fn unknown_dtype(header: &[u8]) -> Option<Error> {
 /// checks: the header's JSON length and its [`Metadata`] (tensor
 /// dtypes, shapes, data offsets, `__metadata__`). The data section starts
 /// at byte `8 + length`. A refusal is one [`Error`] with the byte offset
-/// where it can be told.
+/// where it can be told. [`read_safetensors_header`] gives the same
+/// verdict faster, with borrowed names.
 pub fn read_safetensors(input: &[u8]) -> Result<(usize, Metadata)> {
     SafeTensors::read_metadata(input).map_err(|e| read_error(input, input.len() as u64, e))
 }
 
+/// Reads and checks the header of a safetensors file of `file_len` bytes
+/// from `head`, its first bytes: at least the 8-byte length and the JSON
+/// header (the whole file will do), so a reader of a file's head needs
+/// nothing more. The verdict is [`SafeTensors::read_metadata`]'s on the
+/// whole file, and so is the error; names are borrowed from `head` where
+/// they have no escapes, tensors sorted by name bytes.
+pub fn read_safetensors_header(head: &[u8], file_len: u64) -> Result<SafetensorsHeader<'_>> {
+    read_header(head, file_len).map_err(|refused| match refused {
+        Refused::Crate(e) => read_error(head, file_len, e),
+        Refused::ShortHead { needed } => Error::safetensors(
+            Some(head.len() as u64),
+            format!(
+                "only the first {} bytes were given; the header needs {needed}",
+                head.len()
+            ),
+        ),
+    })
+}
+
 /// One safetensors file read for conversion: its names sorted, with the
-/// Kiln dtype, shape and payload of each.
+/// Kiln dtype, shape and payload of each, as the specs of its tensors.
 struct ShardIn<'a> {
     file: &'a str,
-    metadata: BTreeMap<&'a str, &'a str>,
-    /// Owned: the safetensors crate hands its names out as new strings.
-    names: Vec<String>,
-    dtypes: Vec<Dtype>,
-    shapes: Vec<Vec<u64>>,
-    payloads: Vec<&'a [u8]>,
+    metadata: Vec<(&'a str, &'a str)>,
+    specs: Vec<TensorSpec<'a>>,
+    payload_bytes: u64,
+}
+
+impl<'a> ShardIn<'a> {
+    fn names(&self) -> impl Iterator<Item = &'a str> + '_ {
+        self.specs.iter().map(|s| s.name.unwrap_or_default())
+    }
 }
 
 /// The Kiln dtype of `info`, or a refusal that names the dtype and says
@@ -201,49 +228,44 @@ fn dtype_for(name: &str, dtype: safetensors::Dtype) -> Result<Dtype> {
 fn read_shard<'a>(
     file: &'a str,
     input: &'a [u8],
-    header_len: usize,
-    meta: &'a Metadata,
+    header: &'a SafetensorsHeader<'a>,
     what: &str,
 ) -> Result<ShardIn<'a>> {
-    let data = input.get(8 + header_len..).unwrap_or_default();
-    let metadata: BTreeMap<&str, &str> = meta
-        .metadata()
+    let data = input.get(header.data_start()..).unwrap_or_default();
+    let metadata = header
+        .metadata
         .iter()
         .flatten()
-        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .map(|(k, v)| (k.as_ref(), v.as_ref()))
         .collect();
-    let mut infos: Vec<(String, &TensorInfo)> = meta.tensors().into_iter().collect();
-    infos.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-    let mut shard = ShardIn {
-        file,
-        metadata,
-        dtypes: Vec::with_capacity(infos.len()),
-        shapes: Vec::with_capacity(infos.len()),
-        payloads: Vec::with_capacity(infos.len()),
-        names: Vec::with_capacity(infos.len()),
-    };
-    for (name, info) in infos {
-        shard.dtypes.push(dtype_for(&name, info.dtype)?);
-        if info.shape.len() > 8 {
+    let mut specs = Vec::with_capacity(header.tensors.len());
+    let mut payload_bytes = 0u64;
+    for t in &header.tensors {
+        let name = t.name.as_ref();
+        let dtype = dtype_for(name, t.dtype)?;
+        let shape = header.shape(t);
+        if shape.len() > 8 {
             return Err(Error::unsupported(format!(
                 "{what}: tensor {name:?} has {} dimensions; a Kiln tensor has at most 8",
-                info.shape.len()
+                shape.len()
             )));
         }
-        shard
-            .shapes
-            .push(info.shape.iter().map(|&d| d as u64).collect());
-        let (start, end) = info.data_offsets;
+        let (start, end) = t.data_offsets;
         let bytes = data.get(start..end).ok_or_else(|| {
             Error::safetensors(
-                Some(8 + header_len as u64),
+                Some(header.data_start() as u64),
                 format!("{what}: tensor {name:?} lies outside the data"),
             )
         })?;
-        shard.payloads.push(bytes);
-        shard.names.push(name);
+        payload_bytes += bytes.len() as u64;
+        specs.push(TensorSpec::new(dtype, shape, bytes).named(name));
     }
-    Ok(shard)
+    Ok(ShardIn {
+        file,
+        metadata,
+        specs,
+        payload_bytes,
+    })
 }
 
 /// Writes `shards` as one framed [`SafetensorsMessage`](crate::SafetensorsMessage).
@@ -253,7 +275,6 @@ fn write_safetensors_message<W: Write>(
     index: &str,
     shards: &[ShardIn<'_>],
 ) -> Result<Summary> {
-    let mut specs = Vec::with_capacity(shards.len());
     let mut ranges = Vec::with_capacity(shards.len());
     let mut summary = Summary::default();
     for shard in shards {
@@ -262,31 +283,17 @@ fn write_safetensors_message<W: Write>(
         } else {
             format!("shard {:?}", shard.file)
         };
-        ranges.push(split(
-            shard.names.iter().map(|n| (n.as_str(), None)),
-            &what,
-        )?);
-        let list: Vec<TensorSpec<'_>> = shard
-            .names
-            .iter()
-            .zip(&shard.shapes)
-            .zip(&shard.dtypes)
-            .zip(&shard.payloads)
-            .map(|(((name, shape), &dtype), &bytes)| {
-                TensorSpec::new(dtype, shape, bytes).named(name)
-            })
-            .collect();
-        summary.tensors += list.len();
+        ranges.push(split(shard.names().map(|n| (n, None)), &what)?);
+        summary.tensors += shard.specs.len();
         summary.metadata += shard.metadata.len();
-        summary.payload_bytes += shard.payloads.iter().map(|p| p.len() as u64).sum::<u64>();
-        specs.push(list);
+        summary.payload_bytes += shard.payload_bytes;
     }
     summary.written = crate::sink::write_message(out, |w| {
         frame::write_header(w, MessageType::Safetensors.hash())?;
         index_file.encode(w)?;
         index.encode(w)?;
         w.count(shards.len(), LIMITS.count_cap)?;
-        for ((shard, list), cuts) in shards.iter().zip(&specs).zip(&ranges) {
+        for (shard, cuts) in shards.iter().zip(&ranges) {
             shard.file.encode(w)?;
             w.count(shard.metadata.len(), LIMITS.count_cap)?;
             for (k, v) in &shard.metadata {
@@ -295,7 +302,7 @@ fn write_safetensors_message<W: Write>(
             }
             let groups: Vec<&[TensorSpec<'_>]> = cuts
                 .iter()
-                .map(|r| list.get(r.clone()).unwrap_or_default())
+                .map(|r| shard.specs.get(r.clone()).unwrap_or_default())
                 .collect();
             message::write_directories(w, &groups)?;
         }
@@ -313,8 +320,8 @@ fn write_safetensors_message<W: Write>(
 /// as 64 KiB name heaps need), each payload copied once from `input` to
 /// `out`, bit for bit, at a file offset that is a multiple of 64.
 pub fn safetensors_to_kiln<W: Write>(input: &[u8], out: W) -> Result<Summary> {
-    let (n, meta) = read_safetensors(input)?;
-    let shard = read_shard("", input, n, &meta, "the safetensors file")?;
+    let header = read_safetensors_header(input, input.len() as u64)?;
+    let shard = read_shard("", input, &header, "the safetensors file")?;
     write_safetensors_message(out, "", "", &[shard])
 }
 
@@ -431,9 +438,9 @@ pub fn check_safetensors_set(
     let mut listed = Vec::with_capacity(shards.len());
     for (file, bytes) in shards {
         message::check_file_name(file)?;
-        let (_, meta) = read_safetensors(bytes).map_err(|e| e.in_file(file))?;
-        let mut names: Vec<String> = meta.tensors().into_keys().collect();
-        names.sort_unstable();
+        let header =
+            read_safetensors_header(bytes, bytes.len() as u64).map_err(|e| e.in_file(file))?;
+        let names: Vec<String> = header.tensors.iter().map(|t| t.name.to_string()).collect();
         listed.push((file.to_string(), names));
     }
     check_weight_map(
@@ -474,22 +481,19 @@ pub fn safetensors_set_to_kiln<W: Write>(
     let index_text = std::str::from_utf8(index)
         .map_err(|_| Error::safetensors(None, "the index file is not UTF-8"))?;
     let map = weight_map(index)?;
-    let mut metas = Vec::with_capacity(shards.len());
+    let mut headers = Vec::with_capacity(shards.len());
     for (file, bytes) in shards {
         message::check_file_name(file)?;
-        let (n, meta) = read_safetensors(bytes).map_err(|e| e.in_file(file))?;
-        metas.push((n, meta));
+        let header =
+            read_safetensors_header(bytes, bytes.len() as u64).map_err(|e| e.in_file(file))?;
+        headers.push(header);
     }
     let mut ins = Vec::with_capacity(shards.len());
-    for ((file, bytes), (n, meta)) in shards.iter().zip(&metas) {
+    for ((file, bytes), header) in shards.iter().zip(&headers) {
         let what = format!("shard {file:?}");
-        ins.push(read_shard(file, bytes, *n, meta, &what)?);
+        ins.push(read_shard(file, bytes, header, &what)?);
     }
-    check_weight_map(
-        &map,
-        ins.iter()
-            .map(|s| (s.file, s.names.iter().map(String::as_str).collect())),
-    )?;
+    check_weight_map(&map, ins.iter().map(|s| (s.file, s.names().collect())))?;
     write_safetensors_message(out, index_file, index_text, &ins)
 }
 
@@ -613,12 +617,9 @@ fn dtype_name(code: DtypeCode, layout: Option<&str>) -> String {
     }
 }
 
-/// The safetensors crate's header limit.
-const MAX_HEADER_LEN: usize = 100_000_000;
-
 /// The 8-byte length and the JSON header that `safetensors::serialize`
-/// writes for `views` and `metadata`, and the tensor names in the order
-/// their data follows.
+/// writes for `views` and `metadata`, and the order their data follows
+/// (as indices into `views`).
 ///
 /// The header is the crate's own: its [`Metadata`] (which checks the
 /// offsets, dtypes and shapes) serialized by its own `Serialize`. What is
@@ -628,15 +629,19 @@ const MAX_HEADER_LEN: usize = 100_000_000;
 /// called because it reserves a buffer the size of the whole file, which
 /// for a model larger than memory fails. Tests compare the result with
 /// `serialize` and with Python's writer.
-fn header<'a>(
-    views: &[(&'a str, BorrowedView<'_>)],
+fn header(
+    views: &[(&str, BorrowedView<'_>)],
     metadata: Option<HashMap<String, String>>,
-) -> Result<(Vec<u8>, Vec<&'a str>)> {
-    let mut sorted: Vec<_> = views.iter().collect();
-    sorted.sort_by(|(ln, l), (rn, r)| r.dtype.cmp(&l.dtype).then(ln.cmp(rn)));
+) -> Result<(Vec<u8>, Vec<usize>)> {
+    let mut sorted: Vec<_> = views
+        .iter()
+        .enumerate()
+        .map(|(i, (n, v))| (n, v, i))
+        .collect();
+    sorted.sort_by(|(ln, l, _), (rn, r, _)| r.dtype.cmp(&l.dtype).then(ln.cmp(rn)));
     let mut offset = 0usize;
     let mut infos = Vec::with_capacity(sorted.len());
-    for (name, view) in &sorted {
+    for (name, view, _) in &sorted {
         let end = offset
             .checked_add(view.data.len())
             .ok_or_else(|| Error::unsupported("the data section overflows"))?;
@@ -666,7 +671,7 @@ fn header<'a>(
     }
     let mut bytes = (json.len() as u64).to_le_bytes().to_vec();
     bytes.append(&mut json);
-    Ok((bytes, sorted.into_iter().map(|(name, _)| *name).collect()))
+    Ok((bytes, sorted.into_iter().map(|(_, _, i)| i).collect()))
 }
 
 /// Writes one safetensors file from its parts.
@@ -674,13 +679,12 @@ fn write_safetensors_file<W: Write>(parts: SafetensorsParts<'_>, out: W) -> Resu
     let (metadata, views) = parts;
     let metadata_len = metadata.as_ref().map_or(0, HashMap::len);
     let (header, order) = header(&views, metadata)?;
-    let by_name: HashMap<&str, &[u8]> = views.iter().map(|(n, v)| (*n, v.data)).collect();
 
     let mut sink = WriteSink::new(out);
     sink.write_all(&header)?;
     let mut payload_bytes = 0u64;
-    for name in &order {
-        let data = by_name.get(name).copied().unwrap_or_default();
+    for &i in &order {
+        let data = views.get(i).map_or(&[][..], |(_, v)| v.data);
         sink.write_all(data)?;
         payload_bytes += data.len() as u64;
     }

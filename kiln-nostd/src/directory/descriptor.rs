@@ -238,27 +238,38 @@ impl Fields for Record<'_> {
 }
 
 impl Descriptor {
-    /// Writes the 128-byte record, reserved bytes zero.
+    /// Writes the 128-byte record, reserved bytes zero: laid out in one
+    /// array and put at once, one sink call rather than one per field.
     pub fn write<S: Sink>(&self, w: &mut Writer<S>) -> Result<()> {
-        w.u16(self.dtype)?;
-        w.u8(self.rank)?;
-        w.u8(0)?;
-        w.u16(self.name_off)?;
-        w.u16(self.name_len)?;
-        w.u16(self.layout_off)?;
-        w.u16(self.layout_len)?;
-        w.u32(self.block_size)?;
-        w.u16(self.quant_scheme)?;
-        w.u16(self.quant_axis)?;
-        w.u32(self.group_size)?;
-        w.u32(self.scale_index)?;
-        w.u32(self.outer_index)?;
-        w.u64(self.byte_offset)?;
-        w.u64(self.byte_length)?;
+        let mut record = [0u8; DESCRIPTOR_LEN as usize];
+        let mut at = 0;
+        // Byte by byte through zip: no length check that could panic.
+        let mut field = |bytes: &[u8]| {
+            let slots = record.iter_mut().skip(at);
+            for (slot, &b) in slots.zip(bytes) {
+                *slot = b;
+            }
+            at += bytes.len();
+        };
+        field(&self.dtype.to_le_bytes());
+        field(&[self.rank, 0]);
+        field(&self.name_off.to_le_bytes());
+        field(&self.name_len.to_le_bytes());
+        field(&self.layout_off.to_le_bytes());
+        field(&self.layout_len.to_le_bytes());
+        field(&self.block_size.to_le_bytes());
+        field(&self.quant_scheme.to_le_bytes());
+        field(&self.quant_axis.to_le_bytes());
+        field(&self.group_size.to_le_bytes());
+        field(&self.scale_index.to_le_bytes());
+        field(&self.outer_index.to_le_bytes());
+        field(&self.byte_offset.to_le_bytes());
+        field(&self.byte_length.to_le_bytes());
         for dim in self.shape {
-            w.u64(dim)?;
+            field(&dim.to_le_bytes());
         }
-        w.put_zeros(16)
+        // The last 16 bytes are reserved and stay zero.
+        w.put(&record)
     }
 
     /// End of the payload range, or `None` on overflow.

@@ -1,0 +1,372 @@
+//! The fast safetensors header reader against the safetensors crate: on
+//! generated headers and on mutations of them (byte flips, truncations,
+//! repeated keys, escapes, odd offsets, huge numbers, nested metadata),
+//! the fast reader accepts only what the crate accepts, and then gives the
+//! same facts; `read_safetensors_header` gives the crate's verdict on all
+//! of them, on the whole file and on its head alone.
+
+use kiln_convert::{crate_reader, fast_reader, read_safetensors_header, SafetensorsHeader};
+use safetensors::tensor::SafeTensors;
+
+/// A small deterministic generator (xorshift64*).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+        &items[self.below(items.len())]
+    }
+}
+
+const DTYPES: [(&str, usize); 8] = [
+    ("F32", 4),
+    ("F16", 2),
+    ("BF16", 2),
+    ("I64", 8),
+    ("U8", 1),
+    ("BOOL", 1),
+    ("F8_E4M3", 1),
+    ("F64", 8),
+];
+
+/// A valid safetensors file: header JSON (in a random key order, random
+/// white space) and zero data.
+fn generate(rng: &mut Rng) -> Vec<u8> {
+    let count = rng.below(6);
+    let mut entries = Vec::new();
+    let mut offset = 0usize;
+    const SPACE: [&str; 6] = ["", "", " ", "\n", "\t", "\r\n  "];
+    // Half the files are laid out as the writers lay them out (no white
+    // space, keys in their order), which the fast reader reads without
+    // looking for keys.
+    let compact = rng.below(2) == 0;
+    let ws = |rng: &mut Rng| {
+        if compact {
+            ""
+        } else {
+            SPACE[rng.below(SPACE.len())]
+        }
+    };
+    for i in 0..count {
+        let (dtype, width) = *rng.pick(&DTYPES);
+        let rank = rng.below(4);
+        let shape: Vec<usize> = (0..rank).map(|_| rng.below(4)).collect();
+        let bytes = shape.iter().product::<usize>() * width;
+        let name = match rng.below(5) {
+            0 => format!(
+                "model.layers.{i}.mlp.experts.{}.up_proj.weight",
+                rng.below(128)
+            ),
+            1 => format!("t{i}"),
+            2 => format!("ünï{i}"),
+            3 => format!("a b {i}"),
+            _ => format!("z{}", count - i),
+        };
+        let shape_text = shape
+            .iter()
+            .map(|d| d.to_string())
+            .collect::<Vec<_>>()
+            .join(&format!(",{}", ws(rng)));
+        let mut fields = [
+            format!("\"dtype\":{}\"{dtype}\"", ws(rng)),
+            format!("\"shape\":[{}{shape_text}]", ws(rng)),
+            format!("\"data_offsets\":[{offset},{}{}]", ws(rng), offset + bytes),
+        ];
+        if !compact && rng.below(2) == 0 {
+            fields.swap(0, 2);
+        }
+        entries.push(format!(
+            "\"{name}\":{}{{{}}}",
+            ws(rng),
+            fields.join(&format!(",{}", ws(rng)))
+        ));
+        offset += bytes;
+    }
+    if rng.below(2) == 0 {
+        let pairs: Vec<String> = (0..rng.below(3))
+            .map(|k| format!("\"k{k}\":\"v{}\"", rng.below(9)))
+            .collect();
+        let at = rng.below(entries.len() + 1);
+        entries.insert(at, format!("\"__metadata__\":{{{}}}", pairs.join(",")));
+    }
+    // Shuffle.
+    for i in (1..entries.len()).rev() {
+        let j = rng.below(i + 1);
+        entries.swap(i, j);
+    }
+    let mut json = format!("{{{}}}", entries.join(",")).into_bytes();
+    json.resize(json.len() + rng.below(8), b' ');
+    let mut file = (json.len() as u64).to_le_bytes().to_vec();
+    file.extend(json);
+    file.resize(file.len() + offset, 0);
+    file
+}
+
+/// The header's JSON text, edited by one of the mutations the crate and
+/// the fast reader must agree on; the length prefix is fixed up unless the
+/// mutation is to the prefix itself.
+fn mutate(rng: &mut Rng, file: &[u8]) -> Vec<u8> {
+    let Some(prefix) = file.get(..8) else {
+        return file.to_vec();
+    };
+    let n = u64::from_le_bytes(prefix.try_into().unwrap()).min(file.len() as u64 - 8) as usize;
+    let mut json = file[8..8 + n].to_vec();
+    if json.is_empty() {
+        return file.to_vec();
+    }
+    let mut data = file[8 + n..].to_vec();
+    let replace = |json: &mut Vec<u8>, from: &str, to: &str| {
+        let text = String::from_utf8_lossy(json).into_owned();
+        *json = text.replacen(from, to, 1).into_bytes();
+    };
+    match rng.below(16) {
+        0 => {
+            let i = rng.below(json.len());
+            json[i] ^= 1 << rng.below(8);
+        }
+        1 => {
+            let i = rng.below(json.len());
+            json[i] = *rng.pick(b"\"\\{}[],:0123456789 \x00\x1f-.eE");
+        }
+        2 => json.truncate(rng.below(json.len())),
+        3 => {
+            // Repeat an entry: its key twice.
+            let text = String::from_utf8_lossy(&json).into_owned();
+            if let (Some(a), Some(b)) = (text.find("{\""), text.find("},")) {
+                let entry = &text[a + 1..=b];
+                let doubled = format!("{{{entry},{}", &text[a + 1..]);
+                json = doubled.into_bytes();
+            }
+        }
+        4 => replace(&mut json, "t", "\\u0074"),
+        5 => replace(&mut json, "\"dtype\"", "\"dtype\":\"F32\",\"dtype\""),
+        6 => replace(&mut json, "[0,", "[1,"),
+        7 => replace(&mut json, "]", ",18446744073709551616]"),
+        8 => replace(&mut json, "\"v", "{\"nested\":\"v\"},\"x"),
+        9 => replace(
+            &mut json,
+            "\"__metadata__\":{",
+            "\"__metadata__\":{\"a\":1,",
+        ),
+        10 => replace(&mut json, ",", ",,"),
+        11 => replace(&mut json, "1", "1.0"),
+        12 => replace(&mut json, "0", "00"),
+        13 => data.push(0),
+        14 => {
+            let mut prefix = (n as u64).to_le_bytes();
+            prefix[rng.below(8)] ^= 1 << rng.below(8);
+            let mut out = prefix.to_vec();
+            out.extend(&json);
+            out.extend(&data);
+            return out;
+        }
+        _ => replace(&mut json, "\"shape\":[", "\"shape\":[2,"),
+    }
+    let mut out = (json.len() as u64).to_le_bytes().to_vec();
+    out.extend(json);
+    out.extend(data);
+    out
+}
+
+/// The facts of a header, in a comparable form.
+fn facts(h: &SafetensorsHeader<'_>) -> String {
+    let mut out = format!("n={} meta={:?}\n", h.header_len, h.metadata);
+    for t in &h.tensors {
+        out += &format!(
+            "{:?} {:?} {:?} {:?}\n",
+            t.name,
+            t.dtype,
+            h.shape(t),
+            t.data_offsets
+        );
+    }
+    out
+}
+
+/// The crate's facts straight from its `Metadata`, sorted the same way.
+fn crate_facts(file: &[u8]) -> Option<String> {
+    let (n, meta) = SafeTensors::read_metadata(file).ok()?;
+    let mut meta_pairs: Option<Vec<(String, String)>> = meta.metadata().as_ref().map(|m| {
+        let mut v: Vec<_> = m.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+        v.sort();
+        v
+    });
+    let meta_text = format!("{:?}", meta_pairs.take());
+    let mut tensors: Vec<_> = meta.tensors().into_iter().collect();
+    tensors.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+    let mut out = format!("n={n} meta={meta_text}\n");
+    for (name, info) in tensors {
+        let shape: Vec<u64> = info.shape.iter().map(|&d| d as u64).collect();
+        out += &format!(
+            "{name:?} {:?} {:?} {:?}\n",
+            info.dtype,
+            shape.as_slice(),
+            info.data_offsets
+        );
+    }
+    Some(out)
+}
+
+/// Everything the two readers must agree on for one file.
+fn compare(file: &[u8], stats: &mut [usize; 3]) {
+    let by_crate = crate_facts(file);
+    let len = file.len() as u64;
+    if let Some(fast) = fast_reader(file, len) {
+        stats[0] += 1;
+        // Cow's Debug is its text's, so the two forms compare directly.
+        let expected = by_crate.as_deref().unwrap_or_else(|| {
+            panic!(
+                "the fast reader accepted what the crate refuses: {:?}",
+                String::from_utf8_lossy(file)
+            )
+        });
+        assert_eq!(
+            facts(&fast),
+            expected,
+            "{:?}",
+            String::from_utf8_lossy(file)
+        );
+    } else if by_crate.is_some() {
+        stats[1] += 1;
+    } else {
+        stats[2] += 1;
+    }
+    // The combined reader: the crate's verdict, on the whole file and on
+    // its head alone.
+    let whole = read_safetensors_header(file, len);
+    assert_eq!(
+        whole.is_ok(),
+        by_crate.is_some(),
+        "{:?}",
+        String::from_utf8_lossy(file)
+    );
+    assert_eq!(
+        crate_reader(file, len).is_some(),
+        by_crate.is_some(),
+        "{:?}",
+        String::from_utf8_lossy(file)
+    );
+    if let Some(n) = file
+        .get(..8)
+        .map(|b| u64::from_le_bytes(b.try_into().unwrap()))
+        .filter(|&n| n <= len.saturating_sub(8))
+    {
+        let head = &file[..8 + n as usize];
+        let from_head = read_safetensors_header(head, len);
+        assert_eq!(
+            from_head.is_ok(),
+            by_crate.is_some(),
+            "{:?}",
+            String::from_utf8_lossy(file)
+        );
+        if let (Ok(a), Ok(b)) = (&from_head, &whole) {
+            assert_eq!(facts(a), facts(b));
+        }
+        // The same refusal. (Which tensor an offset error names can differ
+        // between two calls of the crate itself: it sorts a hash map's
+        // entries by offset, and ties keep the map's random order.)
+        if let (Err(a), Err(b)) = (&from_head, &whole) {
+            assert_eq!((a.kind(), a.offset()), (b.kind(), b.offset()));
+        }
+    }
+}
+
+#[test]
+fn the_fast_reader_agrees_with_the_crate() {
+    let mut rng = Rng(0x5eed_1234_abcd_0001);
+    // [fast accepted, left to the crate and accepted, refused]
+    let mut stats = [0usize; 3];
+    let files = 4000;
+    let mutations = 6;
+    for _ in 0..files {
+        let file = generate(&mut rng);
+        compare(&file, &mut stats);
+        // Every generated file is valid, and in the fast subset.
+        assert!(fast_reader(&file, file.len() as u64).is_some());
+        for _ in 0..mutations {
+            let mutated = mutate(&mut rng, &file);
+            compare(&mutated, &mut stats);
+            let again = mutate(&mut rng, &mutated);
+            compare(&again, &mut stats);
+        }
+    }
+    println!(
+        "{} files: fast reader accepted {}, left to the crate and accepted {}, refused {}",
+        stats.iter().sum::<usize>(),
+        stats[0],
+        stats[1],
+        stats[2]
+    );
+    // The mutations reach all three outcomes.
+    assert!(stats.iter().all(|&s| s > 100), "{stats:?}");
+}
+
+#[test]
+fn every_dtype_name_reads_as_the_crate_reads_it() {
+    let names = [
+        "BOOL",
+        "F4",
+        "F6_E2M3",
+        "F6_E3M2",
+        "U8",
+        "I8",
+        "F8_E5M2",
+        "F8_E4M3",
+        "F8_E8M0",
+        "F8_E4M3FNUZ",
+        "F8_E5M2FNUZ",
+        "I16",
+        "U16",
+        "F16",
+        "BF16",
+        "I32",
+        "U32",
+        "F32",
+        "C64",
+        "F64",
+        "I64",
+        "U64",
+        "f32",
+        "F8_E4M3FN",
+        "",
+        "Q4_K",
+    ];
+    for name in names {
+        let json =
+            format!("{{\"t\":{{\"dtype\":\"{name}\",\"shape\":[8],\"data_offsets\":[0,0]}}}}");
+        // Offsets of zero bytes: refused by the size check for every real
+        // dtype, so the fast reader's dtype is compared through a header
+        // of the right size.
+        let by_serde = serde_json::from_str::<safetensors::Dtype>(&format!("\"{name}\"")).ok();
+        let size = by_serde.map_or(0, |d| 8 * d.bitsize() / 8);
+        let json = json.replace("[0,0]", &format!("[0,{size}]"));
+        let mut file = (json.len() as u64).to_le_bytes().to_vec();
+        file.extend(json.as_bytes());
+        file.resize(file.len() + size, 0);
+        let fast = fast_reader(&file, file.len() as u64);
+        assert_eq!(
+            fast.as_ref().map(|h| h.tensors[0].dtype),
+            by_serde,
+            "dtype {name:?}"
+        );
+        let mut stats = [0; 3];
+        compare(&file, &mut stats);
+    }
+}
+
+#[test]
+fn a_head_too_short_for_its_header_is_refused_by_name() {
+    let mut rng = Rng(7);
+    let file = generate(&mut rng);
+    let n = u64::from_le_bytes(file[..8].try_into().unwrap()) as usize;
+    let err = read_safetensors_header(&file[..8 + n / 2], file.len() as u64 + 1).unwrap_err();
+    assert!(err.to_string().contains("bytes were given"), "{err}");
+}
