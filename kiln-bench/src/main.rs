@@ -335,6 +335,19 @@ fn report(opts: &Opts) {
                 }
                 format!("≥ {g}: {}", verdict(met))
             }
+            (Some(Goal::InstructionsAtLeast(g)), Some(r)) => {
+                let (r, by) = match ir_ratio {
+                    Some(ir) => (ir, "instr."),
+                    None => (r, "time"),
+                };
+                let met = r >= g;
+                if !met {
+                    table
+                        .failed_goals
+                        .push(format!("{id}: {r:.2} < {g} ({by})"));
+                }
+                format!("≥ {g} by {by}: {}", verdict(met))
+            }
             _ => String::new(),
         };
         let peer_name = case

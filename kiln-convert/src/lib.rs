@@ -98,9 +98,8 @@ pub use crate::safetensors_header::{HeaderTensor, SafetensorsHeader};
 pub use crate::safetensors_kiln::{
     check_safetensors_index, check_safetensors_set, kiln_dtype, kiln_safetensors_parts,
     kiln_to_safetensors, kiln_to_safetensors_set, read_safetensors, read_safetensors_header,
-    safetensors_dtype,
-    safetensors_index_files, safetensors_set_to_kiln, safetensors_to_kiln, BorrowedView,
-    SafetensorsParts,
+    safetensors_dtype, safetensors_index_files, safetensors_set_to_kiln, safetensors_to_kiln,
+    BorrowedView, SafetensorsParts,
 };
 pub use crate::sink::{WriteSink, BUFFER_LEN};
 
