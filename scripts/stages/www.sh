@@ -37,7 +37,7 @@ stage_wasm-js() {
     cargo clippy -p kiln-wasm --target wasm32-unknown-unknown --all-targets -- -D warnings
     cargo clippy -p kiln-wasm --target wasm32-unknown-unknown --features module --lib -- -D warnings
     cargo clippy -p kiln-wasm-inspect --target wasm32-unknown-unknown --lib -- -D warnings
-    local tests=(cargo test -p kiln-wasm --target wasm32-unknown-unknown --test wasm)
+    local tests=(cargo test -p kiln-wasm --target wasm32-unknown-unknown --features inspector --test wasm)
     CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner "${tests[@]}"
     echo "--- the same tests in headless Chromium"
     CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \
