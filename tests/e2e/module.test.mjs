@@ -288,7 +288,7 @@ test('a view never goes stale: wasm memory growth, and a detached buffer', () =>
   assert.notEqual(wasm.memory.buffer, memory, 'wasm memory grew');
   assert.equal(memory.byteLength, 0, 'the old wasm buffer is detached');
   assert.equal(grown.header.byteLength, run.byteLength);
-  assert.equal(grown.header.readBytes, run.byteLength, 'the run was read into wasm memory');
+  assert.ok(grown.header.scratchBytes >= run.byteLength, 'the run was read into wasm memory');
   // The view is over the file's own buffer: untouched by the growth.
   assert.equal(v.length, t.elements);
   assert.deepEqual(Array.from(v.subarray(0, 4)), before);
