@@ -30,7 +30,7 @@
 //! only by kiln-wasm-inspect, adds what the inspector alone shows: the
 //! message as plain JS values (`KilnFile.value()`, module `tree`), a
 //! foreign file's metadata pairs (`metadata()`), and the chunked
-//! comparison of two tensors ([`mod@compare`], `TensorDiff`).
+//! comparison of two tensors (module `compare`, `TensorDiff`).
 //!
 //! The TypeScript types (`www/pkg/kiln_wasm.d.ts`) are wasm-bindgen's,
 //! with the shapes of the plain objects (`TensorInfo`, `DirectoryInfo`,
