@@ -180,6 +180,20 @@ test('the core module exports what another page embeds; the tree and the compari
   assert.equal(typeof inspector.KilnFile.prototype.metadata, 'function');
 });
 
+test('the TypeScript types follow the split: the core declares what it exports, the inspector the rest', () => {
+  const dts = (f) => fs.readFileSync(path.join(root, f), 'utf8');
+  const core = dts('www/pkg/kiln_wasm.d.ts');
+  const insp = dts('www/inspect/kiln_inspect.d.ts');
+  for (const name of ['class KilnFile', 'interface TensorInfo', 'interface TensorView', 'interface KilnError', 'openReader(', 'widenBytes(']) {
+    assert.ok(core.includes(name), `core .d.ts: ${name}`);
+    assert.ok(insp.includes(name), `inspector .d.ts: ${name}`);
+  }
+  for (const name of ['class TensorDiff', 'type KilnValue', 'value(): KilnValue', 'metadata(): MetadataPair[]']) {
+    assert.ok(!core.includes(name), `core .d.ts has no ${name}`);
+    assert.ok(insp.includes(name), `inspector .d.ts: ${name}`);
+  }
+});
+
 test('message values (inspector module): ids as BigInt, strings, lists, dicts, tensors paths', () => {
   const { bytes, meta } = sample('record.kiln');
   const file = inspector.KilnFile.open(bytes, meta.type, meta.framed);
