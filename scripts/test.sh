@@ -39,7 +39,7 @@
 #   nopanic          release firmware whose link fails if any panic path survives
 #   wasm             kiln-nostd tests in node (wasm-bindgen-test-runner)
 #   wasm-js          kiln-wasm's JS layer in node and headless Chromium
-#   www              the browser modules (core 96 KiB, inspector 288 KiB), the package from JS, the inspector in Chromium
+#   www              the browser modules (core 87 KiB, inspector 288 KiB), the package from JS, the inspector in Chromium
 #   bench            smoke run of the benchmark table (scripts/bench.sh --quick), no assertion on time
 # (stage list end)
 set -euo pipefail

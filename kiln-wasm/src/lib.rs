@@ -19,12 +19,23 @@
 //! // Or bytes in memory, viewed in place:
 //! const mem = KilnFile.open(bytes, "struct{id:i64,name:str,batch:tensors,}", true);
 //! const { array, copied } = mem.view(0);   // e.g. a Float32Array over `bytes.buffer`
-//! mem.value();                             // { id: -7n, name: "...", batch: { $tensors: 0, ... } }
 //! ```
+//!
+//! ## The core module and the inspector's
+//!
+//! Without features this crate is the *core*: what another page embeds to
+//! open a Kiln file (in memory or by ranges), list its directories and
+//! tensors, view payloads as typed arrays, widen them for display, and
+//! read `peekFrame` and `schemaHash`. The feature `inspector`, enabled
+//! only by kiln-wasm-inspect, adds what the inspector alone shows: the
+//! message as plain JS values (`KilnFile.value()`, module `tree`), a
+//! foreign file's metadata pairs (`metadata()`), and the chunked
+//! comparison of two tensors (module `compare`, `TensorDiff`).
 //!
 //! The TypeScript types (`www/pkg/kiln_wasm.d.ts`) are wasm-bindgen's,
 //! with the shapes of the plain objects (`TensorInfo`, `DirectoryInfo`,
-//! `TensorView`, `FileHeader`, `KilnValue`, `KilnError`) added through a
+//! `TensorView`, `FileHeader`, `KilnError`; with `inspector`, `KilnValue`)
+//! added through a
 //! `typescript_custom_section` and `unchecked_return_type`, so no
 //! hand-written `.d.ts` is needed.
 //!
@@ -78,9 +89,11 @@
 //!
 //! ## Size
 //!
-//! The module must stay under 96 KiB after `wasm-opt -Oz` (scripts/www.sh
-//! checks it): it links the incremental checker and the value walk side
-//! by side. What keeps it small: the crate is an rlib, and scripts/www.sh
+//! The core module must stay within its budget after `wasm-opt -Oz`
+//! (scripts/www.sh checks it and says what it is; docs/browser.md lists
+//! what its bytes are): it links the incremental checker, the directory
+//! parser, the type compiler and the walk that finds each directory's
+//! path, side by side. What keeps it small: the crate is an rlib, and scripts/www.sh
 //! links the module with `cargo rustc --crate-type cdylib` under a
 //! `wasm-release` profile (opt-level "z", fat LTO, one codegen unit, abort
 //! on panic); the browser build (feature `module`) is `no_std` with a
@@ -103,10 +116,14 @@ extern crate alloc;
 #[global_allocator]
 static ALLOCATOR: dlmalloc::GlobalDlmalloc = dlmalloc::GlobalDlmalloc;
 
+#[cfg(feature = "inspector")]
 pub mod compare;
 mod js;
 pub mod open;
+#[cfg(feature = "inspector")]
+mod tree;
 
+#[cfg(feature = "inspector")]
 pub use compare::{DiffSummary, TensorDiff};
 pub use js::KilnFile;
 pub use kiln_nostd::inspect::{DirectoryFacts, TensorFacts};

@@ -146,6 +146,17 @@ pub fn open<R: ReadAt>(
     framing: Framing,
     limits: Limits,
 ) -> core::result::Result<Opened, Failed> {
+    open_source(&mut source, type_text, framing, limits)
+}
+
+/// [`open`] through a `dyn` source: one copy of the check loop in the
+/// module, whichever sources call it.
+fn open_source(
+    source: &mut dyn ReadAt,
+    type_text: &str,
+    framing: Framing,
+    limits: Limits,
+) -> core::result::Result<Opened, Failed> {
     let ty: alloc::boxed::Box<CompiledType<'_, TYPE_NODES>> =
         alloc::boxed::Box::new(CompiledType::parse(type_text)?);
     let options = Options { framing, limits };
@@ -157,7 +168,7 @@ pub fn open<R: ReadAt>(
         .min(FIRST_SCRATCH);
     let mut read = 0u64;
     loop {
-        match run(&ty, &mut source, options, len, size, &mut read) {
+        match run(&ty, source, options, len, size, &mut read) {
             Err(f) if f.error.refusal() == Some(Refusal::Capacity) && size < MAX_SCRATCH => {
                 size = size.saturating_mul(8).min(MAX_SCRATCH);
             }
@@ -172,9 +183,9 @@ pub fn open<R: ReadAt>(
 
 /// One check with a scratch of `size` bytes; `read` counts every byte read
 /// (over the attempts).
-fn run<R: ReadAt>(
+fn run(
     ty: &CompiledType<'_, TYPE_NODES>,
-    source: &mut R,
+    source: &mut dyn ReadAt,
     options: Options,
     len: u64,
     size: usize,

@@ -122,6 +122,14 @@ fn a_misaligned_payload_is_a_copy_that_says_so() {
     let array: js_sys::Float32Array = get(&view, "array").dyn_into().expect("Float32Array");
     assert_ne!(JsValue::from(array.buffer()), JsValue::from(bytes.buffer()));
     assert_eq!(array.to_vec(), [1.0, -2.0, 0.5, 4.0]);
+}
+
+/// The decoded tree is the inspector's (feature `inspector`).
+#[cfg(feature = "inspector")]
+#[wasm_bindgen_test]
+fn the_message_values_are_plain_js_values() {
+    let bytes = js_bytes(&message("abc"));
+    let file = KilnFile::open(&bytes, TYPE, true, None).expect("open");
     let value = file.value().expect("value");
     assert_eq!(get(&value, "id"), JsValue::from(-7i64));
     assert_eq!(get(&value, "name"), JsValue::from_str("abc"));

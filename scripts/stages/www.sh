@@ -11,8 +11,8 @@
 #          `test` stage.)
 # www      the two modules with wasm-opt -Oz and their budgets
 #          (scripts/www.sh --build-only): the core, kiln-wasm, into
-#          www/pkg/ (96 KiB), the inspector's, kiln-wasm-inspect (the core
-#          plus the safetensors and GGUF heads), into www/inspect/
+#          www/pkg/ (87 KiB), the inspector's, kiln-wasm-inspect (the core
+#          plus the value tree, TensorDiff, the safetensors and GGUF heads), into www/inspect/
 #          (288 KiB); www/samples/ is what the
 #          samples example writes; the module packed (npm pack) and used
 #          from a plain node script (tests/e2e/packed.mjs); the ES module package from plain JS
@@ -37,7 +37,7 @@ stage_wasm-js() {
     cargo clippy -p kiln-wasm --target wasm32-unknown-unknown --all-targets -- -D warnings
     cargo clippy -p kiln-wasm --target wasm32-unknown-unknown --features module --lib -- -D warnings
     cargo clippy -p kiln-wasm-inspect --target wasm32-unknown-unknown --lib -- -D warnings
-    local tests=(cargo test -p kiln-wasm --target wasm32-unknown-unknown --test wasm)
+    local tests=(cargo test -p kiln-wasm --target wasm32-unknown-unknown --features inspector --test wasm)
     CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner "${tests[@]}"
     echo "--- the same tests in headless Chromium"
     CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUNNER=wasm-bindgen-test-runner \
@@ -45,7 +45,7 @@ stage_wasm-js() {
         "${tests[@]}"
 }
 
-stage www "the browser modules (core 96 KiB, inspector 288 KiB), the package from JS, the inspector in Chromium"
+stage www "the browser modules (core 87 KiB, inspector 288 KiB), the package from JS, the inspector in Chromium"
 stage_www() {
     bash scripts/www.sh --build-only
     cargo run -q -p kiln-wasm --example make_samples

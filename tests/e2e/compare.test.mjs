@@ -13,7 +13,7 @@ import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { startServer } from '../../www/serve.mjs';
-import { initSync, KilnFile, TensorDiff } from '../../www/pkg/kiln_wasm.js';
+import { initSync, KilnFile, TensorDiff } from '../../www/inspect/kiln_inspect.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const shots = path.join(root, 'target/e2e-screenshots');
@@ -46,7 +46,7 @@ after(async () => {
 const shot = (name) => page.screenshot({ path: path.join(shots, name) });
 
 test('TensorDiff from plain JS: the known differences, whatever the chunk size; bad chunks refused', () => {
-  initSync({ module: fs.readFileSync(path.join(root, 'www/pkg/kiln_wasm_bg.wasm')) });
+  initSync({ module: fs.readFileSync(path.join(root, 'www/inspect/kiln_inspect_bg.wasm')) });
   const load = (f) => KilnFile.openDirectory(new Uint8Array(fs.readFileSync(path.join(dir, f))));
   const a = load(manifest.a), b = load(manifest.b);
   const byName = (k) => new Map(k.tensors().map((t) => [t.name, t]));

@@ -391,9 +391,9 @@ for (const { format, ext, count } of [
       if (ext === 'gguf') {
         assert.ok(open.head > 256 << 10 && open.io.requests >= 3, `head ${open.head} in ${open.io.requests} reads`);
         assert.deepEqual(open.meta.find((p) => p.key === 'tokenizer.ggml.tokens').type, 'array<string>[32000]');
-        assert.match(await text('#meta'), /general\.architecture\s+"llama"/);
+        assert.match(await text('#meta'), /general\.architecture\s+string\s+"llama"/);
       } else {
-        assert.match(await text('#meta'), /format\s+pt/);
+        assert.match(await text('#meta'), /format\s+string\s+pt/);
       }
       assert.ok(open.io.wasmMemory <= (64 << 20) + open.head, `wasm memory ${open.io.wasmMemory}`);
       assert.match(await text('#header-facts'), new RegExp(`Format\\s+${format}`));

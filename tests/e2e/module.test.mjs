@@ -1,16 +1,22 @@
 // The ES module package www/pkg/ from plain JavaScript (node's test
 // runner): every golden case's verdict and code, the zero-copy proof,
 // views and display conversions of every dtype sample, errors as JS
-// Error objects. Built by `bash scripts/www.sh --build-only`.
+// Error objects; and what only the inspector's module (www/inspect/)
+// adds: the message as plain JS values. Built by
+// `bash scripts/www.sh --build-only`.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { initSync, KilnFile, peekFrame, schemaHash } from '../../www/pkg/kiln_wasm.js';
+import * as core from '../../www/pkg/kiln_wasm.js';
+import * as inspector from '../../www/inspect/kiln_inspect.js';
+
+const { initSync, KilnFile, peekFrame, schemaHash } = core;
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const wasm = initSync({ module: fs.readFileSync(path.join(root, 'www/pkg/kiln_wasm_bg.wasm')) });
+inspector.initSync({ module: fs.readFileSync(path.join(root, 'www/inspect/kiln_inspect_bg.wasm')) });
 
 const unhex = (h) => Uint8Array.from(h.match(/../g) ?? [], (b) => parseInt(b, 16));
 const cases = JSON.parse(fs.readFileSync(path.join(root, 'spec/kiln-v2-cases.json'), 'utf8'));
@@ -157,8 +163,40 @@ test('a misaligned payload gives a copy that says so', () => {
   );
 });
 
-test('message values: ids as BigInt, strings, lists, dicts, tensors paths', () => {
-  const { file, meta } = sample('record.kiln');
+test('the core module exports what another page embeds; the tree and the comparison are the inspector\'s', () => {
+  for (const name of ['KilnFile', 'peekFrame', 'schemaHash']) {
+    assert.equal(typeof core[name], 'function', `core: ${name}`);
+    assert.equal(typeof inspector[name], 'function', `inspector: ${name}`);
+  }
+  for (const m of ['open', 'openReader', 'openDirectory']) assert.equal(typeof KilnFile[m], 'function', m);
+  for (const m of ['tensors', 'directories', 'view', 'widen', 'elementBytes', 'widenBytes']) {
+    assert.equal(typeof KilnFile.prototype[m], 'function', m);
+  }
+  assert.equal(core.TensorDiff, undefined);
+  assert.equal(KilnFile.prototype.value, undefined);
+  assert.equal(KilnFile.prototype.metadata, undefined);
+  assert.equal(typeof inspector.TensorDiff, 'function');
+  assert.equal(typeof inspector.KilnFile.prototype.value, 'function');
+  assert.equal(typeof inspector.KilnFile.prototype.metadata, 'function');
+});
+
+test('the TypeScript types follow the split: the core declares what it exports, the inspector the rest', () => {
+  const dts = (f) => fs.readFileSync(path.join(root, f), 'utf8');
+  const core = dts('www/pkg/kiln_wasm.d.ts');
+  const insp = dts('www/inspect/kiln_inspect.d.ts');
+  for (const name of ['class KilnFile', 'interface TensorInfo', 'interface TensorView', 'interface KilnError', 'openReader(', 'widenBytes(']) {
+    assert.ok(core.includes(name), `core .d.ts: ${name}`);
+    assert.ok(insp.includes(name), `inspector .d.ts: ${name}`);
+  }
+  for (const name of ['class TensorDiff', 'type KilnValue', 'value(): KilnValue', 'metadata(): MetadataPair[]']) {
+    assert.ok(!core.includes(name), `core .d.ts has no ${name}`);
+    assert.ok(insp.includes(name), `inspector .d.ts: ${name}`);
+  }
+});
+
+test('message values (inspector module): ids as BigInt, strings, lists, dicts, tensors paths', () => {
+  const { bytes, meta } = sample('record.kiln');
+  const file = inspector.KilnFile.open(bytes, meta.type, meta.framed);
   const v = file.value();
   assert.equal(typeof v.id, 'bigint');
   assert.equal(v.id, BigInt(meta.id));
@@ -263,7 +301,8 @@ test('a view never goes stale: wasm memory growth, and a detached buffer', () =>
   const grown = KilnFile.open(run, 'list<u8>', false, 64 << 20);
   assert.notEqual(wasm.memory.buffer, memory, 'wasm memory grew');
   assert.equal(memory.byteLength, 0, 'the old wasm buffer is detached');
-  assert.equal(grown.value().length, 32 << 20);
+  assert.equal(grown.header.byteLength, run.byteLength);
+  assert.ok(grown.header.scratchBytes >= run.byteLength, 'the run was read into wasm memory');
   // The view is over the file's own buffer: untouched by the growth.
   assert.equal(v.length, t.elements);
   assert.deepEqual(Array.from(v.subarray(0, 4)), before);
