@@ -73,6 +73,7 @@ pub(crate) fn first_repeat<'n>(
 /// [`first_repeat`] for names known not to be in increasing order, with
 /// the lookup table the check built on the way (with `alloc`; see
 /// [`ParsedNames`]).
+#[cfg_attr(feature = "small-code", inline(never))] // only for names out of order: out of line, not in the parse
 pub(crate) fn first_repeat_unordered<'n>(
     count: u32,
     name: impl Fn(u32) -> &'n [u8],

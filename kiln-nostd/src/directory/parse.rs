@@ -438,11 +438,12 @@ fn in_order(walk: &mut Walk<'_, '_>, mut scratch: Option<&mut [u32]>) -> Result<
             continue;
         }
         for (i, r) in walk.dir.records() {
-            walk.at = (step, i);
-            walk.each(step, i, r)?;
+            walk.each(step, i, r)
+                .map_err(|e| walk.stopped(step, i, e))?;
         }
-        walk.at = (step, walk.dir.tensor_count);
-        walk.after(step, scratch.as_deref_mut())?;
+        let count = walk.dir.tensor_count;
+        walk.after(step, scratch.as_deref_mut())
+            .map_err(|e| walk.stopped(step, count, e))?;
     }
     Ok(())
 }
@@ -538,6 +539,15 @@ impl<'d, 'a> Walk<'d, 'a> {
             payload_later: false,
             at: (Step::Reserved, 0),
         }
+    }
+
+    /// Notes that `step` on descriptor `i` (the tensor count for what a
+    /// step checks after the last one) found `e`: [`check_head`] reads it.
+    /// Called on a fault's path only, so the parse stores nothing per
+    /// descriptor.
+    fn stopped(&mut self, step: Step, i: u32, e: Error) -> Error {
+        self.at = (step, i);
+        e
     }
 
     /// Whether `step` has nothing to check in this block.
@@ -666,19 +676,14 @@ impl<'d, 'a> Walk<'d, 'a> {
                 // Only bool and packed payloads have bits to check.
                 if matches!(r.dtype(), 7 | 16..=18) && !self.payload_later {
                     let payload = dir.payload_region(r.byte_offset(), r.range_end().unwrap_or(0));
-                    // Only the bytes the rule reads: a reader of ranges
-                    // fetches exactly these (rules::bits_read).
-                    let (skip, read) = rules::bits_read(r, payload.len() as u64);
-                    let part = payload
-                        .get(skip as usize..)
-                        .and_then(|p| p.get(..read as usize))
-                        .unwrap_or(&[]);
+                    // The whole payload: the rule gives the same verdict and
+                    // offset on it as on the bytes rules::bits_read names
+                    // (which a reader of ranges fetches), without the code
+                    // that cuts them out.
                     // Inside the block (step 9 passed), so the payload's
                     // start fits in usize and the sum does not wrap.
-                    let start = (r.byte_offset() as usize)
-                        .wrapping_add(dir.payload_base)
-                        .wrapping_add(skip as usize);
-                    rules::check_payload_bits(r, part)
+                    let start = (r.byte_offset() as usize).wrapping_add(dir.payload_base);
+                    rules::check_payload_bits(r, payload)
                         .map_err(|e| e.shifted(start).in_tensor(i))?;
                 }
             }

@@ -152,9 +152,10 @@ pub(crate) fn bits_read(d: impl Fields, len: u64) -> (u64, u64) {
 }
 
 /// Step 11, first part: bool bytes are 0 or 1, and an odd count of packed
-/// nibbles leaves the last high nibble 0. `payload` is the part of this
-/// tensor's bytes that [`bits_read`] names (a bool payload may come in
-/// pieces, each checked alone); an error's offset is the offending byte's
+/// nibbles leaves the last high nibble 0. `payload` is this tensor's
+/// bytes, or the part of them that [`bits_read`] names (a bool payload may
+/// come in pieces, each checked alone): the rule reads only that part, so
+/// both give the same verdict. An error's offset is the offending byte's
 /// within `payload` (the caller shifts it to the part's place), as the
 /// reference reports it.
 #[cfg_attr(feature = "small-code", inline(always))] // see check_shape_and_range
