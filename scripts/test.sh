@@ -96,6 +96,8 @@ prune_after() { # stage
 
 SKIP_MARK="$(mktemp -u)"
 NOTE_FILE="$(mktemp -u)"
+# Scripts a stage runs add their own figures there too (scripts/pip-pins.sh).
+export KILN_NOTE_FILE="$NOTE_FILE"
 trap 'rm -f "$SKIP_MARK" "$NOTE_FILE"' EXIT
 passed=0
 failed=0
