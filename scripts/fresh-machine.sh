@@ -259,7 +259,8 @@ mkdir -p "$FRESH_HOME/cross"
 # The clone is made inside from a read-only view of this repository; the
 # cross stage's engine storage is a directory on the host's file system,
 # as /var/lib is on a machine (the container's own root is an overlay, on
-# which the inner daemon could not use overlays itself).
+# which the inner daemon could not use overlays itself), one level below
+# the mount point so that the stage can remove it under CI.
 inner="$(cat <<'EOF'
 set -euo pipefail
 git config --global --add safe.directory '*'
@@ -306,7 +307,8 @@ docker run --rm --name kiln-fresh --network host "${capabilities[@]}" \
     --security-opt seccomp=unconfined --security-opt apparmor=unconfined \
     --security-opt systempaths=unconfined --device-cgroup-rule='a *:* rwm' \
     -v /sys/fs/cgroup:/sys/fs/cgroup:rw \
-    -v "$(git rev-parse --path-format=absolute --git-common-dir):/src:ro" -v "$FRESH_HOME/cross:/var/lib/kiln-cross" \
+    -v "$(git rev-parse --path-format=absolute --git-common-dir):/src:ro" -v "$FRESH_HOME/cross:/var/lib/kiln-fresh-cross" \
+    -e KILN_CROSS_HOME=/var/lib/kiln-fresh-cross/storage \
     -e BRANCH="$branch" "${passed_env[@]}" \
     "$IMAGE" bash -c "$inner" inner "$@" || status=$?
 kill "$sampler" 2>/dev/null || true
