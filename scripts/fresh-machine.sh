@@ -10,7 +10,8 @@
 #
 #   bash scripts/fresh-machine.sh [STAGE...]
 #
-# The stages default to all of them (as CI); naming some runs only those.
+# With no stage named it runs `bash .ci/run`, as CI; naming stages runs
+# `bash scripts/test.sh STAGE...` (setup and those stages).
 # The container gets what the cross stage needs to start its own Docker
 # daemon inside it (every capability this machine grants, writable cgroups). Needs root, debootstrap, and Debian's docker.io
 # (dockerd); this script starts a daemon of its own on its own socket and
@@ -66,7 +67,9 @@ exec > >(tee "$LOG") 2>&1
 echo "fresh-machine: $(date -u '+%F %T') UTC, log $LOG"
 
 DAEMON_PID=
+SAMPLER=
 cleanup() {
+    [ -z "$SAMPLER" ] || kill "$SAMPLER" 2>/dev/null || true
     ! mountpoint -q "$FRESH_HOME/rootfs/proc" 2>/dev/null || umount "$FRESH_HOME/rootfs/proc"
     if [ -n "$DAEMON_PID" ] && kill -0 "$DAEMON_PID" 2>/dev/null; then
         docker rm -f kiln-fresh >/dev/null 2>&1 || true
@@ -270,7 +273,10 @@ git log -1 --format='fresh-machine: clone at %H %s'
 echo "fresh-machine: rustc $(rustc --version), $(cargo nextest --version 2>/dev/null | head -1), python $(python3 --version), node $(node --version), npm $(npm --version)"
 start=$(date +%s)
 status=0
-/usr/bin/time -v env CI=true bash .ci/run "$@" </dev/null || status=$?
+# CI's command; with stages named, the test command with those stages.
+command=(bash .ci/run)
+[ $# -eq 0 ] || command=(bash scripts/test.sh "$@")
+/usr/bin/time -v env CI=true "${command[@]}" </dev/null || status=$?
 echo "fresh-machine: the test command exited $status after $(( $(date +%s) - start )) s"
 exit $status
 EOF
@@ -285,7 +291,7 @@ done
 start=$SECONDS
 load_before="$(cut -d' ' -f1-3 /proc/loadavg)"
 ( while sleep 60; do echo "fresh-machine: load $(cut -d' ' -f1-3 /proc/loadavg) at $((SECONDS - start)) s"; done ) &
-sampler=$!
+SAMPLER=$!
 status=0
 # What the cross stage's own dockerd needs inside: every capability this
 # machine has (its bounding set lacks CAP_SYS_RESOURCE, so --privileged,
@@ -311,6 +317,6 @@ docker run --rm --name kiln-fresh --network host "${capabilities[@]}" \
     -e KILN_CROSS_HOME=/var/lib/kiln-fresh-cross/storage \
     -e BRANCH="$branch" "${passed_env[@]}" \
     "$IMAGE" bash -c "$inner" inner "$@" || status=$?
-kill "$sampler" 2>/dev/null || true
+kill "$SAMPLER" 2>/dev/null || true
 echo "fresh-machine: container exited $status after $((SECONDS - start)) s; load average before $load_before, after $(cut -d' ' -f1-3 /proc/loadavg)"
 exit $status
