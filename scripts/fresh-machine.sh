@@ -78,9 +78,16 @@ cleanup() {
         local waited=0
         while kill -0 "$DAEMON_PID" 2>/dev/null && [ "$waited" -lt 30 ]; do sleep 1; waited=$((waited + 1)); done
     fi
+    # What a stopped dockerd can leave mounted (its network namespace file,
+    # its data root mounted on itself).
+    local point
+    for point in $(awk -v run="$RUN_DIR/" -v home="$FRESH_HOME/" \
+        'index($5, run) == 1 || index($5, home) == 1 { print $5 }' /proc/self/mountinfo | sort -r); do
+        umount "$point" || umount -l "$point" || true
+    done
     if [ "${KILN_FRESH_KEEP:-}" != 1 ]; then
         echo "fresh-machine: removing $FRESH_HOME ($(du -sh "$FRESH_HOME" 2>/dev/null | cut -f1))"
-        rm -rf "$FRESH_HOME"
+        rm -rf "$FRESH_HOME" "$RUN_DIR"
     fi
 }
 trap cleanup EXIT
