@@ -1,7 +1,8 @@
 # install_pip_pins LABEL PIN...: installs the PyPI packages PIN
 # (name==version) that are missing or at another version, with --no-deps
 # (see the callers for why), and says which; as another user than root it
-# prints the pip command instead and fails. Sourced by
+# prints the pip command instead and fails. The install's seconds go to
+# the file $KILN_NOTE_FILE when it is set. Sourced by
 # scripts/oracles.sh and scripts/convert-fixtures.sh.
 
 install_pip_pins() {
@@ -24,5 +25,9 @@ install_pip_pins() {
         return 1
     fi
     echo "$label: ${command[*]}"
+    local start=$SECONDS
     "${command[@]}"
+    # Under scripts/test.sh the install's seconds go into the stage's
+    # summary lines, beside setup.sh's steps.
+    [ -z "${KILN_NOTE_FILE:-}" ] || echo "install: pip ${missing[*]} in $((SECONDS - start)) s" >>"$KILN_NOTE_FILE"
 }

@@ -41,6 +41,7 @@
 #   wasm-js          kiln-wasm's JS layer in node and headless Chromium
 #   www              the browser modules (core 87 KiB, inspector 288 KiB), the package from JS, the inspector in Chromium
 #   bench            smoke run of the benchmark table (scripts/bench.sh --quick), no assertion on time
+#   fresh            (by name only) the test command as CI runs it, in a fresh clone in a container built like a new machine; install and total times (scripts/fresh-machine.sh)
 # (stage list end)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -95,6 +96,8 @@ prune_after() { # stage
 
 SKIP_MARK="$(mktemp -u)"
 NOTE_FILE="$(mktemp -u)"
+# Scripts a stage runs add their own figures there too (scripts/pip-pins.sh).
+export KILN_NOTE_FILE="$NOTE_FILE"
 trap 'rm -f "$SKIP_MARK" "$NOTE_FILE"' EXIT
 passed=0
 failed=0
@@ -309,6 +312,13 @@ stage_wasm() {
 
 source "$ROOT/scripts/stages/www.sh"
 source "$ROOT/scripts/stages/bench.sh"
+
+stage --by-name fresh "the test command as CI runs it, in a fresh clone in a container built like a new machine; install and total times (scripts/fresh-machine.sh)"
+stage_fresh() {
+    # Needs root, debootstrap and Debian's dockerd (all installed by the
+    # cross stage); builds its image (minutes) and removes it afterwards.
+    bash scripts/fresh-machine.sh
+}
 
 # ---------------------------------------------------------------------------
 

@@ -130,11 +130,26 @@ cross_engine_stop() {
     if [ "${CI:-}" = true ]; then
         if [ -n "${CROSS_DAEMON_PID:-}" ]; then
             echo "cross: removing the engine storage ($(du -sh "$KILN_CROSS_HOME" 2>/dev/null | cut -f1))"
+            cross_storage_unmount
             rm -rf "$KILN_CROSS_HOME"
         elif [ -n "${CROSS_IMAGE:-}" ]; then
             "${CROSS_CONTAINER_ENGINE:-docker}" image rm "$CROSS_IMAGE" >/dev/null || true
         fi
     fi
+}
+
+# dockerd mounts its data root on itself when the file system it is on is
+# not a shared mount (inside a container, say), and can leave that mount,
+# which makes the storage's removal fail on a busy directory. Unmounts
+# whatever is still mounted below $KILN_CROSS_HOME, deepest first.
+cross_storage_unmount() {
+    local mounted
+    mounted="$(awk -v home="$KILN_CROSS_HOME/" 'index($5, home) == 1 { print $5 }' /proc/self/mountinfo | sort -r)"
+    [ -z "$mounted" ] || echo "cross: unmounting what dockerd left mounted: $mounted"
+    local point
+    for point in $mounted; do
+        umount "$point" || umount -l "$point"
+    done
 }
 
 # cross 0.2.5 reads `rustup toolchain list` expecting "NAME (default)" and
