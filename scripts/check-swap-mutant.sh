@@ -42,16 +42,16 @@ restore() {
 trap restore EXIT
 trap 'exit 130' INT TERM
 
-# name | exact text in order.rs | replacement
+# name @ exact text in order.rs @ replacement (`@` apart: Rust code has `|`)
 MUTANTS=(
-    "copy_into copies without swapping|    return copy_swapped(payload, out);|    return copy_native(payload, out);"
-    "copy_swapped does not reverse|                        element.reverse();|"
-    "copy_per_element reads host order|        *slot = T::from_le(bytes).ok_or(wrong_width())?;|        *slot = bytemuck::pod_read_unaligned(bytes);"
-    "write_le writes host bytes|        write_per_element(values, w)
-    }|        w.put(bytemuck::cast_slice(values))
+    "copy_into copies without swapping@    return copy_swapped(payload, out);@    return copy_native(payload, out);"
+    "copy_swapped does not reverse@                        element.reverse();@"
+    "copy_per_element reads host order@        *slot = T::from_le(bytes).ok_or_else(|| wrong_width(bytes.len(), T::WIDTH))?;@        *slot = bytemuck::pod_read_unaligned(bytes);"
+    "write_le writes host bytes@        write_per_element(values, w)
+    }@        w.put(bytemuck::cast_slice(values))
     }"
-    "write_host_elements skips the reversal|    write_reversed_elements(bytes, width, w)
-}|    w.put(bytes)
+    "write_host_elements skips the reversal@    write_reversed_elements(bytes, width, w)
+}@    w.put(bytes)
 }"
 )
 
@@ -81,7 +81,7 @@ fi
 killed=0
 survived=0
 for mutant in "${MUTANTS[@]}"; do
-    IFS='|' read -r -d '' name from to <<<"$mutant" || true
+    IFS='@' read -r -d '' name from to <<<"$mutant" || true
     to="${to%$'\n'}"
     echo "== mutant: $name"
     cp "$BACKUP" "$FILE"
