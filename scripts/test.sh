@@ -125,12 +125,26 @@ need_tool() {
 
 # A stage's own figures, shown in the summary under its line.
 note() { echo "$*" >>"$NOTE_FILE"; }
-add_notes() { [ ! -f "$NOTE_FILE" ] || while read -r line; do SUMMARY+=("                 $line"); done <"$NOTE_FILE"; }
+# The seconds a stage spent installing (its notes' `install ... N s` and
+# `image N s (built` figures) add to the summary's install total.
+STAGE_INSTALL_SECONDS=0
+SETUP_SECONDS=0
+add_notes() {
+    [ -f "$NOTE_FILE" ] || return 0
+    local line n
+    while read -r line; do
+        SUMMARY+=("                 $line")
+        for n in $(grep -oE '(install(: [^,]*)? (in )?[0-9]+ s|image [0-9]+ s \(built)' <<<"$line" | grep -oE '[0-9]+ s' | grep -oE '[0-9]+'); do
+            STAGE_INSTALL_SECONDS=$((STAGE_INSTALL_SECONDS + n))
+        done
+    done <"$NOTE_FILE"
+}
 
 finish() {
     printf '\n=== summary ===\n'
     printf '%s\n' "${SUMMARY[@]}"
     echo "stages: $passed passed, $failed failed, $skipped skipped"
+    echo "time: $SECONDS s in all; installing $((SETUP_SECONDS + STAGE_INSTALL_SECONDS)) s (setup $SETUP_SECONDS s, within stages $STAGE_INSTALL_SECONDS s)"
 }
 
 run_stage() { # name function
@@ -345,6 +359,7 @@ setup_status=0
 KILN_SETUP_TIMES="$SETUP_TIMES" bash scripts/setup.sh || setup_status=$?
 while read -r step seconds note; do
     SUMMARY+=("$(printf '%-16s %-17s %4d s  %s' setup "$step" "$seconds" "$note")")
+    [ "$step" != total ] || SETUP_SECONDS="$seconds"
 done <"$SETUP_TIMES"
 if [ "$setup_status" -ne 0 ]; then
     SUMMARY+=("setup         FAILED")
