@@ -11,8 +11,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
-import { startServer } from '../../www/serve.mjs';
+import { openInspector } from './page.mjs';
 import { initSync, KilnFile, TensorDiff } from '../../www/inspect/kiln_inspect.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -21,20 +20,11 @@ const big = process.env.KILN_E2E_DIR ?? path.join(root, 'target/e2e-files');
 const dir = path.join(root, 'www/samples/compare');
 const manifest = JSON.parse(fs.readFileSync(path.join(dir, 'compare.json'), 'utf8'));
 let server, browser, page;
-const errors = [];
+let errors = [];
 
 before(async () => {
   fs.mkdirSync(shots, { recursive: true });
-  server = await startServer({});
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-  });
-  page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
-  page.on('pageerror', (e) => errors.push(e.message));
-  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
-  await page.goto(server.url);
-  await page.waitForSelector('body[data-state="empty"]');
+  ({ server, browser, page, errors } = await openInspector({}));
 });
 
 after(async () => {

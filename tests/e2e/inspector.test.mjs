@@ -11,8 +11,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
 import { startServer } from '../../www/serve.mjs';
+import { openInspector } from './page.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const shots = path.join(root, 'target/e2e-screenshots');
@@ -20,7 +20,7 @@ const big = process.env.KILN_E2E_DIR ?? path.join(root, 'target/e2e-files');
 const samples = path.join(root, 'www/samples');
 let server, browser, page;
 const served = {}; // extra files of the page's server, by URL path
-const errors = [];
+let errors = [];
 
 function largeFile(name, flag) {
   const file = path.join(big, name);
@@ -34,16 +34,7 @@ function largeFile(name, flag) {
 
 before(async () => {
   fs.mkdirSync(shots, { recursive: true });
-  server = await startServer({ extra: served });
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-  });
-  page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
-  page.on('pageerror', (e) => errors.push(e.message));
-  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
-  await page.goto(server.url);
-  await page.waitForSelector('body[data-state="empty"]');
+  ({ server, browser, page, errors } = await openInspector({ extra: served }));
 });
 
 after(async () => {
