@@ -53,10 +53,7 @@ fn parse_args(args: &[String]) -> Result<Option<CheckArgs>, String> {
     while let Some(flag) = walk.next_option() {
         match flag {
             "--help" | "-h" => return Ok(None),
-            "--type" => parsed.flags.type_text = Some(walk.value(flag)?.into()),
-            "--framed" => parsed.flags.framed = Some(true),
-            "--bare" => parsed.flags.framed = Some(false),
-            "--cap" => parsed.flags.limits = Some(walk.cap(flag)?),
+            _ if parsed.flags.take(flag, &mut walk)? => {}
             _ => return Err(unknown_option(flag)),
         }
     }

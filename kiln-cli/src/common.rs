@@ -177,6 +177,22 @@ pub struct ReadFlags {
     pub limits: Option<Limits>,
 }
 
+impl ReadFlags {
+    /// Takes `flag` (and its value from `walk`) when it is one of the
+    /// reading flags `kiln check` and `kiln decode` share; false when it
+    /// is not, for the command's own flags.
+    pub fn take(&mut self, flag: &str, walk: &mut ArgWalk<'_>) -> Result<bool, String> {
+        match flag {
+            "--type" => self.type_text = Some(walk.value(flag)?.into()),
+            "--framed" => self.framed = Some(true),
+            "--bare" => self.framed = Some(false),
+            "--cap" => self.limits = Some(walk.cap(flag)?),
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+}
+
 /// How to read `bytes`: the flags decide what they give; the bytes decide
 /// the rest, as `kiln inspect` does. A frame is recognised by its magic
 /// (`frame::peek`); a frame whose hash is one of the conversion message

@@ -63,12 +63,9 @@ fn parse_args(args: &[String]) -> Result<Option<DecodeArgs>, String> {
     while let Some(flag) = walk.next_option() {
         match flag {
             "--help" | "-h" => return Ok(None),
-            "--type" => parsed.flags.type_text = Some(walk.value(flag)?.into()),
-            "--framed" => parsed.flags.framed = Some(true),
-            "--bare" => parsed.flags.framed = Some(false),
-            "--cap" => parsed.flags.limits = Some(walk.cap(flag)?),
             "--preview" => parsed.preview = true,
             "--compact" => parsed.compact = true,
+            _ if parsed.flags.take(flag, &mut walk)? => {}
             _ => return Err(unknown_option(flag)),
         }
     }

@@ -76,19 +76,9 @@ fn messages_of(events: &[Result<Vec<u8>, EnvelopeError>]) -> Vec<Vec<u8>> {
     events.iter().filter_map(|e| e.clone().ok()).collect()
 }
 
-/// A small deterministic generator (xorshift64*).
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
+#[path = "support/rng.rs"]
+mod rng;
+use rng::Rng;
 
 /// Messages around the COBS block boundaries (254 bytes with no zero),
 /// with and without zeros, and the golden ones.

@@ -86,26 +86,9 @@ fn drive<const N: usize, const D: usize>(
     (result, checker.report())
 }
 
-/// A small seeded generator (xorshift64*), so that split points are the
-/// same on every run.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    fn cuts(&mut self, len: usize) -> Vec<usize> {
-        let mut cuts: Vec<usize> = (0..self.next() % 6)
-            .map(|_| (self.next() % (len as u64 + 1)) as usize)
-            .collect();
-        cuts.sort_unstable();
-        cuts
-    }
-}
+#[path = "support/rng.rs"]
+mod rng;
+use rng::Rng;
 
 #[test]
 fn every_golden_case_in_any_pieces_gives_checks_error() {
