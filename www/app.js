@@ -80,6 +80,14 @@ worker.addEventListener('message', ({ data }) => {
   const done = pending.get(data.id);
   pending.delete(data.id);
   if (data.io) state.io = data.io;
+  if (data.tensorsJson) {
+    // An open's tensors come as one transferred JSON buffer, parsed here once.
+    const t0 = performance.now();
+    data.tensors = JSON.parse(new TextDecoder().decode(data.tensorsJson));
+    delete data.tensorsJson;
+    data.parseMs = performance.now() - t0;
+    data.postMs = performance.timeOrigin + t0 - data.postedAt;
+  }
   done?.(data);
 });
 function call(msg) {
@@ -307,6 +315,12 @@ function showFile() {
   refreshRows();
   document.body.dataset.state = 'ready';
   document.title = `${state.name} \u2014 Kiln inspector`;
+  // The open's time as the user sees it: from the file picked or dropped
+  // to the frame that shows the table (the next frame's callback).
+  const picked = state.pickedAt;
+  state.pickedAt = undefined;
+  state.drawnMs = undefined;
+  if (picked !== undefined) requestAnimationFrame(() => { state.drawnMs = performance.now() - picked; });
   $('directories').parentElement.querySelector('h3').hidden = model;
   $('directories').hidden = model;
   // A remote file's tensor is read only when picked: every byte shown is
@@ -595,7 +609,7 @@ const types = el('datalist', { id: 'types' }, [...new Set(state.samples.filter((
 document.body.append(types);
 $('type-text').setAttribute('list', 'types');
 
-$('file-input').addEventListener('change', (e) => { const list = [...e.target.files]; if (list.length) openFiles(list); e.target.value = ''; });
+$('file-input').addEventListener('change', (e) => { const list = [...e.target.files]; state.pickedAt = performance.now(); if (list.length) openFiles(list); e.target.value = ''; });
 $('sample-select').addEventListener('change', (e) => { if (e.target.value) openSample(e.target.value); e.target.value = ''; });
 $('mode').addEventListener('change', () => { setMode($('mode').value); if (state.source && $('mode').value === 'directory') reopen(); });
 $('open-form').addEventListener('submit', (e) => { e.preventDefault(); reopen(); });
@@ -613,6 +627,7 @@ window.addEventListener('drop', (e) => {
   e.preventDefault();
   document.body.classList.remove('dragging');
   const list = [...(e.dataTransfer?.files ?? [])];
+  state.pickedAt = performance.now();
   if (list.length) openFiles(list);
 });
 document.addEventListener('keydown', (e) => {
