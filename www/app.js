@@ -4,7 +4,7 @@
 // worker (worker.js) opens it by ranges (a File's slice(), or HTTP Range
 // requests for a URL), reading only what the core's checker needs, and
 // reads a tensor's bytes in chunks for its values and statistics.
-import init, { peekFrame, schemaHash, sniffFormat } from './inspect/kiln_inspect.js';
+import init, { peekFrame, schemaHash, setPlace, sniffFormat } from './inspect/kiln_inspect.js';
 import { openSet, setOrder } from './set.js';
 import { setupCompare } from './compare.js';
 
@@ -306,6 +306,7 @@ function showFile() {
     el('dt', { title: p.key }, p.key),
     el('dd', { title: p.value }, el('small', {}, p.type), p.value)]));
   if (model && !meta.length) $('meta').replaceChildren(el('dd', { class: 'muted' }, 'none'));
+  showSetPlace(f);
   const value = f.value;
   $('tree-box').hidden = value === null;
   if (value !== null) $('tree').replaceChildren(treeNode(null, value, 0));
@@ -330,6 +331,29 @@ function showFile() {
     $('detail').replaceChildren(el('p', { class: 'muted' }, `Read by HTTP Range requests: ${fmtBytes(state.openIo.bytesRead)} so far. Select a tensor to read its bytes.`));
     $('detail').dataset.stats = 'none'; $('detail').dataset.values = 'done';
   } else select(state.rows[0]?.index ?? 0);
+}
+
+/**
+ * A file of a set opened alone: the module says where it belongs (a GGUF
+ * file from its split keys, a safetensors shard from its name), and the
+ * page says that the table is part of a model.
+ */
+function showSetPlace(f) {
+  const box = $('set-place');
+  const model = f.header.format === 'gguf' || f.header.format === 'safetensors';
+  const place = model && !isSet() ? setPlace(state.name.split('/').pop(), f.header.format, f.metadata ?? []) : null;
+  state.setPlace = place;
+  box.hidden = !place;
+  if (!place) return;
+  const gguf = f.header.format === 'gguf';
+  const names = place.files.length ? place.files : null;
+  const n = place.count;
+  box.replaceChildren(
+    el('b', {}, `File ${place.no} of ${n} of a ${gguf ? 'GGUF split set' : 'safetensors shard set'}`),
+    gguf ? ` (its split.no and split.count say so)` : ' (by its name)',
+    place.tensorsCount !== null ? `: the table shows its ${intFmt.format(f.header.tensorCount)} tensors of the set’s ${intFmt.format(place.tensorsCount)}.` : ': the table shows this file’s tensors only.',
+    ` Open all ${n} ${gguf ? 'files' : 'shards with their index'} to see the whole model`,
+    ...(names ? [': ', ...names.flatMap((x, i) => [i ? ', ' : '', el('code', {}, x)]), '.'] : ['.']));
 }
 
 // ---------------------------------------------------------------- message tree
