@@ -330,7 +330,16 @@ function showFile() {
   else if (state.source?.url) {
     $('detail').replaceChildren(el('p', { class: 'muted' }, `Read by HTTP Range requests: ${fmtBytes(state.openIo.bytesRead)} so far. Select a tensor to read its bytes.`));
     $('detail').dataset.stats = 'none'; $('detail').dataset.values = 'done';
-  } else select(state.rows[0]?.index ?? 0);
+  } else {
+    // The first tensor's facts and values after the table's frame: the
+    // table is not held back by the detail panel (a layout of its own).
+    // Until then the panel is empty and pending, never the last file's.
+    const d = $('detail');
+    d.replaceChildren();
+    d.dataset.stats = 'pending'; d.dataset.values = 'pending';
+    const job = state.job, first = state.rows[0]?.index ?? 0;
+    requestAnimationFrame(() => setTimeout(() => { if (job === state.job && state.selected < 0) select(first); }, 0));
+  }
 }
 
 /**
