@@ -71,6 +71,23 @@ test('TensorDiff from plain JS: the known differences, whatever the chunk size; 
   d.free(); bytes.free(); a.free(); b.free();
 });
 
+test('tensorsJson() from plain JS: the facts tensors() gives, as UTF-8 JSON in a buffer of its own', () => {
+  initSync({ module: fs.readFileSync(path.join(root, 'www/inspect/kiln_inspect_bg.wasm')) });
+  const seen = new Set();
+  for (const f of ['model.kiln', 'mxfp4.kiln', 'q4k.kiln']) {
+    const k = KilnFile.openDirectory(new Uint8Array(fs.readFileSync(path.join(root, 'www/samples', f))));
+    const bytes = k.tensorsJson();
+    assert.ok(bytes instanceof Uint8Array);
+    assert.equal(bytes.byteOffset, 0);
+    assert.equal(bytes.buffer.byteLength, bytes.length, `${f}: the buffer is the text's alone (transferable)`);
+    const parsed = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
+    assert.deepEqual(parsed, k.tensors(), f);
+    for (const t of parsed) { seen.add(t.dtype); if (t.quantScheme) seen.add('quantized'); if (t.layout) seen.add('layout'); }
+    k.free();
+  }
+  assert.ok(seen.has('quantized') && seen.has('layout') && seen.has('bf16'), [...seen].join(' '));
+});
+
 async function open(files) {
   await page.evaluate(() => { document.body.dataset.state = 'loading'; });
   await page.setInputFiles('#file-input', files);
