@@ -173,7 +173,10 @@ function fileEntry(kiln, source, json) {
   let tensors = null;
   return {
     kiln, source,
-    get tensors() { tensors ??= JSON.parse(new TextDecoder().decode(json)); return tensors; },
+    get tensors() {
+      if (!tensors) { tensors = JSON.parse(new TextDecoder().decode(json)); json = null; }
+      return tensors;
+    },
   };
 }
 
