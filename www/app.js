@@ -4,7 +4,7 @@
 // worker (worker.js) opens it by ranges (a File's slice(), or HTTP Range
 // requests for a URL), reading only what the core's checker needs, and
 // reads a tensor's bytes in chunks for its values and statistics.
-import init, { peekFrame, schemaHash, sniffFormat } from './inspect/kiln_inspect.js';
+import init, { peekFrame, schemaHash, setPlace, sniffFormat } from './inspect/kiln_inspect.js';
 import { openSet, setOrder } from './set.js';
 import { setupCompare } from './compare.js';
 
@@ -80,6 +80,14 @@ worker.addEventListener('message', ({ data }) => {
   const done = pending.get(data.id);
   pending.delete(data.id);
   if (data.io) state.io = data.io;
+  if (data.tensorsJson) {
+    // An open's tensors come as one transferred JSON buffer, parsed here once.
+    const t0 = performance.now();
+    data.tensors = JSON.parse(new TextDecoder().decode(data.tensorsJson));
+    delete data.tensorsJson;
+    data.parseMs = performance.now() - t0;
+    data.postMs = performance.timeOrigin + t0 - data.postedAt;
+  }
   done?.(data);
 });
 function call(msg) {
@@ -298,6 +306,7 @@ function showFile() {
     el('dt', { title: p.key }, p.key),
     el('dd', { title: p.value }, el('small', {}, p.type), p.value)]));
   if (model && !meta.length) $('meta').replaceChildren(el('dd', { class: 'muted' }, 'none'));
+  showSetPlace(f);
   const value = f.value;
   $('tree-box').hidden = value === null;
   if (value !== null) $('tree').replaceChildren(treeNode(null, value, 0));
@@ -307,6 +316,12 @@ function showFile() {
   refreshRows();
   document.body.dataset.state = 'ready';
   document.title = `${state.name} \u2014 Kiln inspector`;
+  // The open's time as the user sees it: from the file picked or dropped
+  // to the frame that shows the table (the next frame's callback).
+  const picked = state.pickedAt;
+  state.pickedAt = undefined;
+  state.drawnMs = undefined;
+  if (picked !== undefined) requestAnimationFrame(() => { state.drawnMs = performance.now() - picked; });
   $('directories').parentElement.querySelector('h3').hidden = model;
   $('directories').hidden = model;
   // A remote file's tensor is read only when picked: every byte shown is
@@ -315,7 +330,39 @@ function showFile() {
   else if (state.source?.url) {
     $('detail').replaceChildren(el('p', { class: 'muted' }, `Read by HTTP Range requests: ${fmtBytes(state.openIo.bytesRead)} so far. Select a tensor to read its bytes.`));
     $('detail').dataset.stats = 'none'; $('detail').dataset.values = 'done';
-  } else select(state.rows[0]?.index ?? 0);
+  } else {
+    // The first tensor's facts and values after the table's frame: the
+    // table is not held back by the detail panel (a layout of its own).
+    // Until then the panel is empty and pending, never the last file's.
+    const d = $('detail');
+    d.replaceChildren();
+    d.dataset.stats = 'pending'; d.dataset.values = 'pending';
+    const job = state.job, first = state.rows[0]?.index ?? 0;
+    requestAnimationFrame(() => setTimeout(() => { if (job === state.job && state.selected < 0) select(first); }, 0));
+  }
+}
+
+/**
+ * A file of a set opened alone: the module says where it belongs (a GGUF
+ * file from its split keys, a safetensors shard from its name), and the
+ * page says that the table is part of a model.
+ */
+function showSetPlace(f) {
+  const box = $('set-place');
+  const model = f.header.format === 'gguf' || f.header.format === 'safetensors';
+  const place = model && !isSet() ? setPlace(state.name.split('/').pop(), f.header.format, f.metadata ?? []) : null;
+  state.setPlace = place;
+  box.hidden = !place;
+  if (!place) return;
+  const gguf = f.header.format === 'gguf';
+  const names = place.files.length ? place.files : null;
+  const n = place.count;
+  box.replaceChildren(
+    el('b', {}, `File ${place.no} of ${n} of a ${gguf ? 'GGUF split set' : 'safetensors shard set'}`),
+    gguf ? ` (its split.no and split.count say so)` : ' (by its name)',
+    place.tensorsCount !== null ? `: the table shows its ${intFmt.format(f.header.tensorCount)} tensors of the set’s ${intFmt.format(place.tensorsCount)}.` : ': the table shows this file’s tensors only.',
+    ` Open all ${n} ${gguf ? 'files' : 'shards with their index'} to see the whole model`,
+    ...(names ? [': ', ...names.flatMap((x, i) => [i ? ', ' : '', el('code', {}, x)]), '.'] : ['.']));
 }
 
 // ---------------------------------------------------------------- message tree
@@ -595,7 +642,7 @@ const types = el('datalist', { id: 'types' }, [...new Set(state.samples.filter((
 document.body.append(types);
 $('type-text').setAttribute('list', 'types');
 
-$('file-input').addEventListener('change', (e) => { const list = [...e.target.files]; if (list.length) openFiles(list); e.target.value = ''; });
+$('file-input').addEventListener('change', (e) => { const list = [...e.target.files]; state.pickedAt = performance.now(); if (list.length) openFiles(list); e.target.value = ''; });
 $('sample-select').addEventListener('change', (e) => { if (e.target.value) openSample(e.target.value); e.target.value = ''; });
 $('mode').addEventListener('change', () => { setMode($('mode').value); if (state.source && $('mode').value === 'directory') reopen(); });
 $('open-form').addEventListener('submit', (e) => { e.preventDefault(); reopen(); });
@@ -613,6 +660,7 @@ window.addEventListener('drop', (e) => {
   e.preventDefault();
   document.body.classList.remove('dragging');
   const list = [...(e.dataTransfer?.files ?? [])];
+  state.pickedAt = performance.now();
   if (list.length) openFiles(list);
 });
 document.addEventListener('keydown', (e) => {

@@ -9,13 +9,8 @@ import { TensorDiff } from './inspect/kiln_inspect.js';
 
 const CHUNK = 4 << 20; // bytes per read of the wider of the two tensors
 
-const tensorsOf = new WeakMap();
-/** The tensor facts of an open file (built once per file). */
-function tensor(f, index) {
-  let all = tensorsOf.get(f.kiln);
-  if (!all) { all = f.kiln.tensors(); tensorsOf.set(f.kiln, all); }
-  return all[index];
-}
+/** The tensor facts of an open file (parsed once per file, by the worker's file entry). */
+const tensor = (f, index) => f.tensors[index];
 
 const sameShape = (x, y) => x.shape.length === y.shape.length && x.shape.every((d, i) => d === y.shape[i]);
 

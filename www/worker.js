@@ -18,9 +18,10 @@ const CHUNK = 4 << 20; // bytes per read of a tensor
 const KEEP = 64 << 20; // raw bytes kept for the second pass
 // The check asks for many small ranges (a gap or a packed tail per
 // tensor): each read of less than WINDOW bytes reads WINDOW, and the next
-// asks are served from it while they fall inside. The bytes an open reads
-// are then at most the heads plus one WINDOW per range outside it.
+// asks are served from it while they fall inside (see windowed(): in
+// order, the window grows to WINDOW_MAX).
 const WINDOW = 64 << 10;
+const WINDOW_MAX = 1 << 20;
 const wasm = await init();
 let kiln = null;
 let source = null;
@@ -90,14 +91,24 @@ function counted(read) {
   return (at, len) => { const b = read(at, len); io.bytesRead += b.length; io.requests += 1; return b; };
 }
 
-/** The check's reader: small reads through one read-ahead window. */
+/**
+ * The check's reader: small reads through one read-ahead window. A miss
+ * that starts within WINDOW of the window's end (the check walking
+ * through many small payloads in order) doubles the next window, up to
+ * WINDOW_MAX: a file of 10,000 small tensors is read in a few reads, not
+ * dozens (each a FileReaderSync call, or an HTTP request). A miss
+ * elsewhere starts again at WINDOW, so a read-ahead past what the check
+ * needs is at most WINDOW, or the bytes the check just read in order.
+ */
 function windowed(src) {
   const read = counted(src.readSync);
-  let base = 0, buf = new Uint8Array(0);
+  let base = 0, buf = new Uint8Array(0), size = WINDOW;
   return (at, len) => {
     if (at >= base && at + len <= base + buf.length) return buf.subarray(at - base, at - base + len);
     if (len >= WINDOW) return read(at, len);
-    buf = read(at, Math.min(WINDOW, src.length - at));
+    const end = base + buf.length;
+    size = buf.length && at >= end && at < end + WINDOW ? Math.min(2 * size, WINDOW_MAX) : WINDOW;
+    buf = read(at, Math.min(size, src.length - at));
     base = at;
     return buf.subarray(0, len);
   };
@@ -141,13 +152,32 @@ async function open({ blob, url, type, framed, format, slot = 0 }) {
     return { error, hex, length: source.length, io: memory() };
   }
   const checkMs = performance.now() - t0;
-  files[slot] = { kiln, source };
   const header = kiln.header;
   const value = header.format !== 'kiln' || header.typeText === 'tensors' ? null : kiln.value();
   const t1 = performance.now();
-  const tensors = kiln.tensors();
-  const factsMs = performance.now() - t1; // the tensors' facts as JS objects
-  return { header, tensors, directories: kiln.directories(), metadata: kiln.metadata(), value, checkMs, factsMs, io: memory() };
+  // The tensors' facts go to the page as one JSON text in UTF-8, in a
+  // buffer transferred, not cloned (a structured clone of 10,000 objects
+  // cost as much as the check); this worker parses its own copy only when
+  // it first needs a tensor's facts.
+  const tensorsJson = kiln.tensorsJson();
+  files[slot] = fileEntry(kiln, source, tensorsJson.slice());
+  const factsMs = performance.now() - t1;
+  return {
+    header, tensorsJson, directories: kiln.directories(), metadata: kiln.metadata(), value, checkMs, factsMs,
+    postedAt: performance.timeOrigin + performance.now(), io: memory(), transfer: [tensorsJson.buffer],
+  };
+}
+
+/** An open file: its reader, its source, and its tensors' facts (parsed from `json` when first asked). */
+function fileEntry(kiln, source, json) {
+  let tensors = null;
+  return {
+    kiln, source,
+    get tensors() {
+      if (!tensors) { tensors = JSON.parse(new TextDecoder().decode(json)); json = null; }
+      return tensors;
+    },
+  };
 }
 
 /** Elements first..first+count of tensor `index` as numbers. */
@@ -169,8 +199,8 @@ async function readElements(f, t, first, count) {
 
 async function firstValues({ index, count, file = 0 }) {
   const f = files[file];
-  const { kiln, source } = f;
-  const t = kiln.tensors()[index];
+  const { source } = f;
+  const t = f.tensors[index];
   if (t.layout) {
     const n = Math.min(64, t.byteLength);
     const bytes = n ? await source.read(t.byteOffset, n) : new Uint8Array(0);
@@ -185,7 +215,7 @@ async function firstValues({ index, count, file = 0 }) {
 async function stats({ job, index, file = 0 }) {
   const f = files[file];
   const { kiln, source } = f;
-  const t = kiln.tensors()[index];
+  const t = f.tensors[index];
   const n = t.elements;
   const perChunk = Math.max(1, Math.floor((CHUNK * n) / Math.max(t.byteLength, 1)));
   const t0 = performance.now();
@@ -279,6 +309,7 @@ onmessage = async ({ data }) => {
     else if (op === 'compare') reply = await compareTensors(data, { files, io, cancelled, memory });
     else if (op === 'close') { for (const f of files.splice(data.from)) f?.kiln.free(); reply = { io: memory() }; }
   } catch (e) { reply = { error: errorOf(e), io: memory() }; }
-  postMessage({ id, ...reply });
+  const { transfer = [], ...rest } = reply;
+  postMessage({ id, ...rest }, transfer);
 };
 postMessage({ ready: true });

@@ -25,7 +25,8 @@
 #          comparison of two models (tests/e2e/compare.test.mjs: the known
 #          differences of www/samples/compare/, 256 MiB compared in chunks
 #          and cancelled; Kiln, safetensors-with-index and GGUF split sets
-#          of www/samples/shards/, a bad index); screenshots in
+#          of www/samples/shards/, a bad index, a split file or shard
+#          opened alone, several files dropped on the page); screenshots in
 #          target/e2e-screenshots/.
 #
 # What they need (Debian's chromium and chromium-driver, the npm packages

@@ -71,6 +71,23 @@ test('TensorDiff from plain JS: the known differences, whatever the chunk size; 
   d.free(); bytes.free(); a.free(); b.free();
 });
 
+test('tensorsJson() from plain JS: the facts tensors() gives, as UTF-8 JSON in a buffer of its own', () => {
+  initSync({ module: fs.readFileSync(path.join(root, 'www/inspect/kiln_inspect_bg.wasm')) });
+  const seen = new Set();
+  for (const f of ['model.kiln', 'mxfp4.kiln', 'q4k.kiln']) {
+    const k = KilnFile.openDirectory(new Uint8Array(fs.readFileSync(path.join(root, 'www/samples', f))));
+    const bytes = k.tensorsJson();
+    assert.ok(bytes instanceof Uint8Array);
+    assert.equal(bytes.byteOffset, 0);
+    assert.equal(bytes.buffer.byteLength, bytes.length, `${f}: the buffer is the text's alone (transferable)`);
+    const parsed = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
+    assert.deepEqual(parsed, k.tensors(), f);
+    for (const t of parsed) { seen.add(t.dtype); if (t.quantScheme) seen.add('quantized'); if (t.layout) seen.add('layout'); }
+    k.free();
+  }
+  assert.ok(seen.has('quantized') && seen.has('layout') && seen.has('bf16'), [...seen].join(' '));
+});
+
 async function open(files) {
   await page.evaluate(() => { document.body.dataset.state = 'loading'; });
   await page.setInputFiles('#file-input', files);
@@ -282,6 +299,84 @@ test('a GGUF split set: one table labelled by file; two files of three are refus
   await shot('gguf-split-set.png');
   assert.equal(await open(files.slice(0, 2)), 'error');
   assert.ok(shards.gguf.twoOfThree.endsWith(await page.locator('#error-message').innerText()), 'kiln-convert\'s words');
+  assert.match(await page.locator('#error-message').innerText(), /split\.count is 3, but the set has 2 files/);
+});
+
+test('a GGUF split file opened alone: the page says which file of the set it is, from its split keys', async () => {
+  const [first, second] = shards.gguf.shards.map((s) => path.join(shardDir, s.file));
+  assert.equal(await open(second), 'ready');
+  const note = page.locator('#set-place');
+  assert.ok(await note.isVisible(), 'the set note is shown');
+  const said = await note.innerText();
+  assert.match(said, /^File 2 of 3 of a GGUF split set \(its split\.no and split\.count say so\)/);
+  const total = shards.gguf.shards.reduce((a, s) => a + s.tensors.length, 0);
+  assert.ok(said.includes(`its ${shards.gguf.shards[1].tensors.length} tensors of the set\u2019s ${total}`), said);
+  assert.match(said, /Open all 3 files to see the whole model/);
+  for (const s of shards.gguf.shards) assert.ok(said.includes(s.file), `${s.file} in ${said}`);
+  assert.deepEqual(await page.evaluate(() => window.kilnInspector.setPlace), {
+    from: 'split keys', no: 2, count: 3, tensorsCount: total, files: shards.gguf.shards.map((s) => s.file),
+  });
+  assert.equal(await page.locator('#count').innerText(), `${shards.gguf.shards[1].tensors.length} tensors`);
+  await shot('gguf-split-alone.png');
+  // Renamed, the file still knows its place (the keys say it), not the others' names.
+  assert.equal(await open({ name: 'part.gguf', mimeType: 'application/octet-stream', buffer: fs.readFileSync(first) }), 'ready');
+  assert.match(await note.innerText(), /^File 1 of 3 of a GGUF split set .*Open all 3 files to see the whole model\.$/s);
+  // A safetensors shard alone: only its name says so.
+  assert.equal(await open(path.join(shardDir, shards.shards[2].file)), 'ready');
+  const st = await note.innerText();
+  assert.match(st, /^File 3 of 3 of a safetensors shard set \(by its name\): the table shows this file\u2019s tensors only\. Open all 3 shards with their index/);
+  assert.ok(st.includes(shards.index), st);
+  // A whole file, and the whole set: no note.
+  assert.equal(await open(path.join(root, 'www/samples/tiny.gguf')), 'ready');
+  assert.ok(await note.isHidden(), 'a whole GGUF file is in no set');
+  assert.equal(await open(shards.gguf.shards.map((s) => path.join(shardDir, s.file))), 'ready');
+  assert.ok(await note.isHidden(), 'the whole set open: no note');
+});
+
+/**
+ * Drops `files` on the page as a user drags them from a file manager: a
+ * DataTransfer holding them, a dragover, then a drop event on the page.
+ * Resolves to whether the page showed its drop target and took the drop.
+ */
+async function drop(files) {
+  const payload = files.map((f) => ({ name: path.basename(f), bytes: [...fs.readFileSync(f)] }));
+  await page.evaluate(() => { document.body.dataset.state = 'loading'; });
+  const r = await page.evaluate((list) => {
+    const dt = new DataTransfer();
+    for (const f of list) dt.items.add(new File([new Uint8Array(f.bytes)], f.name));
+    const target = document.querySelector('main');
+    target.dispatchEvent(new DragEvent('dragover', { dataTransfer: dt, bubbles: true, cancelable: true }));
+    const shown = document.body.classList.contains('dragging');
+    const taken = !target.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
+    return { shown, taken, after: document.body.classList.contains('dragging') };
+  }, payload);
+  await page.waitForSelector('body[data-state="ready"], body[data-state="error"]', { timeout: 120_000 });
+  return { ...r, state: await page.evaluate(() => document.body.dataset.state) };
+}
+
+test('several files dropped on the page: a safetensors shard set with its index, a GGUF split set; one table, each tensor labelled with its file', async () => {
+  const st = [...shards.shards.map((s) => path.join(shardDir, s.file)).reverse(), path.join(shardDir, shards.index)];
+  const dropped = await drop(st);
+  assert.deepEqual(dropped, { shown: true, taken: true, after: false, state: 'ready' }, 'the drop target shows, the page takes the drop');
+  const want = shards.shards.flatMap((s) => s.tensors.map((t) => [t, /-(\d{5})-of-/.exec(s.file)[1], s.file]));
+  assert.deepEqual((await tableFiles()).sort(), want.sort(), 'every tensor of every shard, with its file');
+  assert.equal(await page.locator('#file-name').innerText(), `${shards.index}: 3 shards`);
+  assert.match(await page.locator('#set-files').innerText(), /^3\n/);
+  assert.ok(await page.locator('#set-place').isHidden());
+  await page.fill('#filter', 'lm_head');
+  await page.locator('#table-rows .row', { hasText: 'lm_head.weight' }).click();
+  await page.waitForSelector('#detail[data-stats="done"][data-values="done"]', { timeout: 60_000 });
+  assert.match(await page.locator('#detail .kv').innerText(), /File\s+model-00003-of-00003\.safetensors/);
+  await page.fill('#filter', '');
+  await shot('drop-safetensors-set.png');
+
+  const gguf = shards.gguf.shards.map((s) => path.join(shardDir, s.file));
+  assert.equal((await drop([gguf[2], gguf[0], gguf[1]])).state, 'ready');
+  const wantGguf = shards.gguf.shards.flatMap((s) => s.tensors.map((t) => [t, /-(\d{5})-of-/.exec(s.file)[1], s.file]));
+  assert.deepEqual(await tableFiles(), wantGguf, 'in split order, each with its file');
+  await shot('drop-gguf-set.png');
+  // Two files of three dropped: refused by the split keys, as when picked.
+  assert.equal((await drop(gguf.slice(1))).state, 'error');
   assert.match(await page.locator('#error-message').innerText(), /split\.count is 3, but the set has 2 files/);
 });
 
