@@ -352,8 +352,8 @@ fn check<S: Sink>(specs: &[TensorSpec<'_>], w: &Writer<S>) -> Result<Plan> {
                 return Err(refuse("host element type does not match the dtype").in_tensor(i));
             }
         }
-        rules::check_shape_and_range(&d, u64::MAX).map_err(in_tensor)?;
-        rules::check_payload_bits(&d, spec.payload.bytes).map_err(in_tensor)?;
+        rules::check_shape_and_range(d, u64::MAX).map_err(in_tensor)?;
+        rules::check_payload_bits(d, spec.payload.bytes).map_err(in_tensor)?;
         // The rule holds for an unquantized spec by construction (its
         // fields are the "none" values); only a quantized one is checked.
         if spec.quant != QuantSpec::None {

@@ -144,50 +144,6 @@ impl Fields for Descriptor {
     }
 }
 
-/// The builder hands its descriptor to the rules by reference: no copy of
-/// the 128 bytes per rule.
-impl Fields for &Descriptor {
-    fn dtype(&self) -> u16 {
-        (**self).dtype()
-    }
-    fn rank(&self) -> u8 {
-        (**self).rank()
-    }
-    fn layout_len(&self) -> u16 {
-        (**self).layout_len()
-    }
-    fn block_size(&self) -> u32 {
-        (**self).block_size()
-    }
-    fn quant_scheme(&self) -> u16 {
-        (**self).quant_scheme()
-    }
-    fn quant_axis(&self) -> u16 {
-        (**self).quant_axis()
-    }
-    fn group_size(&self) -> u32 {
-        (**self).group_size()
-    }
-    fn scale_index(&self) -> u32 {
-        (**self).scale_index()
-    }
-    fn outer_index(&self) -> u32 {
-        (**self).outer_index()
-    }
-    fn byte_offset(&self) -> u64 {
-        (**self).byte_offset()
-    }
-    fn byte_length(&self) -> u64 {
-        (**self).byte_length()
-    }
-    fn shape(&self) -> [u64; 8] {
-        (**self).shape()
-    }
-    fn dim(&self, k: usize) -> u64 {
-        (**self).dim(k)
-    }
-}
-
 /// One 128-byte descriptor in the block, read in place: each accessor
 /// decodes only its own field, so a parse step touches only the bytes it
 /// checks.
