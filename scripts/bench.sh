@@ -9,6 +9,7 @@
 #                                      tiny sizes, one round, debug build
 #   bash scripts/bench.sh --only dir-  some rows only (also --no-callgrind,
 #                                      --no-footprint, --no-tools)
+#   bash scripts/bench.sh --only convert   the kiln convert rows only
 #
 # Every time is a ratio against a peer measured in the same run, the two
 # sides interleaved batch by batch; next to each is the instruction count

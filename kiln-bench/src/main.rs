@@ -395,7 +395,9 @@ fn report(opts: &Opts) {
         );
         footprint(&root, opts, &mut table);
     }
-    if opts.tools && opts.only.is_none() {
+    // `--only convert`: the `kiln convert` rows of the tools alone (no
+    // case id holds the word).
+    if opts.tools && opts.only.as_deref().is_none_or(|only| only == "convert") {
         table.section("Tools");
         tools(&root, opts, &mut table);
     }

@@ -215,13 +215,26 @@ pub(crate) fn write_directories<S: kiln_nostd::Sink>(
     w: &mut Writer<S>,
     groups: &[&[TensorSpec<'_>]],
 ) -> kiln_nostd::Result<()> {
-    w.count(groups.len(), LIMITS.count_cap)?;
-    for specs in groups {
+    write_directories_with(w, groups.len(), |i, w| {
+        Tensors(groups.get(i).copied().unwrap_or_default()).encode(w)
+    })
+}
+
+/// [`write_directories`] of `count` directories, each block written by
+/// `block(i, w)` (the caller makes each directory's specs when it is its
+/// turn, into one buffer).
+pub(crate) fn write_directories_with<S: kiln_nostd::Sink>(
+    w: &mut Writer<S>,
+    count: usize,
+    mut block: impl FnMut(usize, &mut Writer<S>) -> kiln_nostd::Result<()>,
+) -> kiln_nostd::Result<()> {
+    w.count(count, LIMITS.count_cap)?;
+    for i in 0..count {
         // The block starts after the field's 4-byte count and its zeros.
         let after_count = w.written().wrapping_add(4);
         let pad = after_count.wrapping_neg() % PAYLOAD_ALIGN;
         w.byte_run(ZEROS.get(..pad).unwrap_or_default())?;
-        Tensors(specs).encode(w)?;
+        block(i, w)?;
     }
     Ok(())
 }

@@ -176,35 +176,69 @@ fn header_len(head: &[u8]) -> Result<usize, SafeTensorError> {
     Ok(n)
 }
 
-/// The dtype of each name the crate's `Deserialize` takes. A name not here
-/// goes to the crate (which knows it or refuses it); the differential test
-/// checks every name against the crate.
-pub(crate) fn dtype_of_name(name: &str) -> Option<Dtype> {
-    Some(match name {
-        "BOOL" => Dtype::BOOL,
-        "F4" => Dtype::F4,
-        "F6_E2M3" => Dtype::F6_E2M3,
-        "F6_E3M2" => Dtype::F6_E3M2,
-        "U8" => Dtype::U8,
-        "I8" => Dtype::I8,
-        "F8_E5M2" => Dtype::F8_E5M2,
-        "F8_E4M3" => Dtype::F8_E4M3,
-        "F8_E8M0" => Dtype::F8_E8M0,
-        "F8_E4M3FNUZ" => Dtype::F8_E4M3FNUZ,
-        "F8_E5M2FNUZ" => Dtype::F8_E5M2FNUZ,
-        "I16" => Dtype::I16,
-        "U16" => Dtype::U16,
-        "F16" => Dtype::F16,
-        "BF16" => Dtype::BF16,
-        "I32" => Dtype::I32,
-        "U32" => Dtype::U32,
-        "F32" => Dtype::F32,
-        "C64" => Dtype::C64,
-        "F64" => Dtype::F64,
-        "I64" => Dtype::I64,
-        "U64" => Dtype::U64,
-        _ => return None,
-    })
+/// The dtype names the crate's `Deserialize` takes, and their dtypes. A
+/// name not here goes to the crate (which knows it or refuses it); the
+/// differential test checks every name against the crate.
+macro_rules! dtype_names {
+    ($($name:literal => $dtype:ident,)*) => {
+        /// The dtype of `name`, a dtype name the crate takes.
+        pub(crate) fn dtype_of_name(name: &str) -> Option<Dtype> {
+            Some(match name {
+                $($name => Dtype::$dtype,)*
+                _ => return None,
+            })
+        }
+
+        /// [`dtype_of_name`] of a name of at most 8 bytes given as
+        /// [`word`] of its bytes: compares of one machine word, no string
+        /// compare.
+        fn dtype_of_word(word: u64) -> Option<Dtype> {
+            $(
+                if $name.len() <= 8 && word == self::word($name.as_bytes()) {
+                    return Some(Dtype::$dtype);
+                }
+            )*
+            None
+        }
+    };
+}
+
+dtype_names! {
+    "BOOL" => BOOL,
+    "F4" => F4,
+    "F6_E2M3" => F6_E2M3,
+    "F6_E3M2" => F6_E3M2,
+    "U8" => U8,
+    "I8" => I8,
+    "F8_E5M2" => F8_E5M2,
+    "F8_E4M3" => F8_E4M3,
+    "F8_E8M0" => F8_E8M0,
+    "F8_E4M3FNUZ" => F8_E4M3FNUZ,
+    "F8_E5M2FNUZ" => F8_E5M2FNUZ,
+    "I16" => I16,
+    "U16" => U16,
+    "F16" => F16,
+    "BF16" => BF16,
+    "I32" => I32,
+    "U32" => U32,
+    "F32" => F32,
+    "C64" => C64,
+    "F64" => F64,
+    "I64" => I64,
+    "U64" => U64,
+}
+
+/// The first (up to) 8 bytes of `bytes` as a little-endian word, zero
+/// above them. No name holds a zero byte, so two names of at most 8 bytes
+/// have the same word exactly when they are equal.
+const fn word(bytes: &[u8]) -> u64 {
+    let mut w = 0u64;
+    let mut i = 0;
+    while i < bytes.len() && i < 8 {
+        w |= (bytes[i] as u64) << (8 * i);
+        i += 1;
+    }
+    w
 }
 
 /// The strict reader: `Some` only for a header the crate accepts, with the
@@ -219,11 +253,14 @@ fn fast(head: &[u8], file_len: u64) -> Option<SafetensorsHeader<'_>> {
         bytes: text.as_bytes(),
         at: 0,
     };
+    // A tensor takes some 50 bytes or more of JSON (`"t":{"dtype":"U8",
+    // "shape":[],"data_offsets":[0,0]}`): room for every tensor of the
+    // header at once, bounded by the bytes present.
     let mut header = SafetensorsHeader {
         header_len: n,
         metadata: None,
-        tensors: Vec::new(),
-        dims: Vec::new(),
+        tensors: Vec::with_capacity(n / 64),
+        dims: Vec::with_capacity(n / 64),
     };
     p.expect(b'{')?;
     if !p.eat(b'}') {
@@ -249,12 +286,18 @@ fn fast(head: &[u8], file_len: u64) -> Option<SafetensorsHeader<'_>> {
     if p.at != p.bytes.len() {
         return None;
     }
+    // Sorted by name bytes. The writers write names in order, so a check
+    // that they already are (which also finds no repeat) is usually all.
     // Repeated names: the crate keeps the last; left to it.
-    header
-        .tensors
-        .sort_by(|a, b| a.name.as_bytes().cmp(b.name.as_bytes()));
-    if header.tensors.windows(2).any(|w| w[0].name == w[1].name) {
-        return None;
+    let by_name =
+        |a: &HeaderTensor<'_>, b: &HeaderTensor<'_>| a.name.as_bytes() < b.name.as_bytes();
+    if !header.tensors.is_sorted_by(by_name) {
+        header
+            .tensors
+            .sort_by(|a, b| a.name.as_bytes().cmp(b.name.as_bytes()));
+        if header.tensors.windows(2).any(|w| w[0].name == w[1].name) {
+            return None;
+        }
     }
     if let Some(m) = &mut header.metadata {
         m.sort_by(|a, b| a.0.cmp(&b.0));
@@ -262,8 +305,8 @@ fn fast(head: &[u8], file_len: u64) -> Option<SafetensorsHeader<'_>> {
             return None;
         }
     }
-    // The crate's checks: sorted by offsets, the tensors cover the data
-    // section end to end, each exactly its elements' bytes.
+    // The crate's checks: each tensor exactly its elements' bytes, and,
+    // sorted by offsets, the tensors cover the data section end to end.
     for t in &header.tensors {
         let (s, e) = t.data_offsets;
         if e < s {
@@ -278,15 +321,27 @@ fn fast(head: &[u8], file_len: u64) -> Option<SafetensorsHeader<'_>> {
             return None;
         }
     }
-    let mut ranges: Vec<(usize, usize)> = header.tensors.iter().map(|t| t.data_offsets).collect();
-    ranges.sort_unstable();
-    let mut end = 0usize;
-    for (s, e) in ranges {
-        if s != end {
-            return None;
+    // A file of one dtype has its data in name order: checked in that
+    // order first, sorted only when that fails.
+    let contiguous = |ranges: &mut dyn Iterator<Item = (usize, usize)>| {
+        let mut end = 0usize;
+        for (s, e) in ranges {
+            if s != end {
+                return None;
+            }
+            end = e;
         }
-        end = e;
-    }
+        Some(end)
+    };
+    let end = match contiguous(&mut header.tensors.iter().map(|t| t.data_offsets)) {
+        Some(end) => end,
+        None => {
+            let mut ranges: Vec<(usize, usize)> =
+                header.tensors.iter().map(|t| t.data_offsets).collect();
+            ranges.sort_unstable();
+            contiguous(&mut ranges.into_iter())?
+        }
+    };
     (end.checked_add(stop)? as u64 == file_len).then_some(header)
 }
 
@@ -303,26 +358,56 @@ enum TensorKey {
 fn string_len(bytes: &[u8]) -> usize {
     const ONES: u64 = u64::from_le_bytes([0x01; 8]);
     const HIGH: u64 = u64::from_le_bytes([0x80; 8]);
-    // Non-zero exactly when some byte of `x` is below `n` (n <= 128).
+    // Nonzero exactly when some byte of `x` is below `n` (n <= 128); the
+    // lowest set bit is in the first such byte (a borrow only runs from a
+    // lower byte that is below `n` into higher ones).
     let below = |x: u64, n: u8| x.wrapping_sub(ONES * u64::from(n)) & !x & HIGH;
-    let zero = |x: u64| below(x, 1);
+    let mut chunks = bytes.chunks_exact(8);
     let mut at = 0;
-    for chunk in bytes.chunks_exact(8) {
+    for chunk in &mut chunks {
         let x = u64::from_le_bytes(chunk.try_into().unwrap_or([0; 8]));
-        let stop = below(x, 0x20)
-            | zero(x ^ (ONES * u64::from(b'"')))
-            | zero(x ^ (ONES * u64::from(b'\\')));
+        // `x ^ 0x02..` turns a quote (0x22) into 0x20 and keeps every
+        // byte below 0x20 below it (and every other byte at or above):
+        // one test finds both; a second finds the backslash.
+        let stop = below(x ^ (ONES * 0x02), 0x21) | below(x ^ (ONES * u64::from(b'\\')), 1);
         if stop != 0 {
-            break;
+            return at + (stop.trailing_zeros() / 8) as usize;
         }
         at += 8;
     }
-    at + bytes
-        .get(at..)
-        .unwrap_or_default()
+    at + chunks
+        .remainder()
         .iter()
         .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
-        .unwrap_or(bytes.len() - at)
+        .unwrap_or(chunks.remainder().len())
+}
+
+/// The unsigned integer that `bytes` start with, as serde_json reads one
+/// into a `usize`, and how many bytes it takes: digits, no leading zero,
+/// no fraction or exponent, no overflow. Up to 19 digits (no u64
+/// overflow); a longer number (or one past usize) goes to the crate.
+#[inline(always)]
+fn number(bytes: &[u8]) -> Option<(usize, usize)> {
+    let (mut value, mut len) = (0u64, 0usize);
+    let next = loop {
+        let Some(&b) = bytes.get(len) else {
+            break None;
+        };
+        let digit = b.wrapping_sub(b'0');
+        if digit > 9 {
+            break Some(b);
+        }
+        if len == 19 {
+            return None;
+        }
+        value = value * 10 + u64::from(digit);
+        len += 1;
+    };
+    let leading_zero = len > 1 && bytes.first() == Some(&b'0');
+    if len == 0 || leading_zero || matches!(next, Some(b'.' | b'e' | b'E')) {
+        return None;
+    }
+    Some((usize::try_from(value).ok()?, len))
 }
 
 /// A cursor over JSON text, for the strict subset.
@@ -340,7 +425,13 @@ impl<'a> Json<'a> {
     }
 
     /// Skips white space; then consumes `b` if it is next.
+    #[inline(always)]
     fn eat(&mut self, b: u8) -> bool {
+        // The writers put no white space between tokens: one compare.
+        if self.bytes.get(self.at) == Some(&b) {
+            self.at += 1;
+            return true;
+        }
         self.skip_space();
         if self.bytes.get(self.at) == Some(&b) {
             self.at += 1;
@@ -350,6 +441,7 @@ impl<'a> Json<'a> {
         }
     }
 
+    #[inline(always)]
     fn expect(&mut self, b: u8) -> Option<()> {
         self.eat(b).then_some(())
     }
@@ -370,37 +462,12 @@ impl<'a> Json<'a> {
         self.text.get(start..start + len)
     }
 
-    /// An unsigned integer as serde_json reads one into a `usize`: digits,
-    /// no leading zero, no fraction or exponent, no overflow.
+    /// An unsigned integer (see [`number`]) after any white space.
     fn usize(&mut self) -> Option<usize> {
         self.skip_space();
-        self.digits()
-    }
-
-    /// [`Json::usize`] with no white space before it.
-    fn digits(&mut self) -> Option<usize> {
-        let rest = self.bytes.get(self.at..)?;
-        // Up to 19 digits: no u64 overflow. A longer number (or one past
-        // usize) goes to the crate.
-        let (mut value, mut len) = (0u64, 0usize);
-        for &b in rest {
-            let digit = b.wrapping_sub(b'0');
-            if digit > 9 {
-                break;
-            }
-            if len == 19 {
-                return None;
-            }
-            value = value * 10 + u64::from(digit);
-            len += 1;
-        }
-        let leading_zero = len > 1 && rest.first() == Some(&b'0');
-        let float = matches!(rest.get(len), Some(b'.' | b'e' | b'E'));
-        if len == 0 || leading_zero || float {
-            return None;
-        }
+        let (value, len) = number(self.bytes.get(self.at..)?)?;
         self.at += len;
-        usize::try_from(value).ok()
+        Some(value)
     }
 
     /// `{"key": "value", ...}`: strings only.
@@ -439,57 +506,61 @@ impl<'a> Json<'a> {
         Some(key)
     }
 
-    /// Consumes `literal` if the text continues with it, byte for byte.
-    fn literal(&mut self, literal: &[u8]) -> bool {
-        let found = self
-            .bytes
-            .get(self.at..)
-            .is_some_and(|rest| rest.starts_with(literal));
-        if found {
-            self.at += literal.len();
-        }
-        found
-    }
-
     /// A tensor object exactly as the safetensors writers print one
     /// (`{"dtype":"F32","shape":[4],"data_offsets":[0,16]}`, no white
-    /// space): read without looking for keys. `None` when the text is laid
-    /// out any other way (the cursor then is anywhere).
+    /// space): read without looking for keys, on a slice that only moves
+    /// forward. `None` when the text is laid out any other way (the cursor
+    /// has not moved; `dims` may have grown).
+    #[inline(always)]
     fn compact_tensor(&mut self, name: &'a str, dims: &mut Vec<u64>) -> Option<HeaderTensor<'a>> {
         let at = dims.len();
-        if !self.literal(b"{\"dtype\":\"") {
-            return None;
-        }
-        let rest = self.bytes.get(self.at..)?;
-        let len = rest.iter().take(16).position(|&b| b == b'"')?;
-        let dtype = dtype_of_name(self.text.get(self.at..self.at + len)?)?;
-        self.at += len;
-        if !self.literal(b"\",\"shape\":[") {
-            return None;
-        }
-        if !self.literal(b"]") {
-            loop {
-                dims.push(self.digits()? as u64);
-                if self.literal(b"]") {
-                    break;
+        let r = self.bytes.get(self.at..)?;
+        let r = r.strip_prefix(b"{\"dtype\":\"")?;
+        // The dtype name and the quote after it: a name of up to 8 bytes
+        // is read as one word (the 11 bytes of `","shape":[` follow it, so
+        // the word is there to load); a longer one by name.
+        let (dtype, r) = match r.first_chunk::<8>() {
+            Some(w) => {
+                let w = u64::from_le_bytes(*w);
+                let quote = (w ^ (u64::from_le_bytes([b'"'; 8])))
+                    .wrapping_sub(u64::from_le_bytes([1; 8]))
+                    & !(w ^ u64::from_le_bytes([b'"'; 8]))
+                    & u64::from_le_bytes([0x80; 8]);
+                if quote == 0 {
+                    let len = r.iter().take(16).position(|&b| b == b'"')?;
+                    let name = std::str::from_utf8(r.get(..len)?).ok()?;
+                    (dtype_of_name(name)?, r.get(len..)?)
+                } else {
+                    let len = (quote.trailing_zeros() / 8) as usize;
+                    let mask = (1u64 << (8 * len)).wrapping_sub(1);
+                    (dtype_of_word(w & mask)?, r.get(len..)?)
                 }
-                if !self.literal(b",") {
-                    return None;
+            }
+            None => return None,
+        };
+        let mut r = r.strip_prefix(b"\",\"shape\":[")?;
+        if let Some(rest) = r.strip_prefix(b"]") {
+            r = rest;
+        } else {
+            loop {
+                let (dim, len) = number(r)?;
+                dims.push(dim as u64);
+                match r.get(len..)?.split_first()? {
+                    (b']', rest) => {
+                        r = rest;
+                        break;
+                    }
+                    (b',', rest) => r = rest,
+                    _ => return None,
                 }
             }
         }
-        if !self.literal(b",\"data_offsets\":[") {
-            return None;
-        }
-        let s = self.digits()?;
-        if !self.literal(b",") {
-            return None;
-        }
-        let e = self.digits()?;
-        if !self.literal(b"]}") {
-            return None;
-        }
-        Some(HeaderTensor {
+        let r = r.strip_prefix(b",\"data_offsets\":[")?;
+        let (s, len) = number(r)?;
+        let r = r.get(len..)?.strip_prefix(b",")?;
+        let (e, len) = number(r)?;
+        let r = r.get(len..)?.strip_prefix(b"]}")?;
+        let tensor = HeaderTensor {
             name: Cow::Borrowed(name),
             dtype,
             dims: (
@@ -497,18 +568,19 @@ impl<'a> Json<'a> {
                 u32::try_from(dims.len() - at).ok()?,
             ),
             data_offsets: (s, e),
-        })
+        };
+        self.at = self.bytes.len() - r.len();
+        Some(tensor)
     }
 
     /// One tensor object: [`Json::compact_tensor`] when it is laid out as
     /// the writers lay it out, else [`Json::any_tensor`].
+    #[inline(always)]
     fn tensor(&mut self, name: &'a str, dims: &mut Vec<u64>) -> Option<HeaderTensor<'a>> {
-        self.skip_space();
-        let (at, dims_len) = (self.at, dims.len());
+        let dims_len = dims.len();
         if let Some(t) = self.compact_tensor(name, dims) {
             return Some(t);
         }
-        self.at = at;
         dims.truncate(dims_len);
         self.any_tensor(name, dims)
     }

@@ -13,14 +13,16 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::io::Write;
 
-use kiln_nostd::{frame, Dtype, DtypeCode, Encode, Quant, TensorSpec};
+use kiln_nostd::{frame, Dtype, DtypeCode, Encode, Quant, TensorSpec, Tensors};
 use safetensors::tensor::{Metadata, SafeTensorError, SafeTensors, TensorInfo, View};
 
 use crate::error::{Error, Result};
 use crate::heap::split;
 use crate::message::{self, MessageType, SafetensorsFile, SafetensorsMessage, LIMITS};
 use crate::model::{Message, Model};
-use crate::safetensors_header::{read_header, Refused, SafetensorsHeader, MAX_HEADER_LEN};
+use crate::safetensors_header::{
+    read_header, HeaderTensor, Refused, SafetensorsHeader, MAX_HEADER_LEN,
+};
 use crate::sink::WriteSink;
 use crate::Summary;
 
@@ -198,18 +200,38 @@ pub fn read_safetensors_header(head: &[u8], file_len: u64) -> Result<Safetensors
     })
 }
 
-/// One safetensors file read for conversion: its names sorted, with the
-/// Kiln dtype, shape and payload of each, as the specs of its tensors.
+/// One safetensors file read for conversion: its checked header and data
+/// section, every tensor already known to convert. The tensor specs are
+/// made one directory at a time ([`ShardIn::specs_into`]), into one
+/// buffer the size of a directory: a table of every tensor's spec at once
+/// is megabytes for a large model, and each of its pages is a page fault
+/// that costs more than filling the spec.
 struct ShardIn<'a> {
     file: &'a str,
     metadata: Vec<(&'a str, &'a str)>,
-    specs: Vec<TensorSpec<'a>>,
+    header: &'a SafetensorsHeader<'a>,
+    data: &'a [u8],
     payload_bytes: u64,
 }
 
 impl<'a> ShardIn<'a> {
     fn names(&self) -> impl Iterator<Item = &'a str> + '_ {
-        self.specs.iter().map(|s| s.name.unwrap_or_default())
+        self.header.tensors.iter().map(|t| t.name.as_ref())
+    }
+
+    /// Replaces `specs` by the specs of tensors `range` (of the sorted
+    /// names), the Kiln dtype, shape and payload of each.
+    fn specs_into(
+        &self,
+        range: std::ops::Range<usize>,
+        specs: &mut Vec<TensorSpec<'a>>,
+        what: &str,
+    ) -> Result<()> {
+        specs.clear();
+        for t in self.header.tensors.get(range).unwrap_or_default() {
+            specs.push(tensor_spec(self.header, self.data, t, what)?);
+        }
+        Ok(())
     }
 }
 
@@ -225,6 +247,35 @@ fn dtype_for(name: &str, dtype: safetensors::Dtype) -> Result<Dtype> {
     })
 }
 
+/// The spec of tensor `t` of `header`, its payload in `data` (the data
+/// section), or why it does not convert.
+fn tensor_spec<'a>(
+    header: &'a SafetensorsHeader<'a>,
+    data: &'a [u8],
+    t: &'a HeaderTensor<'a>,
+    what: &str,
+) -> Result<TensorSpec<'a>> {
+    let name = t.name.as_ref();
+    let dtype = dtype_for(name, t.dtype)?;
+    let shape = header.shape(t);
+    if shape.len() > 8 {
+        return Err(Error::unsupported(format!(
+            "{what}: tensor {name:?} has {} dimensions; a Kiln tensor has at most 8",
+            shape.len()
+        )));
+    }
+    let (start, end) = t.data_offsets;
+    let bytes = data.get(start..end).ok_or_else(|| {
+        Error::safetensors(
+            Some(header.data_start() as u64),
+            format!("{what}: tensor {name:?} lies outside the data"),
+        )
+    })?;
+    Ok(TensorSpec::new(dtype, shape, bytes).named(name))
+}
+
+/// Checks that every tensor of `header` converts (the errors of
+/// [`tensor_spec`], found before anything is written).
 fn read_shard<'a>(
     file: &'a str,
     input: &'a [u8],
@@ -238,34 +289,35 @@ fn read_shard<'a>(
         .flatten()
         .map(|(k, v)| (k.as_ref(), v.as_ref()))
         .collect();
-    let mut specs = Vec::with_capacity(header.tensors.len());
     let mut payload_bytes = 0u64;
     for t in &header.tensors {
-        let name = t.name.as_ref();
-        let dtype = dtype_for(name, t.dtype)?;
-        let shape = header.shape(t);
-        if shape.len() > 8 {
-            return Err(Error::unsupported(format!(
-                "{what}: tensor {name:?} has {} dimensions; a Kiln tensor has at most 8",
-                shape.len()
-            )));
-        }
         let (start, end) = t.data_offsets;
-        let bytes = data.get(start..end).ok_or_else(|| {
-            Error::safetensors(
-                Some(header.data_start() as u64),
-                format!("{what}: tensor {name:?} lies outside the data"),
-            )
-        })?;
-        payload_bytes += bytes.len() as u64;
-        specs.push(TensorSpec::new(dtype, shape, bytes).named(name));
+        let converts = kiln_dtype(t.dtype).is_some()
+            && header.shape(t).len() <= 8
+            && start <= end
+            && end <= data.len();
+        if !converts {
+            // The refusal, in the words of the spec that is made later.
+            tensor_spec(header, data, t, what)?;
+        }
+        payload_bytes += end.saturating_sub(start) as u64;
     }
     Ok(ShardIn {
         file,
         metadata,
-        specs,
+        header,
+        data,
         payload_bytes,
     })
+}
+
+/// What a shard is called in messages.
+fn shard_what(file: &str) -> String {
+    if file.is_empty() {
+        "the safetensors file".to_string()
+    } else {
+        format!("shard {file:?}")
+    }
 }
 
 /// Writes `shards` as one framed [`SafetensorsMessage`](crate::SafetensorsMessage).
@@ -278,17 +330,18 @@ fn write_safetensors_message<W: Write>(
     let mut ranges = Vec::with_capacity(shards.len());
     let mut summary = Summary::default();
     for shard in shards {
-        let what = if shard.file.is_empty() {
-            "the safetensors file".to_string()
-        } else {
-            format!("shard {:?}", shard.file)
-        };
-        ranges.push(split(shard.names().map(|n| (n, None)), &what)?);
-        summary.tensors += shard.specs.len();
+        ranges.push(split(
+            shard.names().map(|n| (n, None)),
+            &shard_what(shard.file),
+        )?);
+        summary.tensors += shard.header.tensors.len();
         summary.metadata += shard.metadata.len();
         summary.payload_bytes += shard.payload_bytes;
     }
-    summary.written = crate::sink::write_message(out, |w| {
+    let longest = ranges.iter().flatten().map(|r| r.len()).max().unwrap_or(0);
+    let mut specs = Vec::with_capacity(longest);
+    let mut failed = None;
+    let written = crate::sink::write_message(out, |w| {
         frame::write_header(w, MessageType::Safetensors.hash())?;
         index_file.encode(w)?;
         index.encode(w)?;
@@ -300,14 +353,26 @@ fn write_safetensors_message<W: Write>(
                 k.encode(w)?;
                 v.encode(w)?;
             }
-            let groups: Vec<&[TensorSpec<'_>]> = cuts
-                .iter()
-                .map(|r| shard.specs.get(r.clone()).unwrap_or_default())
-                .collect();
-            message::write_directories(w, &groups)?;
+            let what = shard_what(shard.file);
+            message::write_directories_with(w, cuts.len(), |i, w| {
+                let range = cuts.get(i).cloned().unwrap_or_default();
+                if let Err(e) = shard.specs_into(range, &mut specs, &what) {
+                    // Never taken: read_shard made every spec once.
+                    failed = Some(e);
+                    return Err(kiln_nostd::Error::refused(
+                        kiln_nostd::Refusal::NotEncodable,
+                        "a tensor does not convert",
+                    ));
+                }
+                Tensors(&specs).encode(w)
+            })?;
         }
         Ok(())
-    })?;
+    });
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    summary.written = written?;
     Ok(summary)
 }
 

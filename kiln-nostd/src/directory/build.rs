@@ -1,9 +1,10 @@
 //! Writing the canonical block for an ordered list of tensors.
 //!
 //! Everything the parser would reject is refused before the first byte is
-//! written, by the same rules the parser runs ([`super::rules`]). Offsets,
-//! heap positions and padding come from one walk over the specs
-//! ([`Placements`]) that both the checking pass and the writing pass use.
+//! written, by the same rules the parser runs ([`super::rules`]), so the
+//! specs are walked twice: a checking pass, then the writing pass. Offsets,
+//! heap positions and padding come from one [`Cursor`] that both passes
+//! move the same way.
 
 use super::descriptor::*;
 use super::rules;
@@ -204,28 +205,51 @@ struct Plan {
     named: bool,
 }
 
-/// The descriptors of the specs in order, with canonical heap offsets and
-/// greedy payload offsets. The one place those positions are computed.
-struct Placements<'s, 'a> {
-    specs: core::slice::Iter<'s, TensorSpec<'a>>,
-    name_cursor: u64,
-    layout_cursor: u64,
+/// The running positions of a walk over the specs: where the next name,
+/// layout name and payload go. The one place those positions are
+/// computed, so the checking pass and the writing pass agree.
+struct Cursor {
+    name: u64,
+    layout: u64,
     payload_end: u64,
 }
 
-impl<'s, 'a> Placements<'s, 'a> {
-    fn new(specs: &'s [TensorSpec<'a>], names_total: u64) -> Self {
-        Placements {
-            specs: specs.iter(),
-            name_cursor: 0,
-            layout_cursor: names_total,
+impl Cursor {
+    /// At the start of a block whose names take `names_total` heap bytes
+    /// (the layout names follow them).
+    fn new(names_total: u64) -> Cursor {
+        Cursor {
+            name: 0,
+            layout: names_total,
             payload_end: 0,
         }
+    }
+
+    /// The descriptor of `spec`, with canonical heap offsets and the greedy
+    /// payload offset; the cursor moves past it.
+    #[inline(always)] // two callers, each its loop's whole body
+    fn place(&mut self, spec: &TensorSpec<'_>) -> Result<Descriptor> {
+        let mut d = bare_descriptor(spec)?;
+        (d.name_off, d.name_len) = slot(spec.name, &mut self.name)?;
+        (d.layout_off, d.layout_len) = slot(spec.layout, &mut self.layout)?;
+        d.byte_offset = self.payload(d.byte_length)?;
+        Ok(d)
+    }
+
+    /// The offset of the next payload, of `len` bytes: the end of the last
+    /// one rounded up to [`ALIGN`]. The cursor moves past it.
+    #[inline(always)]
+    fn payload(&mut self, len: u64) -> Result<u64> {
+        let overflow = || refuse("payload region overflows");
+        let at = align_up(self.payload_end).ok_or_else(overflow)?;
+        self.payload_end = at.checked_add(len).ok_or_else(overflow)?;
+        Ok(at)
     }
 }
 
 /// A heap slot at `cursor`: `(offset, length)`, refused when it cannot be
 /// expressed in the u16 fields.
+#[inline(always)]
 fn slot(text: Option<&str>, cursor: &mut u64) -> Result<(u16, u16)> {
     let Some(text) = text else {
         return Ok((NO_OFFSET, 0));
@@ -233,22 +257,25 @@ fn slot(text: Option<&str>, cursor: &mut u64) -> Result<(u16, u16)> {
     if text.is_empty() {
         return Err(refuse("empty name or layout name"));
     }
-    let len = u16::try_from(text.len()).map_err(|_| refuse("name longer than 65,535 bytes"))?;
-    let off = u16::try_from(*cursor)
-        .ok()
-        .filter(|&off| off != NO_OFFSET)
-        .ok_or(refuse("name heap offset does not fit below 0xFFFF"))?;
+    let Ok(len) = u16::try_from(text.len()) else {
+        return Err(refuse("name longer than 65,535 bytes"));
+    };
+    let off = match u16::try_from(*cursor) {
+        Ok(off) if off != NO_OFFSET => off,
+        _ => return Err(refuse("name heap offset does not fit below 0xFFFF")),
+    };
     *cursor = cursor.saturating_add(u64::from(len));
     Ok((off, len))
 }
 
 /// The descriptor of one spec with its positions left at zero: all that
 /// the quantization rule needs to know about a linked tensor.
+#[inline(always)]
 fn bare_descriptor(spec: &TensorSpec<'_>) -> Result<Descriptor> {
-    let rank = u8::try_from(spec.shape.len())
-        .ok()
-        .filter(|&r| r <= MAX_RANK)
-        .ok_or(refuse("rank above 8"))?;
+    let rank = match u8::try_from(spec.shape.len()) {
+        Ok(r) if r <= MAX_RANK => r,
+        _ => return Err(refuse("rank above 8")),
+    };
     let mut shape = [0u64; 8];
     for (slot, &dim) in shape.iter_mut().zip(spec.shape) {
         *slot = dim;
@@ -286,23 +313,6 @@ fn bare_descriptor(spec: &TensorSpec<'_>) -> Result<Descriptor> {
     })
 }
 
-impl Iterator for Placements<'_, '_> {
-    type Item = Result<Descriptor>;
-
-    fn next(&mut self) -> Option<Result<Descriptor>> {
-        let spec = self.specs.next()?;
-        let mut place = || -> Result<Descriptor> {
-            let mut d = bare_descriptor(spec)?;
-            (d.name_off, d.name_len) = slot(spec.name, &mut self.name_cursor)?;
-            (d.layout_off, d.layout_len) = slot(spec.layout, &mut self.layout_cursor)?;
-            d.byte_offset = align_up(self.payload_end).ok_or(refuse("payload region overflows"))?;
-            self.payload_end = d.range_end().ok_or(refuse("payload region overflows"))?;
-            Ok(d)
-        };
-        Some(place())
-    }
-}
-
 /// The checking pass: every rule the parser applies, on the descriptors
 /// the writing pass will emit.
 fn check<S: Sink>(specs: &[TensorSpec<'_>], w: &Writer<S>) -> Result<Plan> {
@@ -311,23 +321,31 @@ fn check<S: Sink>(specs: &[TensorSpec<'_>], w: &Writer<S>) -> Result<Plan> {
         .ok()
         .filter(|&c| c <= limits.count_cap)
         .ok_or(refuse("more tensors than the count cap"))?;
-    let named = specs.iter().any(|s| s.name.is_some());
-    if named && specs.iter().any(|s| s.name.is_none()) {
+    // Names and heap size in one walk; the layout names' heap offsets
+    // start after all the names, so this comes before the placements.
+    let (mut named, mut unnamed) = (false, false);
+    let (mut names_total, mut layouts_total) = (0u64, 0u64);
+    for spec in specs {
+        match spec.name {
+            Some(name) => {
+                named = true;
+                names_total += name.len() as u64;
+            }
+            None => unnamed = true,
+        }
+        layouts_total += spec.layout.map_or(0, |l| l.len() as u64);
+    }
+    if named && unnamed {
         return Err(refuse("some tensors are named and some are not"));
     }
-    let text_len = |t: Option<&str>| t.map_or(0, |t| t.len() as u64);
-    let names_total: u64 = specs.iter().map(|s| text_len(s.name)).sum();
-    let heap_total: u64 = names_total + specs.iter().map(|s| text_len(s.layout)).sum::<u64>();
-    let name_bytes = u32::try_from(heap_total)
+    let name_bytes = u32::try_from(names_total + layouts_total)
         .ok()
         .filter(|&n| n <= limits.byte_cap)
         .ok_or(refuse("name heap above the byte cap"))?;
 
-    let mut placements = Placements::new(specs, names_total);
+    let mut cursor = Cursor::new(names_total);
     for (i, spec) in (0u32..).zip(specs) {
-        let d = placements
-            .next()
-            .unwrap_or(Err(refuse("tensor list changed")))?;
+        let d = cursor.place(spec)?;
         let in_tensor = |e: Error| refuse(e.fault()).in_tensor(i);
         if let Some(code) = spec.payload.host_code {
             if code != d.dtype {
@@ -336,10 +354,14 @@ fn check<S: Sink>(specs: &[TensorSpec<'_>], w: &Writer<S>) -> Result<Plan> {
         }
         rules::check_shape_and_range(d, u64::MAX).map_err(in_tensor)?;
         rules::check_payload_bits(d, spec.payload.bytes).map_err(in_tensor)?;
-        rules::check_quant(i, d, count, |j| {
-            specs.get(j as usize).and_then(|s| bare_descriptor(s).ok())
-        })
-        .map_err(in_tensor)?;
+        // The rule holds for an unquantized spec by construction (its
+        // fields are the "none" values); only a quantized one is checked.
+        if spec.quant != QuantSpec::None {
+            rules::check_quant(i, d, count, |j| {
+                specs.get(j as usize).and_then(|s| bare_descriptor(s).ok())
+            })
+            .map_err(in_tensor)?;
+        }
     }
     let name_of = |i: u32| {
         specs
@@ -355,13 +377,13 @@ fn check<S: Sink>(specs: &[TensorSpec<'_>], w: &Writer<S>) -> Result<Plan> {
     }
     let directory_end = HEADER_LEN + u64::from(count) * DESCRIPTOR_LEN + u64::from(name_bytes);
     align_up(directory_end)
-        .and_then(|base| base.checked_add(placements.payload_end))
+        .and_then(|base| base.checked_add(cursor.payload_end))
         .ok_or(refuse("block length overflows 64 bits"))?;
     Ok(Plan {
         count,
         names_total,
         name_bytes,
-        payload_bytes: placements.payload_end,
+        payload_bytes: cursor.payload_end,
         named,
     })
 }
@@ -380,8 +402,9 @@ fn write<S: Sink>(specs: &[TensorSpec<'_>], plan: &Plan, w: &mut Writer<S>) -> R
     w.u64(directory_bytes)?;
     w.put_zeros(32)?;
     // Descriptors.
-    for d in Placements::new(specs, plan.names_total) {
-        d?.write(w)?;
+    let mut cursor = Cursor::new(plan.names_total);
+    for spec in specs {
+        cursor.place(spec)?.write(w)?;
     }
     // Heap: names in order, then layout names in order.
     for name in specs.iter().filter_map(|s| s.name) {
@@ -394,13 +417,14 @@ fn write<S: Sink>(specs: &[TensorSpec<'_>], plan: &Plan, w: &mut Writer<S>) -> R
     let heap_end = HEADER_LEN + directory_bytes;
     let base = align_up(heap_end).ok_or(refuse("block length overflows"))?;
     w.put_zeros(to_usize(base - heap_end)?)?;
-    // Payloads, each at its greedy offset, gaps zero.
-    let mut end: u64 = 0;
-    for (spec, d) in specs.iter().zip(Placements::new(specs, plan.names_total)) {
-        let d = d?;
-        w.put_zeros(to_usize(d.byte_offset - end)?)?;
+    // Payloads, each at its greedy offset, gaps zero: only the payload
+    // positions of the walk are needed here.
+    let mut cursor = Cursor::new(plan.names_total);
+    for spec in specs {
+        let end = cursor.payload_end;
+        let at = cursor.payload(spec.payload.len() as u64)?;
+        w.put_zeros(to_usize(at.saturating_sub(end))?)?;
         spec.payload.write(w)?;
-        end = d.byte_offset + d.byte_length;
     }
     Ok(())
 }
