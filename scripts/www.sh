@@ -29,7 +29,7 @@ ROOT="$PWD"
 # module (kiln-wasm-inspect: the core, the value tree and TensorDiff
 # (kiln-wasm's feature `inspector`), kiln-convert's safetensors and GGUF
 # head readers, with std, serde_json and the safetensors crate): 288 KiB.
-MAX_WASM_BYTES=89088
+MAX_WASM_BYTES=65536
 MAX_INSPECT_BYTES=294912
 
 build() {

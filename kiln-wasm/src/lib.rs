@@ -105,19 +105,23 @@
 // The browser module (feature `module`) is no_std: its panic handler traps
 // without formatting; every other build (host, tests) has std.
 #![cfg_attr(all(feature = "module", target_arch = "wasm32"), no_std)]
-#![forbid(unsafe_code)]
+// The one `unsafe` is the browser module's allocator (module `heap`).
+#![deny(unsafe_code)]
 #![deny(missing_docs)]
 
 extern crate alloc;
 
-// The browser module is no_std, so it names its allocator: dlmalloc, the
-// one std itself uses on wasm32.
+// The browser module is no_std, so it names its allocator: size classes
+// over wasm memory (module `heap`).
 #[cfg(all(target_arch = "wasm32", feature = "module"))]
 #[global_allocator]
-static ALLOCATOR: dlmalloc::GlobalDlmalloc = dlmalloc::GlobalDlmalloc;
+static ALLOCATOR: heap::SizeClasses<heap::Linear> = heap::SizeClasses::new(heap::Linear);
 
 #[cfg(feature = "inspector")]
 pub mod compare;
+#[cfg(any(test, all(target_arch = "wasm32", feature = "module")))]
+#[allow(unsafe_code)]
+mod heap;
 mod js;
 pub mod open;
 #[cfg(feature = "inspector")]

@@ -69,6 +69,7 @@ pub struct DirectoryInfo {
     /// Whether the names are in increasing byte order.
     pub names_sorted: bool,
     /// Where its (empty) stand-in starts in [`Opened::image`].
+    #[cfg(feature = "inspector")]
     pub image_offset: usize,
 }
 
@@ -105,7 +106,9 @@ pub struct Opened {
     /// inspector's `value()`).
     #[cfg(feature = "inspector")]
     pub value: Value<'static>,
-    /// The record image: the bytes outside the payload regions.
+    /// The record image: the bytes outside the payload regions (what the
+    /// value's outline points into).
+    #[cfg(feature = "inspector")]
     pub image: Vec<u8>,
     /// Every `tensors` value, in wire order.
     pub directories: Vec<DirectoryInfo>,
@@ -233,13 +236,16 @@ fn run(
         }
     }
     let report = checker.report();
-    let image = checker
-        .into_image()
-        .ok_or_else(|| fail(Error::refused(Refusal::Capacity, "no record image"), *read))?
-        .to_vec();
     let (directories, tensors) = facts(options.limits, len, heads).map_err(|e| fail(e, *read))?;
     #[cfg(feature = "inspector")]
-    let value = outline(ty, options, &image, &directories).map_err(|e| fail(e, *read))?;
+    let (value, image) = {
+        let image = checker
+            .into_image()
+            .ok_or_else(|| fail(Error::refused(Refusal::Capacity, "no record image"), *read))?
+            .to_vec();
+        let value = outline(ty, options, &image, &directories).map_err(|e| fail(e, *read))?;
+        (value, image)
+    };
     Ok(Opened {
         type_text: String::new(),
         framed: options.is_framed(),
@@ -247,6 +253,7 @@ fn run(
         len,
         #[cfg(feature = "inspector")]
         value,
+        #[cfg(feature = "inspector")]
         image,
         directories,
         tensors,
@@ -286,6 +293,7 @@ fn facts(limits: Limits, len: u64, heads: Vec<Head>) -> Result<(Vec<DirectoryInf
     let mut tensors = Vec::new();
     // The record image holds each block as the empty directory: the bytes
     // of the blocks before this one, less that stand-in, are not in it.
+    #[cfg(feature = "inspector")]
     let mut left_out = 0u64;
     for (index, Head { start, bytes, path }) in heads.into_iter().enumerate() {
         let block = head_facts(&bytes, index, limits)?;
@@ -306,8 +314,12 @@ fn facts(limits: Limits, len: u64, heads: Vec<Head>) -> Result<(Vec<DirectoryInf
                 "a checked block lies past the end",
             ));
         }
-        let image_offset = usize::try_from(start - left_out).unwrap_or(usize::MAX);
-        left_out += length - STAND_IN;
+        #[cfg(feature = "inspector")]
+        let image_offset = usize::try_from(start.saturating_sub(left_out)).unwrap_or(usize::MAX);
+        #[cfg(feature = "inspector")]
+        {
+            left_out = left_out.saturating_add(length.saturating_sub(STAND_IN));
+        }
         directories.push(DirectoryInfo {
             path,
             offset: start,
@@ -317,6 +329,7 @@ fn facts(limits: Limits, len: u64, heads: Vec<Head>) -> Result<(Vec<DirectoryInf
             count,
             named: block.named,
             names_sorted: block.names_sorted,
+            #[cfg(feature = "inspector")]
             image_offset,
         });
     }
@@ -325,6 +338,7 @@ fn facts(limits: Limits, len: u64, heads: Vec<Head>) -> Result<(Vec<DirectoryInf
 
 /// The length of the empty directory that stands in for each block in the
 /// record image.
+#[cfg(feature = "inspector")]
 const STAND_IN: u64 = kiln_nostd::Directory::EMPTY.as_bytes().len() as u64;
 
 /// The value's outline, from the core's walk of the record image (the

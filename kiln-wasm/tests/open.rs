@@ -248,13 +248,6 @@ fn a_large_message_with_several_directories() {
         &file[batch.offset as usize..batch.offset as usize + 4],
         b"KLNT"
     );
-    // Each block's stand-in in the record image.
-    for d in &opened.directories {
-        assert_eq!(
-            &opened.image[d.image_offset..d.image_offset + 64],
-            Directory::EMPTY.as_bytes()
-        );
-    }
     // Every truncation and a few flipped bytes: the reference's verdict.
     let hole_byte = opened.tensors[0].offset as usize + 1000;
     for at in [
@@ -365,6 +358,13 @@ fn bad_type_text_is_a_refusal() {
 /// The outline of the message of `a_large_message_with_several_directories`.
 #[cfg(feature = "inspector")]
 fn outline_of_a_large_message(opened: &kiln_wasm::Opened) {
+    // Each block's stand-in in the record image.
+    for d in &opened.directories {
+        assert_eq!(
+            &opened.image[d.image_offset..d.image_offset + 64],
+            Directory::EMPTY.as_bytes()
+        );
+    }
     let ValueKind::Struct(fields) = &opened.value.kind else {
         panic!()
     };
