@@ -868,7 +868,7 @@ impl<'c, 't, 's, const N: usize, const DEPTH: usize> Checker<'c, 't, 's, N, DEPT
         let limits = self.options.limits;
         let fault = match self.cur.want {
             Want::Frame => frame::open(bytes, self.ty.hash()).err(),
-            Want::Scalar(s) => ScalarValue::read(s, &mut Reader::new(bytes, limits)).err(),
+            Want::Scalar(s) => ScalarValue::check(s, &mut Reader::new(bytes, limits)).err(),
             Want::OptTag => read_opt(&mut Reader::new(bytes, limits), |_, _, _| Ok(())).err(),
             Want::Word(_) => Reader::new(bytes, limits).u32(COUNT_WORD).err(),
             Want::DirHeader => parse::check_header_fields(bytes, limits).err(),
@@ -1176,7 +1176,7 @@ impl<'c, 't, 's, const N: usize, const DEPTH: usize> Checker<'c, 't, 's, N, DEPT
             }
             Want::Scalar(s) => {
                 let bytes = self.scratch.get(from..end).unwrap_or(&[]);
-                ScalarValue::read(s, &mut Reader::new(bytes, limits))
+                ScalarValue::check(s, &mut Reader::new(bytes, limits))
                     .map_err(|e| e.shifted_u64(at))?;
                 self.release(len);
                 self.advance(None)
