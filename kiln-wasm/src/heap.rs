@@ -3,13 +3,14 @@
 //! module grows and never returned to it.
 //!
 //! The module allocates few blocks that matter: the checker's scratch
-//! (a power of two up to 64 MiB), the record image, the directory heads
-//! and a few small ones per tensor (name, shape), and the JSON text of
-//! the tensor table, which grows by doubling. Size classes serve that in
-//! a few hundred bytes of code, where dlmalloc, a general-purpose
+//! (up to 64 MiB, growing eightfold when too small), the directory heads,
+//! a few small ones per tensor (name, shape), and the JSON text of the
+//! tensor table, which grows by doubling. Size classes serve that in a
+//! few hundred bytes of code, where dlmalloc, a general-purpose
 //! allocator, costs the module about 6 KiB. The price is memory: a block
 //! is up to twice what was asked, and a freed block is reused only for
-//! its own size. A `realloc` within its block's size keeps the block.
+//! its own size (docs/browser.md gives measured figures). A `realloc`
+//! within its block's size keeps the block.
 //!
 //! Blocks are aligned to their size up to a wasm page (64 KiB), so a block
 //! of a size suits every layout of that size; a larger alignment is
