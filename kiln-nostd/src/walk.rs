@@ -99,6 +99,24 @@ impl ScalarValue {
             Scalar::F64 => ScalarValue::F64(f64::decode(r)?),
         })
     }
+
+    /// Checks one scalar of type `scalar` without making its value: the
+    /// error [`ScalarValue::read`] gives for the same bytes, in one small
+    /// function (the incremental checker's rule, where a match over every
+    /// type would be its largest part in the browser module).
+    pub(crate) fn check(scalar: Scalar, r: &mut Reader<'_>) -> Result<()> {
+        if scalar == Scalar::Bool {
+            return bool::decode(r).map(|_| ());
+        }
+        // The name the Rust type's decoder gives an EOF: `int` and `uint`
+        // are read as `i64` and `u64`.
+        let what = match scalar {
+            Scalar::Int => "i64",
+            Scalar::Uint => "u64",
+            s => s.name(),
+        };
+        r.skip(scalar.width() as usize, what)
+    }
 }
 
 /// What a walk tells its caller, in wire order. Every method has a default
@@ -355,4 +373,38 @@ fn list<'de, V: Visitor<'de>>(ty: TypeRef<'_, '_>, r: &mut Reader<'de>, v: &mut 
         }
     }
     v.end_list()
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::indexing_slicing)]
+    use super::*;
+    use crate::Limits;
+
+    /// For every scalar type, every length up to a byte past its width and
+    /// every bool byte: `check` gives `read`'s error and stops where it
+    /// stops.
+    #[test]
+    fn check_gives_reads_error_for_every_scalar_and_length() {
+        let bytes = [2u8, 1, 0, 0xFF, 0x80, 7, 9, 3, 5];
+        for scalar in Scalar::ALL {
+            for first in 0..=u8::MAX {
+                for len in 0..=bytes.len() {
+                    let mut buf = bytes;
+                    buf[0] = first;
+                    let buf = &buf[..len];
+                    let mut read = Reader::starting_at(buf, 0, Limits::DEFAULT);
+                    let mut checked = Reader::starting_at(buf, 0, Limits::DEFAULT);
+                    let want = ScalarValue::read(scalar, &mut read).map(|_| ());
+                    let got = ScalarValue::check(scalar, &mut checked);
+                    assert_eq!(got, want, "{scalar:?}, first byte {first}, {len} bytes");
+                    assert_eq!(
+                        checked.position(),
+                        read.position(),
+                        "{scalar:?}, {len} bytes"
+                    );
+                }
+            }
+        }
+    }
 }

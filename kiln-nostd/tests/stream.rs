@@ -740,3 +740,105 @@ fn the_checker_state_is_small() {
     println!("Checker state: {size} bytes");
     assert!(size < 4096, "{size}");
 }
+
+/// The path of each head the checker gives, as text, with the record
+/// image kept or not.
+#[cfg(feature = "inspect")]
+fn head_paths(
+    ty: &CompiledType<'_, NODES>,
+    bytes: &[u8],
+    options: Options,
+    keep: bool,
+) -> Vec<String> {
+    use kiln_nostd::inspect::{Path, Seg};
+    use kiln_nostd::stream::Step;
+    let mut scratch = vec![0u8; bytes.len() + 256];
+    let checker = Checker::with_len(ty, options, &mut scratch, bytes.len() as u64);
+    let mut checker = if keep {
+        checker.keeping_record()
+    } else {
+        checker
+    };
+    let mut paths = Vec::new();
+    loop {
+        match checker.need().unwrap() {
+            Need::Bytes { at, len, .. } => {
+                checker
+                    .feed(&bytes[at as usize..at as usize + len])
+                    .unwrap();
+            }
+            Need::Payload { len, .. } => checker.skip(len).unwrap(),
+            Need::End => checker.end().unwrap(),
+            Need::Done => return paths,
+        }
+        if checker.take_head().is_some() {
+            let mut path = Path::root();
+            for step in checker.path() {
+                path.push(match step {
+                    Step::Field(name) => Seg::Field(name.into()),
+                    Step::Index(i) => Seg::Index(i),
+                    Step::Key(key) => Seg::Key(key.into()),
+                });
+            }
+            paths.push(path.text());
+        }
+    }
+}
+
+#[cfg(feature = "inspect")]
+#[test]
+fn each_head_has_the_path_the_walk_gives_its_directory() {
+    use kiln_nostd::inspect::inspect;
+    let walked = |ty: &CompiledType<'_, NODES>, bytes: &[u8], options: Options| {
+        let seen = inspect(ty, bytes, options).unwrap();
+        let paths: Vec<String> = seen.directories.iter().map(|d| d.path.text()).collect();
+        paths
+    };
+    let mut compared = 0;
+    for case in cases().iter().filter(|c| c.expect.is_none()) {
+        let ty = CompiledType::<NODES>::parse(&case.type_text).unwrap();
+        let want = walked(&ty, &case.bytes, case.options);
+        for keep in [false, true] {
+            let got = head_paths(&ty, &case.bytes, case.options, keep);
+            assert_eq!(got, want, "{}: keep {keep}", case.name);
+        }
+        compared += want.len();
+    }
+    assert!(compared > 10, "{compared} directories in the golden cases");
+
+    // Every kind of step: dict keys (escaped in the text), an opt (no
+    // step), list elements, struct fields, nested.
+    let text = "struct{m:dict<str,opt<tensors>>,l:list<struct{a:u8,t:tensors,}>,e:tensors,}";
+    let ty = CompiledType::<NODES>::parse(text).unwrap();
+    let empty = Directory::EMPTY.as_bytes();
+    let mut bytes = 3u32.to_le_bytes().to_vec();
+    for (key, present) in [("a\"b", true), ("m", false), ("z\n", true)] {
+        bytes.extend_from_slice(&(key.len() as u32).to_le_bytes());
+        bytes.extend_from_slice(key.as_bytes());
+        bytes.push(u8::from(present));
+        if present {
+            bytes.extend_from_slice(empty);
+        }
+    }
+    bytes.extend_from_slice(&3u32.to_le_bytes());
+    for a in 0..3u8 {
+        bytes.push(a);
+        bytes.extend_from_slice(empty);
+    }
+    bytes.extend_from_slice(empty);
+    let want = walked(&ty, &bytes, Options::BARE);
+    assert_eq!(
+        want,
+        [
+            r#"m["a\"b"]"#,
+            r#"m["z\n"]"#,
+            "l[0].t",
+            "l[1].t",
+            "l[2].t",
+            "e"
+        ]
+    );
+    for keep in [false, true] {
+        assert_eq!(head_paths(&ty, &bytes, Options::BARE, keep), want);
+    }
+}

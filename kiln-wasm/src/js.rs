@@ -261,8 +261,8 @@ fn set_detail(o: &Object, detail: Detail) {
     }
 }
 
-/// A dtype code by its name (`f32`), any other as `opaque(4108)`, as a
-/// tensor's `dtype` reads.
+/// A dtype code by its name (`f32`), any other as `opaque(4108)`: a
+/// tensor's `dtype`, and the dtypes of an error.
 fn dtype_name(code: u16) -> String {
     match Dtype::from_code(code) {
         Some(dtype) => dtype.name().into(),
@@ -597,7 +597,11 @@ impl KilnFile {
             },
         );
         set(&o, "arrayType", JsValue::from_str(ctor_name));
-        set(&o, "dtype", JsValue::from_str(&t.facts.dtype_name()));
+        set(
+            &o,
+            "dtype",
+            JsValue::from_str(&dtype_name(t.facts.dtype.code())),
+        );
         Ok(o)
     }
 
@@ -749,7 +753,7 @@ impl KilnFile {
         o.num("indexInDirectory", t.index as u64);
         o.str("path", Some(&path));
         o.str("name", t.name.as_deref());
-        o.str("dtype", Some(&t.dtype_name()));
+        o.str("dtype", Some(&dtype_name(t.dtype.code())));
         o.num("dtypeCode", t.dtype.code().into());
         o.key("shape");
         o.out.push('[');
@@ -802,13 +806,24 @@ fn array_type(dtype: Option<Dtype>) -> (&'static str, usize) {
     }
 }
 
+#[wasm_bindgen]
+extern "C" {
+    /// The global object, where the typed arrays' constructors are (one
+    /// import: `js_sys::global` looks in four places).
+    #[wasm_bindgen(thread_local_v2, js_name = globalThis)]
+    static GLOBAL: Object;
+}
+
+fn global(name: &str) -> Result<JsValue, JsValue> {
+    GLOBAL.with(|global| Reflect::get(global, &JsValue::from_str(name)))
+}
+
 fn has_float16() -> bool {
-    Reflect::get(&js_sys::global(), &JsValue::from_str("Float16Array"))
-        .is_ok_and(|c| c.is_function())
+    global("Float16Array").is_ok_and(|c| c.is_function())
 }
 
 fn constructor(name: &str) -> Result<Function, JsValue> {
-    Reflect::get(&js_sys::global(), &JsValue::from_str(name))?
+    global(name)?
         .dyn_into::<Function>()
         .map_err(|_| refusal("WrongElementType", "this engine has no such typed array"))
 }

@@ -89,35 +89,45 @@
 //!
 //! ## Size
 //!
-//! The core module must stay within its budget after `wasm-opt -Oz`
-//! (scripts/www.sh checks it and says what it is; docs/browser.md lists
-//! what its bytes are): it links the incremental checker, the directory
-//! parser, the type compiler and the walk that finds each directory's
-//! path, side by side. What keeps it small: the crate is an rlib, and scripts/www.sh
-//! links the module with `cargo rustc --crate-type cdylib` under a
-//! `wasm-release` profile (opt-level "z", fat LTO, one codegen unit, abort
-//! on panic); the browser build (feature `module`) is `no_std` with a
-//! panic handler that traps, so no panic message and little of
-//! `core::fmt` is linked (std's allocator, dlmalloc, is named
-//! explicitly); and messages are built without `format!`. No `unsafe` is
-//! needed for any of it.
+//! The core module must stay within 64 KiB after `wasm-opt -Oz`
+//! (scripts/www.sh checks it; docs/browser.md lists what its bytes are):
+//! it links the incremental checker (with the directory rules), the type
+//! compiler, the tensor facts and the JS layer. What keeps it small:
+//!
+//! - one pass: each directory's path comes from the checker
+//!   ([`kiln_nostd::stream::Checker::path`]), so the core links no walk of
+//!   the record image and no value tree (those are the inspector's);
+//! - the crate is an rlib, and scripts/www.sh links the module with
+//!   `cargo rustc --crate-type cdylib` under a `wasm-release` profile
+//!   (opt-level "z", fat LTO, one codegen unit, abort on panic);
+//! - the browser build (feature `module`) is `no_std` with a panic
+//!   handler that traps, so no panic message and no `core::fmt` is
+//!   linked, and messages are built without `format!`;
+//! - its allocator is a few hundred bytes of size classes (module `heap`,
+//!   the crate's one `unsafe`), not dlmalloc;
+//! - the JS imports are few: the global object is one import, not
+//!   `js_sys::global`'s four.
 
 // The browser module (feature `module`) is no_std: its panic handler traps
 // without formatting; every other build (host, tests) has std.
 #![cfg_attr(all(feature = "module", target_arch = "wasm32"), no_std)]
-#![forbid(unsafe_code)]
+// The one `unsafe` is the browser module's allocator (module `heap`).
+#![deny(unsafe_code)]
 #![deny(missing_docs)]
 
 extern crate alloc;
 
-// The browser module is no_std, so it names its allocator: dlmalloc, the
-// one std itself uses on wasm32.
+// The browser module is no_std, so it names its allocator: size classes
+// over wasm memory (module `heap`).
 #[cfg(all(target_arch = "wasm32", feature = "module"))]
 #[global_allocator]
-static ALLOCATOR: dlmalloc::GlobalDlmalloc = dlmalloc::GlobalDlmalloc;
+static ALLOCATOR: heap::SizeClasses<heap::Linear> = heap::SizeClasses::new(heap::Linear);
 
 #[cfg(feature = "inspector")]
 pub mod compare;
+#[cfg(any(test, all(target_arch = "wasm32", feature = "module")))]
+#[allow(unsafe_code)]
+mod heap;
 mod js;
 pub mod open;
 #[cfg(feature = "inspector")]

@@ -9,9 +9,11 @@
 //! module knows no offset of the format. The checker keeps the *record
 //! image* (the message's bytes outside the payload regions, each
 //! `tensors` block replaced by the empty directory) and hands over each
-//! block's head as it checks it; the value tree is the core's walk of the
-//! image ([`kiln_nostd::inspect`]), and each tensor's facts come from its
-//! head ([`kiln_nostd::inspect::head_facts`]).
+//! block's head as it checks it, with the path of its `tensors` value
+//! ([`Checker::path`]); each tensor's facts come from its head
+//! ([`kiln_nostd::inspect::head_facts`]). The value tree, which only the
+//! inspector shows (feature `inspector`), is the core's walk of the image
+//! ([`kiln_nostd::inspect`]), whose directories must be the checked ones.
 //!
 //! Memory: the scratch holds the image and the largest head, and grows
 //! (the check starts again) only when the checker refuses it as too small,
@@ -25,11 +27,13 @@ use alloc::vec;
 use alloc::vec::Vec;
 use core::ops::Range;
 
-use kiln_nostd::inspect::{head_facts, inspect, Path, TensorFacts};
+use kiln_nostd::inspect::{head_facts, Path, Seg, TensorFacts};
 use kiln_nostd::schema::TOOL_NODES;
-use kiln_nostd::stream::{Checker, Need};
+use kiln_nostd::stream::{Checker, Need, Step};
+#[cfg(feature = "inspector")]
+use kiln_nostd::Value;
 use kiln_nostd::Width;
-use kiln_nostd::{CompiledType, Detail, Error, Framing, Limits, Options, Refusal, Result, Value};
+use kiln_nostd::{CompiledType, Detail, Error, Framing, Limits, Options, Refusal, Result};
 
 pub use kiln_nostd::stream::ReadAt;
 
@@ -65,6 +69,7 @@ pub struct DirectoryInfo {
     /// Whether the names are in increasing byte order.
     pub names_sorted: bool,
     /// Where its (empty) stand-in starts in [`Opened::image`].
+    #[cfg(feature = "inspector")]
     pub image_offset: usize,
 }
 
@@ -97,9 +102,13 @@ pub struct Opened {
     pub hash: u64,
     /// File length.
     pub len: u64,
-    /// The value's outline, with spans in [`Opened::image`].
+    /// The value's outline, with spans in [`Opened::image`] (the
+    /// inspector's `value()`).
+    #[cfg(feature = "inspector")]
     pub value: Value<'static>,
-    /// The record image: the bytes outside the payload regions.
+    /// The record image: the bytes outside the payload regions (what the
+    /// value's outline points into).
+    #[cfg(feature = "inspector")]
     pub image: Vec<u8>,
     /// Every `tensors` value, in wire order.
     pub directories: Vec<DirectoryInfo>,
@@ -192,7 +201,7 @@ fn run(
     read: &mut u64,
 ) -> core::result::Result<Opened, Failed> {
     let mut scratch = vec![0u8; size];
-    let mut heads: Vec<(u64, Vec<u8>)> = Vec::new();
+    let mut heads: Vec<Head> = Vec::new();
     let mut checker = Checker::with_len(ty, options, &mut scratch, len).keeping_record();
     let mut requests = 0u64;
     let fail = |error: Error, read: u64| Failed { error, read };
@@ -215,7 +224,10 @@ fn run(
                 checker.filled(n).map_err(|e| fail(e, *read))?;
                 let end = checker.position();
                 if let Some((_, head)) = checker.take_head() {
-                    heads.push((end.saturating_sub(head.len() as u64), head.to_vec()));
+                    let start = end.saturating_sub(head.len() as u64);
+                    let bytes = head.to_vec();
+                    let path = path_of(checker.path());
+                    heads.push(Head { start, bytes, path });
                 }
             }
             Need::Payload { len, .. } => checker.skip(len).map_err(|e| fail(e, *read))?,
@@ -224,51 +236,67 @@ fn run(
         }
     }
     let report = checker.report();
-    let image = checker
-        .into_image()
-        .ok_or_else(|| fail(Error::refused(Refusal::Capacity, "no record image"), *read))?
-        .to_vec();
-    facts(ty, options, len, image, &heads)
-        .map(|(value, image, directories, tensors)| Opened {
-            type_text: String::new(),
-            framed: options.is_framed(),
-            hash: ty.hash(),
-            len,
-            value,
-            image,
-            directories,
-            tensors,
-            read: *read,
-            requests,
-            skipped: report.payload,
-            scratch: size,
-            format: "kiln",
-            metadata: Vec::new(),
-        })
-        .map_err(|e| fail(e, *read))
+    let (directories, tensors) = facts(options.limits, len, heads).map_err(|e| fail(e, *read))?;
+    #[cfg(feature = "inspector")]
+    let (value, image) = {
+        let image = checker
+            .into_image()
+            .ok_or_else(|| fail(Error::refused(Refusal::Capacity, "no record image"), *read))?
+            .to_vec();
+        let value = outline(ty, options, &image, &directories).map_err(|e| fail(e, *read))?;
+        (value, image)
+    };
+    Ok(Opened {
+        type_text: String::new(),
+        framed: options.is_framed(),
+        hash: ty.hash(),
+        len,
+        #[cfg(feature = "inspector")]
+        value,
+        #[cfg(feature = "inspector")]
+        image,
+        directories,
+        tensors,
+        read: *read,
+        requests,
+        skipped: report.payload,
+        scratch: size,
+        format: "kiln",
+        metadata: Vec::new(),
+    })
 }
 
-type Facts = (Value<'static>, Vec<u8>, Vec<DirectoryInfo>, Vec<Tensor>);
+/// A block's head as the checker gave it: where the block starts in the
+/// file, the head's bytes, and the path of its `tensors` value.
+struct Head {
+    start: u64,
+    bytes: Vec<u8>,
+    path: Path,
+}
 
-/// The value tree from the image, the tensors from the heads.
-fn facts(
-    ty: &CompiledType<'_, TYPE_NODES>,
-    options: Options,
-    len: u64,
-    image: Vec<u8>,
-    heads: &[(u64, Vec<u8>)],
-) -> Result<Facts> {
-    let seen = inspect(ty, &image, options)?;
-    if seen.directories.len() != heads.len() {
-        return Err(Error::refused(
-            Refusal::WrongValue,
-            "the image's directories are not the checked heads",
-        ));
+/// The checker's steps as a [`Path`].
+fn path_of<'a>(steps: impl Iterator<Item = Step<'a>>) -> Path {
+    let mut path = Path::root();
+    for step in steps {
+        path.push(match step {
+            Step::Field(name) => Seg::Field(name.into()),
+            Step::Index(i) => Seg::Index(i),
+            Step::Key(key) => Seg::Key(key.into()),
+        });
     }
+    path
+}
+
+/// The directories and tensors, from the heads.
+fn facts(limits: Limits, len: u64, heads: Vec<Head>) -> Result<(Vec<DirectoryInfo>, Vec<Tensor>)> {
     let mut directories = Vec::with_capacity(heads.len());
     let mut tensors = Vec::new();
-    for (index, (stand_in, (start, head))) in seen.directories.iter().zip(heads).enumerate() {
-        let block = head_facts(head, index, options.limits)?;
+    // The record image holds each block as the empty directory: the bytes
+    // of the blocks before this one, less that stand-in, are not in it.
+    #[cfg(feature = "inspector")]
+    let mut left_out = 0u64;
+    for (index, Head { start, bytes, path }) in heads.into_iter().enumerate() {
+        let block = head_facts(&bytes, index, limits)?;
         let payload_offset = start.saturating_add(block.head_len);
         let first = tensors.len();
         let count = block.tensors.len();
@@ -286,20 +314,59 @@ fn facts(
                 "a checked block lies past the end",
             ));
         }
+        #[cfg(feature = "inspector")]
+        let image_offset = usize::try_from(start.saturating_sub(left_out)).unwrap_or(usize::MAX);
+        #[cfg(feature = "inspector")]
+        {
+            left_out = left_out.saturating_add(length.saturating_sub(STAND_IN));
+        }
         directories.push(DirectoryInfo {
-            path: stand_in.path.clone(),
-            offset: *start,
+            path,
+            offset: start,
             length,
             payload_offset,
             first,
             count,
             named: block.named,
             names_sorted: block.names_sorted,
-            image_offset: stand_in.span.start,
+            #[cfg(feature = "inspector")]
+            image_offset,
         });
     }
-    let value = seen.value.into_outline();
-    Ok((value, image, directories, tensors))
+    Ok((directories, tensors))
+}
+
+/// The length of the empty directory that stands in for each block in the
+/// record image.
+#[cfg(feature = "inspector")]
+const STAND_IN: u64 = kiln_nostd::Directory::EMPTY.as_bytes().len() as u64;
+
+/// The value's outline, from the core's walk of the record image (the
+/// inspector's tree); its directories must be the checked ones, at the
+/// same paths and places.
+#[cfg(feature = "inspector")]
+fn outline(
+    ty: &CompiledType<'_, TYPE_NODES>,
+    options: Options,
+    image: &[u8],
+    directories: &[DirectoryInfo],
+) -> Result<Value<'static>> {
+    let seen = kiln_nostd::inspect::inspect(ty, image, options)?;
+    let same = seen.directories.len() == directories.len()
+        && seen
+            .directories
+            .iter()
+            .zip(directories)
+            .all(|(walked, checked)| {
+                walked.path == checked.path && walked.span.start == checked.image_offset
+            });
+    if !same {
+        return Err(Error::refused(
+            Refusal::WrongValue,
+            "the image's directories are not the checked heads",
+        ));
+    }
+    Ok(seen.value.into_outline())
 }
 
 /// Refusal for a range of elements outside a tensor.

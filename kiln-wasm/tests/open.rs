@@ -6,6 +6,7 @@
 
 use kiln_nostd::inspect::QuantLink;
 use kiln_nostd::Dtype;
+#[cfg(feature = "inspector")]
 use kiln_nostd::ValueKind;
 use kiln_nostd::{
     check, to_vec, CompiledType, Directory, Framing, Frozen, Limits, Options, QuantSpec,
@@ -236,26 +237,10 @@ fn a_large_message_with_several_directories() {
     assert_eq!(opened.tensors.len(), 3);
     assert_eq!(opened.tensors[2].facts.directory, 2);
     assert!(opened.tensors[1].offset % 4 != 0);
-    // The value's outline: small values kept, byte runs and directories
-    // by their spans in the record image.
-    let ValueKind::Struct(fields) = &opened.value.kind else {
-        panic!()
-    };
-    assert_eq!(fields[0].1.kind, ValueKind::Integer(-5));
-    let ValueKind::List(layers) = &fields[2].1.kind else {
-        panic!()
-    };
-    assert_eq!(layers.len(), 2);
-    let ValueKind::Struct(l1) = &layers[1].kind else {
-        panic!()
-    };
-    assert_eq!(l1[0].1.kind, ValueKind::Str("l1".into()));
-    assert_eq!(l1[1].1.span.start, opened.directories[1].image_offset);
-    assert_eq!(fields[1].1.kind, ValueKind::Str("abc".into()));
-    let meta = &fields[3].1;
-    assert!(matches!(&meta.kind, ValueKind::Bytes(b) if b.is_empty()));
-    assert_eq!(&opened.image[meta.span.start + 4..meta.span.end], [9, 8, 7]);
-    assert_eq!(fields[4].1.span.start, opened.directories[2].image_offset);
+    // The value's outline (the inspector's): small values kept, byte runs
+    // and directories by their spans in the record image.
+    #[cfg(feature = "inspector")]
+    outline_of_a_large_message(&opened);
     // The directories where they are in the file.
     let batch = &opened.directories[2];
     assert_eq!(batch.offset + batch.length, file.len() as u64);
@@ -368,4 +353,34 @@ fn bad_type_text_is_a_refusal() {
     let err = open(&[0u8][..], "struct{a:}", Framing::Bare, Limits::DEFAULT).unwrap_err();
     assert_eq!(err.error.kind_name(), "BadTypeText");
     assert!(check("u8", &[1], Options::BARE).is_ok());
+}
+
+/// The outline of the message of `a_large_message_with_several_directories`.
+#[cfg(feature = "inspector")]
+fn outline_of_a_large_message(opened: &kiln_wasm::Opened) {
+    // Each block's stand-in in the record image.
+    for d in &opened.directories {
+        assert_eq!(
+            &opened.image[d.image_offset..d.image_offset + 64],
+            Directory::EMPTY.as_bytes()
+        );
+    }
+    let ValueKind::Struct(fields) = &opened.value.kind else {
+        panic!()
+    };
+    assert_eq!(fields[0].1.kind, ValueKind::Integer(-5));
+    let ValueKind::List(layers) = &fields[2].1.kind else {
+        panic!()
+    };
+    assert_eq!(layers.len(), 2);
+    let ValueKind::Struct(l1) = &layers[1].kind else {
+        panic!()
+    };
+    assert_eq!(l1[0].1.kind, ValueKind::Str("l1".into()));
+    assert_eq!(l1[1].1.span.start, opened.directories[1].image_offset);
+    assert_eq!(fields[1].1.kind, ValueKind::Str("abc".into()));
+    let meta = &fields[3].1;
+    assert!(matches!(&meta.kind, ValueKind::Bytes(b) if b.is_empty()));
+    assert_eq!(&opened.image[meta.span.start + 4..meta.span.end], [9, 8, 7]);
+    assert_eq!(fields[4].1.span.start, opened.directories[2].image_offset);
 }

@@ -11,7 +11,7 @@
 #          `test` stage.)
 # www      the two modules with wasm-opt -Oz and their budgets
 #          (scripts/www.sh --build-only): the core, kiln-wasm, into
-#          www/pkg/ (87 KiB), the inspector's, kiln-wasm-inspect (the core
+#          www/pkg/ (64 KiB), the inspector's, kiln-wasm-inspect (the core
 #          plus the value tree, TensorDiff, the safetensors and GGUF heads), into www/inspect/
 #          (288 KiB); www/samples/ is what the
 #          samples example writes; the module packed (npm pack) and used
@@ -46,7 +46,7 @@ stage_wasm-js() {
         "${tests[@]}"
 }
 
-stage www "the browser modules (core 87 KiB, inspector 288 KiB), the package from JS, the inspector in Chromium"
+stage www "the browser modules (core 64 KiB, inspector 288 KiB), the package from JS, the inspector in Chromium"
 stage_www() {
     bash scripts/www.sh --build-only
     cargo run -q -p kiln-wasm --example make_samples

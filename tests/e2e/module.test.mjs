@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { spawnSync } from 'node:child_process';
 import * as core from '../../www/pkg/kiln_wasm.js';
 import * as inspector from '../../www/inspect/kiln_inspect.js';
 
@@ -310,4 +311,38 @@ test('a view never goes stale: wasm memory growth, and a detached buffer', () =>
   structuredClone(bytes.buffer, { transfer: [bytes.buffer] });
   assert.throws(() => file.view(t.index), (e) => e.code === 'Detached');
   assert.throws(() => file.widen(t.index, 0, 1), (e) => e.code === 'Detached');
+});
+
+test('the core module\'s memory: a 10,000-tensor file opened again and again reuses what the last open freed', () => {
+  const dir = process.env.KILN_E2E_DIR ?? path.join(root, 'target/e2e-files');
+  const file = path.join(dir, 'many.kiln');
+  if (!fs.existsSync(file)) {
+    fs.mkdirSync(dir, { recursive: true });
+    const r = spawnSync('cargo', ['run', '-q', '-p', 'kiln-wasm', '--example', 'make_samples', '--', '--many', file], { cwd: root, stdio: 'inherit' });
+    assert.equal(r.status, 0, 'writing many.kiln');
+  }
+  const fd = fs.openSync(file, 'r');
+  const size = fs.fstatSync(fd).size;
+  const readRange = (offset, length) => {
+    const out = new Uint8Array(length);
+    assert.equal(fs.readSync(fd, out, 0, length, offset), length);
+    return out;
+  };
+  try {
+    // The inspector's module (std's allocator) gives the same table.
+    const want = inspector.KilnFile.openReader(size, readRange, 'tensors', false).tensors();
+    assert.equal(want.length, 10_000);
+    const grown = [];
+    for (let round = 0; round < 6; round++) {
+      const kiln = KilnFile.openReader(size, readRange, 'tensors', false);
+      const got = kiln.tensors();
+      assert.deepEqual(got, want, `round ${round}`);
+      kiln.free();
+      grown.push(wasm.memory.buffer.byteLength);
+    }
+    console.log(`core module: wasm memory after each open of many.kiln: ${grown.join(", ")} bytes`);
+    assert.equal(grown[5], grown[1], `wasm memory after each open: ${grown}`);
+  } finally {
+    fs.closeSync(fd);
+  }
 });

@@ -143,16 +143,31 @@ impl Claim {
     }
 }
 
+/// One step of the path from the message's value to the value being read
+/// ([`Checker::path`]): the steps of `kiln_nostd::inspect::Path`, borrowed.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum Step<'a> {
+    /// A struct field, by name.
+    Field(&'a str),
+    /// A list element, by index.
+    Index(u32),
+    /// A dict entry, by key.
+    Key(&'a str),
+}
+
 /// One container being read.
 #[derive(Copy, Clone, Debug)]
 enum Frame {
-    /// The next field's node and the node after the last field.
-    Struct { next: u16, end: u16 },
+    /// The field being read, the next field's node and the node after the
+    /// last field.
+    Struct { field: u16, next: u16, end: u16 },
     /// Elements (or, for a zero-size element, the one element walked) not
-    /// yet begun.
+    /// yet begun, of `walked`.
     List {
         element: u16,
         left: u32,
+        walked: u32,
         claim: Claim,
     },
     /// An opt whose value, when present, is node `element`.
@@ -646,6 +661,57 @@ impl<'c, 't, 's, const N: usize, const DEPTH: usize> Checker<'c, 't, 's, N, DEPT
         Some((self.blocks, self.head_bytes(&block, &header)))
     }
 
+    /// The path to the value being read, outermost step first: a struct's
+    /// field, a list's element, a dict's entry per open container (an opt
+    /// adds none). While [`Checker::take_head`] gives a block's head, the
+    /// path of that `tensors` value: the [`crate::inspect::Path`] the walk
+    /// of the same message gives it (`layers[2].w`).
+    ///
+    /// ```
+    /// use kiln_nostd::stream::{Checker, Need, Step};
+    /// use kiln_nostd::{CompiledType, Directory, Options};
+    ///
+    /// let ty = CompiledType::<8>::parse("struct{layers:list<tensors>,}").unwrap();
+    /// let mut message = vec![2, 0, 0, 0];
+    /// message.extend_from_slice(Directory::EMPTY.as_bytes());
+    /// message.extend_from_slice(Directory::EMPTY.as_bytes());
+    /// let mut scratch = [0u8; 256];
+    /// let mut checker = Checker::with_len(&ty, Options::BARE, &mut scratch, message.len() as u64);
+    /// let mut paths = Vec::new();
+    /// while let Need::Bytes { at, len, .. } = checker.need().unwrap() {
+    ///     checker.feed(&message[at as usize..at as usize + len]).unwrap();
+    ///     if checker.take_head().is_some() {
+    ///         let text = checker.path().map(|step| match step {
+    ///             Step::Field(name) => format!(".{name}"),
+    ///             Step::Index(i) => format!("[{i}]"),
+    ///             Step::Key(key) => format!("[{key:?}]"),
+    ///         });
+    ///         paths.push(text.collect::<String>());
+    ///     }
+    /// }
+    /// assert_eq!(checker.need().unwrap(), Need::Done);
+    /// assert_eq!(paths, [".layers[0]", ".layers[1]"]);
+    /// ```
+    pub fn path(&self) -> impl Iterator<Item = Step<'_>> + '_ {
+        let open = self.stack.get(..self.depth).unwrap_or(&[]);
+        open.iter().filter_map(move |frame| match *frame {
+            Frame::Struct { field, .. } => Some(Step::Field(
+                self.ty.node_at(field).field_name().unwrap_or(""),
+            )),
+            Frame::List { left, walked, .. } => {
+                Some(Step::Index(walked.saturating_sub(left).saturating_sub(1)))
+            }
+            Frame::Dict { key, .. } => {
+                let bytes = key.and_then(|(at, len)| self.scratch.get(at..at.saturating_add(len)));
+                // A key is in scratch once it passed the UTF-8 rule.
+                Some(Step::Key(
+                    core::str::from_utf8(bytes.unwrap_or(&[])).unwrap_or(""),
+                ))
+            }
+            Frame::Opt { .. } => None,
+        })
+    }
+
     /// The record image kept by [`Checker::keeping_record`], once
     /// [`Need::Done`]: the message's bytes outside its payload regions,
     /// each `tensors` block replaced by the empty directory. `None` before
@@ -802,7 +868,7 @@ impl<'c, 't, 's, const N: usize, const DEPTH: usize> Checker<'c, 't, 's, N, DEPT
         let limits = self.options.limits;
         let fault = match self.cur.want {
             Want::Frame => frame::open(bytes, self.ty.hash()).err(),
-            Want::Scalar(s) => ScalarValue::read(s, &mut Reader::new(bytes, limits)).err(),
+            Want::Scalar(s) => ScalarValue::check(s, &mut Reader::new(bytes, limits)).err(),
             Want::OptTag => read_opt(&mut Reader::new(bytes, limits), |_, _, _| Ok(())).err(),
             Want::Word(_) => Reader::new(bytes, limits).u32(COUNT_WORD).err(),
             Want::DirHeader => parse::check_header_fields(bytes, limits).err(),
@@ -961,9 +1027,14 @@ impl<'c, 't, 's, const N: usize, const DEPTH: usize> Checker<'c, 't, 's, N, DEPT
                 return self.value_end();
             };
             match frame {
-                Frame::Struct { next: field, end } if *field < *end => {
-                    let index = *field;
-                    *field = self.ty.node_at(index).subtree_end();
+                Frame::Struct {
+                    field,
+                    next: after,
+                    end,
+                } if *after < *end => {
+                    let index = *after;
+                    *field = index;
+                    *after = self.ty.node_at(index).subtree_end();
                     next = Some(index);
                 }
                 Frame::List { element, left, .. } if *left > 0 => {
@@ -1008,6 +1079,7 @@ impl<'c, 't, 's, const N: usize, const DEPTH: usize> Checker<'c, 't, 's, N, DEPT
                 self.enter(Frame::List {
                     element: inner,
                     left: 0,
+                    walked: 0,
                     claim: Claim::NONE,
                 })?;
                 let word = if node.is_bytes() {
@@ -1032,6 +1104,7 @@ impl<'c, 't, 's, const N: usize, const DEPTH: usize> Checker<'c, 't, 's, N, DEPT
             }
             NodeKind::Struct => {
                 self.enter(Frame::Struct {
+                    field: inner,
                     next: inner,
                     end: node.subtree_end(),
                 })?;
@@ -1103,7 +1176,7 @@ impl<'c, 't, 's, const N: usize, const DEPTH: usize> Checker<'c, 't, 's, N, DEPT
             }
             Want::Scalar(s) => {
                 let bytes = self.scratch.get(from..end).unwrap_or(&[]);
-                ScalarValue::read(s, &mut Reader::new(bytes, limits))
+                ScalarValue::check(s, &mut Reader::new(bytes, limits))
                     .map_err(|e| e.shifted_u64(at))?;
                 self.release(len);
                 self.advance(None)
@@ -1248,10 +1321,14 @@ impl<'c, 't, 's, const N: usize, const DEPTH: usize> Checker<'c, 't, 's, N, DEPT
                     _ => (value, None),
                 };
                 if let Some(Frame::List {
-                    left: l, claim: c, ..
+                    left: l,
+                    walked,
+                    claim: c,
+                    ..
                 }) = self.frame_mut()
                 {
                     *l = left;
+                    *walked = left;
                     *c = checked;
                 }
                 match numbers {

@@ -14,7 +14,7 @@ mod checker;
 mod io;
 mod source;
 
-pub use checker::{Checker, Need, Part, Report};
+pub use checker::{Checker, Need, Part, Report, Step};
 #[cfg(feature = "embedded-io")]
 pub use io::{check_from, decode_from, Discard, PayloadSink, ReadError};
 #[cfg(feature = "embedded-io-async")]
