@@ -44,8 +44,8 @@ pub(crate) fn header_json<'a, S: AsRef<[u64]>>(
     }
     let mut dtype: Option<(Dtype, Vec<u8>)> = None;
     // Each tensor's data starts where the one before ends: the start's
-    // digits are the last end's.
-    let mut start = Digits::of(0);
+    // digits are the last end's, copied from where they lie in `json`.
+    let mut last_end: Option<core::ops::Range<usize>> = None;
     let mut offset = 0usize;
     for entry in entries {
         let entry = entry?;
@@ -53,11 +53,6 @@ pub(crate) fn header_json<'a, S: AsRef<[u64]>>(
         offset = offset
             .checked_add(entry.data_len)
             .ok_or_else(|| SafeTensorError::ValidationOverflow.to_string())?;
-        if !first {
-            json.push(b',');
-        }
-        first = false;
-        string(json, entry.name)?;
         let dtype_text = match &dtype {
             Some((d, text)) if *d == entry.dtype => text,
             _ => {
@@ -65,26 +60,33 @@ pub(crate) fn header_json<'a, S: AsRef<[u64]>>(
                 &dtype.insert((entry.dtype, text)).1
             }
         };
-        let end = Digits::of(offset as u64);
-        // The rest of the entry goes together into one small buffer, so
-        // that the header grows once per tensor.
-        let mut rest = Text::new();
-        rest.put(b":{\"dtype\":");
-        rest.put(dtype_text);
-        rest.put(b",\"shape\":[");
+        // Room for the whole entry (eight dimensions and two offsets of at
+        // most 20 digits, and the punctuation), so that it grows once.
+        json.reserve(entry.name.len() + dtype_text.len() + 256);
+        if !first {
+            json.push(b',');
+        }
+        first = false;
+        string(json, entry.name)?;
+        json.extend_from_slice(b":{\"dtype\":");
+        json.extend_from_slice(dtype_text);
+        json.extend_from_slice(b",\"shape\":[");
         for (i, &d) in entry.shape.as_ref().iter().enumerate() {
             if i > 0 {
-                rest.put(b",");
+                json.push(b',');
             }
-            rest.put(Digits::of(d).as_bytes());
+            decimal(json, d);
         }
-        rest.put(b"],\"data_offsets\":[");
-        rest.put(start.as_bytes());
-        rest.put(b",");
-        rest.put(end.as_bytes());
-        rest.put(b"]}");
-        json.extend_from_slice(rest.as_bytes());
-        start = end;
+        json.extend_from_slice(b"],\"data_offsets\":[");
+        match last_end.take() {
+            Some(digits) => json.extend_from_within(digits),
+            None => json.push(b'0'),
+        }
+        json.push(b',');
+        let at = json.len();
+        decimal(json, offset as u64);
+        last_end = Some(at..json.len());
+        json.extend_from_slice(b"]}");
     }
     json.push(b'}');
     Ok(())
@@ -134,24 +136,34 @@ fn check_extent<S: AsRef<[u64]>>(entry: &Entry<'_, S>) -> Result<(), Refusal> {
 fn needs_escape(s: &[u8]) -> bool {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGHS: u64 = 0x8080_8080_8080_8080;
-    // A byte of `w` is zero exactly when the result has its high bit
-    // set in that byte's place (for the lowest such byte, and no false
-    // positive below the first real one; any high bit means some zero).
-    let has_zero = |w: u64| w.wrapping_sub(ONES) & !w & HIGHS != 0;
-    let has_below_space = |w: u64| w.wrapping_sub(ONES * 0x20) & !w & HIGHS != 0;
+    // The high bit of a byte's place is set where that byte is below 0x20,
+    // or (after the xor) zero: exact as "any such byte", since a borrow
+    // only carries out of a byte that is itself one.
+    let flags = |w: u64| {
+        let (quote, backslash) = (w ^ (ONES * 0x22), w ^ (ONES * 0x5c));
+        (w.wrapping_sub(ONES * 0x20) & !w)
+            | (quote.wrapping_sub(ONES) & !quote)
+            | (backslash.wrapping_sub(ONES) & !backslash)
+    };
+    let word = |chunk: &[u8]| {
+        let mut bytes = [0u8; 8];
+        bytes.copy_from_slice(chunk);
+        u64::from_le_bytes(bytes)
+    };
     let mut chunks = s.chunks_exact(8);
+    let mut found = 0;
     for chunk in &mut chunks {
-        let mut word = [0u8; 8];
-        word.copy_from_slice(chunk);
-        let w = u64::from_le_bytes(word);
-        if has_below_space(w) || has_zero(w ^ (ONES * 0x22)) || has_zero(w ^ (ONES * 0x5c)) {
-            return true;
+        found |= flags(word(chunk));
+    }
+    let tail = chunks.remainder();
+    if !tail.is_empty() {
+        match s.len().checked_sub(8).and_then(|at| s.get(at..)) {
+            // The last eight bytes, overlapping the words before.
+            Some(last) => found |= flags(word(last)),
+            None => return tail.iter().any(|&b| b < 0x20 || b == b'"' || b == b'\\'),
         }
     }
-    chunks
-        .remainder()
-        .iter()
-        .any(|&b| b < 0x20 || b == b'"' || b == b'\\')
+    found & HIGHS != 0
 }
 
 /// Appends `s` as a JSON string: as it is, between quotes, when nothing
@@ -160,70 +172,29 @@ fn string(json: &mut Vec<u8>, s: &str) -> Result<(), String> {
     if needs_escape(s.as_bytes()) {
         return serde_json::to_writer(&mut *json, s).map_err(|e| e.to_string());
     }
-    json.reserve(s.len() + 2);
     json.push(b'"');
     json.extend_from_slice(s.as_bytes());
     json.push(b'"');
     Ok(())
 }
 
-/// A number in decimal, as serde_json (itoa) writes an integer.
-#[derive(Clone, Copy)]
-struct Digits {
-    bytes: [u8; 20],
-    start: usize,
-}
-
-impl Digits {
-    fn of(mut n: u64) -> Self {
-        let mut bytes = [0u8; 20];
-        let mut start = bytes.len();
-        while let Some(at) = start.checked_sub(1) {
-            start = at;
-            if let Some(b) = bytes.get_mut(at) {
-                *b = b'0' + (n % 10) as u8;
-            }
-            n /= 10;
-            if n == 0 {
-                break;
-            }
-        }
-        Digits { bytes, start }
+/// Appends `n` in decimal, as serde_json (itoa) writes an integer.
+fn decimal(json: &mut Vec<u8>, mut n: u64) {
+    if n < 10 {
+        json.push(b'0' + n as u8);
+        return;
     }
-
-    fn as_bytes(&self) -> &[u8] {
-        self.bytes.get(self.start..).unwrap_or_default()
-    }
-}
-
-/// The text of one header entry after its name, built on the stack. Its
-/// capacity holds the longest entry: a dtype name, eight dimensions and
-/// two offsets of 20 digits each, and the punctuation.
-struct Text {
-    bytes: [u8; 320],
-    len: usize,
-}
-
-impl Text {
-    fn new() -> Self {
-        Text {
-            bytes: [0; 320],
-            len: 0,
+    let mut digits = [0u8; 20];
+    let mut start = digits.len();
+    for digit in digits.iter_mut().rev() {
+        *digit = b'0' + (n % 10) as u8;
+        start -= 1;
+        n /= 10;
+        if n == 0 {
+            break;
         }
     }
-
-    /// Appends `s`; what would not fit is left out (never, for the
-    /// entries above).
-    fn put(&mut self, s: &[u8]) {
-        if let Some(to) = self.bytes.get_mut(self.len..self.len + s.len()) {
-            to.copy_from_slice(s);
-            self.len += s.len();
-        }
-    }
-
-    fn as_bytes(&self) -> &[u8] {
-        self.bytes.get(..self.len).unwrap_or_default()
-    }
+    json.extend_from_slice(digits.get(start..).unwrap_or_default());
 }
 
 #[cfg(test)]
@@ -341,21 +312,26 @@ mod tests {
 
     #[test]
     fn finds_every_byte_serde_json_escapes() {
-        for at in 0..20 {
-            for b in 0u8..=0x7f {
-                let mut s = vec![b'a'; 20];
-                s[at] = b;
-                let expected = b < 0x20 || b == b'"' || b == b'\\';
-                assert_eq!(needs_escape(&s), expected, "byte {b:#x} at {at}");
+        for len in [1, 5, 8, 13, 16, 20] {
+            for at in 0..len {
+                for b in 0u8..=0x7f {
+                    let mut s = vec![b'a'; len];
+                    s[at] = b;
+                    let expected = b < 0x20 || b == b'"' || b == b'\\';
+                    assert_eq!(needs_escape(&s), expected, "byte {b:#x} at {at} of {len}");
+                }
             }
         }
+        assert!(!needs_escape(b""));
         assert!(!needs_escape("é → 名前 ünicode".as_bytes()));
     }
 
     #[test]
     fn writes_numbers_as_serde_json_does() {
         for n in [0, 1, 9, 10, 99, 100, 12_345, u64::MAX / 3, u64::MAX] {
-            assert_eq!(Digits::of(n).as_bytes(), n.to_string().as_bytes());
+            let mut json = b"x".to_vec();
+            decimal(&mut json, n);
+            assert_eq!(json, format!("x{n}").as_bytes());
         }
     }
 }
