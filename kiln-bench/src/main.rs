@@ -1006,12 +1006,10 @@ fn race(
     let ratio = convert / cp;
     let met = ratio <= 2.0;
     if !met {
-        table
-            .failed_goals
-            .push(format!(
-                "kiln convert of {label}, {}: {ratio:.2} x cp > 2",
-                direction.words()
-            ));
+        table.failed_goals.push(format!(
+            "kiln convert of {label}, {}: {ratio:.2} x cp > 2",
+            direction.words()
+        ));
     }
     table.row(Row {
         what: format!(
