@@ -71,6 +71,7 @@ mod heap;
 mod message;
 mod model;
 mod safetensors_header;
+mod safetensors_json;
 mod safetensors_kiln;
 mod sink;
 

@@ -3,8 +3,8 @@
 //! Reading gives the verdict of the `safetensors` crate's own checks
 //! ([`SafeTensors::read_metadata`]), by a faster reader of our own that
 //! leaves every header outside its strict subset to the crate
-//! (`safetensors_header`); writing builds the header from the
-//! crate's own `Metadata` and its `Serialize`, in the order its writer
+//! (`safetensors_header`); writing makes the header text the crate's
+//! `Metadata` serializes to (`safetensors_json`), in the order its writer
 //! uses, so the header bytes are exactly the ones its writer makes.
 //! Payloads never go through a buffer of the whole file: they are written
 //! once, from the input slice straight into the output writer.
@@ -13,8 +13,10 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::io::Write;
 
-use kiln_nostd::{frame, Dtype, DtypeCode, Encode, Quant, TensorSpec, Tensors};
-use safetensors::tensor::{Metadata, SafeTensorError, SafeTensors, TensorInfo, View};
+use kiln_nostd::{
+    frame, Directory, Dtype, DtypeCode, Encode, Quant, Shape, TensorSpec, TensorView, Tensors,
+};
+use safetensors::tensor::{Metadata, SafeTensorError, SafeTensors, View};
 
 use crate::error::{Error, Result};
 use crate::heap::split;
@@ -23,6 +25,7 @@ use crate::model::{Message, Model};
 use crate::safetensors_header::{
     read_header, HeaderTensor, Refused, SafetensorsHeader, MAX_HEADER_LEN,
 };
+use crate::safetensors_json::{header_json, Entry};
 use crate::sink::WriteSink;
 use crate::Summary;
 
@@ -594,58 +597,104 @@ pub type SafetensorsParts<'a> = (
     Vec<(&'a str, BorrowedView<'a>)>,
 );
 
-/// The parts of one file of a safetensors conversion message.
-fn file_parts<'a>(file: &SafetensorsFile<'a>) -> Result<SafetensorsParts<'a>> {
+/// One tensor of a safetensors file, read from a conversion message.
+struct FileTensor<'a> {
+    name: &'a str,
+    dtype: safetensors::Dtype,
+    /// Its directory and its index there, for its shape: decoded when the
+    /// header is written, not kept (a [`kiln_nostd::Shape`] is 72 bytes, a
+    /// [`TensorView`] 64, and for a model of many tensors a list of either
+    /// is megabytes of fresh pages to fault in).
+    directory: &'a Directory<'a>,
+    index: u32,
+    data: &'a [u8],
+}
+
+impl FileTensor<'_> {
+    fn shape(&self) -> Result<Shape, String> {
+        let view = self.directory.get(self.index as usize);
+        view.map(|t| t.shape())
+            .ok_or_else(|| format!("tensor {:?} is not in its directory", self.name))
+    }
+}
+
+/// The name and safetensors dtype of `t`, once it is checked to be a
+/// tensor safetensors can hold.
+fn safetensors_facts<'a>(t: &TensorView<'a>) -> Result<(&'a str, safetensors::Dtype)> {
+    let name = t.name().ok_or_else(|| {
+        Error::unsupported(format!(
+            "tensor {} has no name; safetensors needs one",
+            t.index()
+        ))
+    })?;
+    let dtype = match t.dtype() {
+        DtypeCode::Closed(d) => safetensors_dtype(d),
+        DtypeCode::Opaque(_) => None,
+    }
+    .ok_or_else(|| {
+        Error::unsupported(format!(
+            "tensor {name:?} has Kiln dtype {}, which safetensors has no dtype for",
+            dtype_name(t.dtype(), t.layout())
+        ))
+    })?;
+    if t.quant() != Quant::None {
+        return Err(Error::unsupported(format!(
+            "tensor {name:?} links scale tensors; safetensors cannot record that"
+        )));
+    }
+    if t.shape().iter().any(|&d| usize::try_from(d).is_err()) {
+        return Err(Error::unsupported(format!(
+            "tensor {name:?}: a dimension does not fit in memory"
+        )));
+    }
+    Ok((name, dtype))
+}
+
+/// The tensors of one file of a safetensors conversion message, in
+/// directory order, each checked to be one safetensors can hold.
+fn file_tensors<'a>(file: &'a SafetensorsFile<'a>) -> Result<Vec<FileTensor<'a>>> {
+    let count = file.directories.iter().map(|d| d.tensors.len()).sum();
+    let mut tensors = Vec::with_capacity(count);
+    for directory in file.directories.iter().map(|d| &d.tensors) {
+        for t in directory.iter() {
+            let (name, dtype) = safetensors_facts(&t)?;
+            tensors.push(FileTensor {
+                name,
+                dtype,
+                directory,
+                index: t.index() as u32,
+                data: t.bytes(),
+            });
+        }
+    }
+    Ok(tensors)
+}
+
+/// The metadata of one file of a safetensors conversion message; an
+/// empty dict gives `None` (no `__metadata__`).
+fn file_metadata(file: &SafetensorsFile<'_>) -> Option<HashMap<String, String>> {
     let metadata: HashMap<String, String> = file
         .metadata
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
+    (!metadata.is_empty()).then_some(metadata)
+}
+
+/// The parts of one file of a safetensors conversion message.
+fn file_parts<'a>(file: &SafetensorsFile<'a>) -> Result<SafetensorsParts<'a>> {
     let count = file.directories.iter().map(|d| d.tensors.len()).sum();
     let mut views = Vec::with_capacity(count);
     for t in file.directories.iter().flat_map(|d| d.tensors.iter()) {
-        let name = t.name().ok_or_else(|| {
-            Error::unsupported(format!(
-                "tensor {} has no name; safetensors needs one",
-                t.index()
-            ))
-        })?;
-        let dtype = match t.dtype() {
-            DtypeCode::Closed(d) => safetensors_dtype(d),
-            DtypeCode::Opaque(_) => None,
-        }
-        .ok_or_else(|| {
-            Error::unsupported(format!(
-                "tensor {name:?} has Kiln dtype {}, which safetensors has no dtype for",
-                dtype_name(t.dtype(), t.layout())
-            ))
-        })?;
-        if t.quant() != Quant::None {
-            return Err(Error::unsupported(format!(
-                "tensor {name:?} links scale tensors; safetensors cannot record that"
-            )));
-        }
-        let shape = t
-            .shape()
-            .iter()
-            .map(|&d| usize::try_from(d))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|_| {
-                Error::unsupported(format!(
-                    "tensor {name:?}: a dimension does not fit in memory"
-                ))
-            })?;
-        views.push((
-            name,
-            BorrowedView {
-                dtype,
-                shape,
-                data: t.bytes(),
-            },
-        ));
+        let (name, dtype) = safetensors_facts(&t)?;
+        let view = BorrowedView {
+            dtype,
+            shape: t.shape().iter().map(|&d| d as usize).collect(),
+            data: t.bytes(),
+        };
+        views.push((name, view));
     }
-    let metadata = (!metadata.is_empty()).then_some(metadata);
-    Ok((metadata, views))
+    Ok((file_metadata(file), views))
 }
 
 /// The safetensors message of a converted file, opened and checked.
@@ -667,12 +716,17 @@ pub fn kiln_safetensors_parts(input: &[u8]) -> Result<SafetensorsParts<'_>> {
     let message = open_safetensors(input)?;
     match message.files.as_slice() {
         [file] if message.index.is_empty() => file_parts(file),
-        files => Err(Error::unsupported(format!(
-            "this Kiln file holds a sharded safetensors checkpoint of {} files; write them \
-             into a folder (kiln convert FILE.kiln OUT/ --shards)",
-            files.len()
-        ))),
+        files => Err(sharded(files.len())),
     }
+}
+
+/// The refusal to write a sharded checkpoint of `files` files as one
+/// safetensors file.
+fn sharded(files: usize) -> Error {
+    Error::unsupported(format!(
+        "this Kiln file holds a sharded safetensors checkpoint of {files} files; write them \
+         into a folder (kiln convert FILE.kiln OUT/ --shards)"
+    ))
 }
 
 fn dtype_name(code: DtypeCode, layout: Option<&str>) -> String {
@@ -683,80 +737,77 @@ fn dtype_name(code: DtypeCode, layout: Option<&str>) -> String {
 }
 
 /// The 8-byte length and the JSON header that `safetensors::serialize`
-/// writes for `views` and `metadata`, and the order their data follows
-/// (as indices into `views`).
+/// writes for `tensors` and `metadata`, and the order their data follows
+/// (as indices into `tensors`).
 ///
-/// The header is the crate's own: its [`Metadata`] (which checks the
-/// offsets, dtypes and shapes) serialized by its own `Serialize`. What is
-/// done here is only what `serialize` does around it: order the tensors by
-/// descending dtype alignment, then by name; lay the offsets end to end;
-/// pad the JSON with spaces to a multiple of 8. `serialize` itself is not
-/// called because it reserves a buffer the size of the whole file, which
-/// for a model larger than memory fails. Tests compare the result with
-/// `serialize` and with Python's writer.
+/// The JSON is the crate's (see [`crate::safetensors_json`], which writes
+/// the text `Metadata`'s `Serialize` writes and makes the checks
+/// `Metadata::new` makes). What is done here is what `serialize` does
+/// around it: order the tensors by descending dtype alignment, then by
+/// name; lay the offsets end to end; pad the JSON with spaces to a
+/// multiple of 8. `serialize` itself is not called because it reserves a
+/// buffer the size of the whole file, which for a model larger than
+/// memory fails. Tests compare the result with `serialize` and with
+/// Python's writer.
 fn header(
-    views: &[(&str, BorrowedView<'_>)],
-    metadata: Option<HashMap<String, String>>,
+    tensors: &[FileTensor<'_>],
+    metadata: Option<&HashMap<String, String>>,
 ) -> Result<(Vec<u8>, Vec<usize>)> {
-    let mut sorted: Vec<_> = views
-        .iter()
-        .enumerate()
-        .map(|(i, (n, v))| (n, v, i))
-        .collect();
-    sorted.sort_by(|(ln, l, _), (rn, r, _)| r.dtype.cmp(&l.dtype).then(ln.cmp(rn)));
-    let mut offset = 0usize;
-    let mut infos = Vec::with_capacity(sorted.len());
-    for (name, view, _) in &sorted {
-        let end = offset
-            .checked_add(view.data.len())
-            .ok_or_else(|| Error::unsupported("the data section overflows"))?;
-        infos.push((
-            name.to_string(),
-            TensorInfo {
-                dtype: view.dtype,
-                shape: view.shape.clone(),
-                data_offsets: (offset, end),
-            },
-        ));
-        offset = end;
-    }
-    let refused = |e: &dyn std::fmt::Display| {
+    let mut order: Vec<usize> = (0..tensors.len()).collect();
+    let key = |i: usize| tensors.get(i).map(|t| (t.dtype, t.name));
+    // Names are unique, so the order is total and an unstable sort gives
+    // the stable sort's result.
+    order.sort_unstable_by(|&l, &r| {
+        let (l, r) = (key(l), key(r));
+        let dtype = r.map(|(d, _)| d).cmp(&l.map(|(d, _)| d));
+        dtype.then(l.map(|(_, n)| n).cmp(&r.map(|(_, n)| n)))
+    });
+    let entries = order.iter().filter_map(|&i| tensors.get(i)).map(|t| {
+        Ok(Entry {
+            name: t.name,
+            dtype: t.dtype,
+            shape: t.shape()?,
+            data_len: t.data.len(),
+        })
+    });
+    // The length goes in front once the JSON is written; most of the
+    // capacity guessed here is never touched (so never mapped in).
+    let mut bytes = Vec::with_capacity(tensors.len().saturating_mul(128).saturating_add(64));
+    bytes.extend_from_slice(&[0; 8]);
+    header_json(&mut bytes, metadata, entries).map_err(|e| {
         Error::unsupported(format!("the safetensors writer refused the tensors: {e}"))
-    };
-    let meta = Metadata::new(metadata, infos).map_err(|e| refused(&e))?;
-    let mut json = serde_json::to_string(&meta)
-        .map_err(|e| refused(&e))?
-        .into_bytes();
-    json.resize(json.len().next_multiple_of(8), b' ');
-    if json.len() > MAX_HEADER_LEN {
+    })?;
+    let padded = (bytes.len() - 8).next_multiple_of(8);
+    if padded > MAX_HEADER_LEN {
         return Err(Error::unsupported(format!(
-            "the safetensors header would be {} bytes, above the format's limit of 100,000,000",
-            json.len()
+            "the safetensors header would be {padded} bytes, above the format's limit of 100,000,000"
         )));
     }
-    let mut bytes = (json.len() as u64).to_le_bytes().to_vec();
-    bytes.append(&mut json);
-    Ok((bytes, sorted.into_iter().map(|(_, _, i)| i).collect()))
+    bytes.resize(8 + padded, b' ');
+    if let Some(len) = bytes.get_mut(..8) {
+        len.copy_from_slice(&(padded as u64).to_le_bytes());
+    }
+    Ok((bytes, order))
 }
 
-/// Writes one safetensors file from its parts.
-fn write_safetensors_file<W: Write>(parts: SafetensorsParts<'_>, out: W) -> Result<Summary> {
-    let (metadata, views) = parts;
-    let metadata_len = metadata.as_ref().map_or(0, HashMap::len);
-    let (header, order) = header(&views, metadata)?;
+/// Writes one file of a safetensors conversion message.
+fn write_safetensors_file<W: Write>(file: &SafetensorsFile<'_>, out: W) -> Result<Summary> {
+    let tensors = file_tensors(file)?;
+    let metadata = file_metadata(file);
+    let (header, order) = header(&tensors, metadata.as_ref())?;
 
     let mut sink = WriteSink::new(out);
     sink.write_all(&header)?;
     let mut payload_bytes = 0u64;
     for &i in &order {
-        let data = views.get(i).map_or(&[][..], |(_, v)| v.data);
+        let data = tensors.get(i).map_or(&[][..], |t| t.data);
         sink.write_all(data)?;
         payload_bytes += data.len() as u64;
     }
     let (_, written) = sink.finish()?;
     Ok(Summary {
-        tensors: views.len(),
-        metadata: metadata_len,
+        tensors: tensors.len(),
+        metadata: metadata.as_ref().map_or(0, HashMap::len),
         payload_bytes,
         written,
     })
@@ -766,12 +817,16 @@ fn write_safetensors_file<W: Write>(parts: SafetensorsParts<'_>, out: W) -> Resu
 /// written to `out`.
 ///
 /// The header is the one `safetensors::serialize` makes for these tensors
-/// and metadata (tensors ordered by dtype alignment, then name), built
-/// from the crate's own `Metadata`, so the bytes equal what the
+/// and metadata (tensors ordered by dtype alignment, then name), the text
+/// the crate's own `Metadata` serializes to, so the bytes equal what the
 /// safetensors crate writes. The payloads follow in
 /// the header's order, each copied once from `input` to `out`.
 pub fn kiln_to_safetensors<W: Write>(input: &[u8], out: W) -> Result<Summary> {
-    write_safetensors_file(kiln_safetensors_parts(input)?, out)
+    let message = open_safetensors(input)?;
+    match message.files.as_slice() {
+        [file] if message.index.is_empty() => write_safetensors_file(file, out),
+        files => Err(sharded(files.len())),
+    }
 }
 
 /// Converts a Kiln file made from a sharded safetensors checkpoint back to
@@ -803,7 +858,7 @@ pub fn kiln_to_safetensors_set<W: Write>(
     for file in &message.files {
         message::check_file_name(file.file)?;
         let out = create(file.file).map_err(Error::io)?;
-        let s = write_safetensors_file(file_parts(file)?, out)?;
+        let s = write_safetensors_file(file, out)?;
         total.tensors += s.tensors;
         total.metadata += s.metadata;
         total.payload_bytes += s.payload_bytes;
