@@ -130,6 +130,7 @@ async function openFile(file) {
 
 /** One file, or several as one model (shards, or a model in several files). */
 async function openFiles(list) {
+  $('url-input').value = ''; // the field names what is open: a file from disk has no URL
   if (list.length === 1 && !list[0].name.endsWith('.index.json')) return openFile(list[0]);
   const job = ++state.job;
   setBusy(`Reading ${list.length} files\u2026`);
@@ -161,6 +162,7 @@ function hashMatches(head, type) {
 async function openSample(name) {
   const meta = state.samples.find((s) => s.file === name);
   if (!meta) return;
+  $('url-input').value = '';
   setBusy(`Loading ${name}…`);
   const blob = await (await fetch(`samples/${name}`)).blob();
   state.format = sniffFormat(new Uint8Array(await blob.slice(0, 16).arrayBuffer())) ?? 'kiln';

@@ -539,4 +539,8 @@ test('URL: a server without Range support, and a CORS refusal, get a clear messa
   } finally {
     await open.close();
   }
+  // A sample opened next is not shown under the last URL.
+  assert.notEqual(await page.inputValue('#url-input'), '');
+  await page.selectOption('#sample-select', 'model.kiln');
+  await page.waitForFunction(() => document.querySelector('#url-input').value === '', null, { timeout: 60_000 });
 });
