@@ -268,7 +268,8 @@ fn tensor_spec<'a>(
         )));
     }
     let (start, end) = t.data_offsets;
-    let bytes = data.get(start..end).ok_or_else(|| {
+    let range = usize::try_from(start).ok().zip(usize::try_from(end).ok());
+    let bytes = range.and_then(|(s, e)| data.get(s..e)).ok_or_else(|| {
         Error::safetensors(
             Some(header.data_start() as u64),
             format!("{what}: tensor {name:?} lies outside the data"),
@@ -298,12 +299,12 @@ fn read_shard<'a>(
         let converts = kiln_dtype(t.dtype).is_some()
             && header.shape(t).len() <= 8
             && start <= end
-            && end <= data.len();
+            && end <= data.len() as u64;
         if !converts {
             // The refusal, in the words of the spec that is made later.
             tensor_spec(header, data, t, what)?;
         }
-        payload_bytes += end.saturating_sub(start) as u64;
+        payload_bytes += end.saturating_sub(start);
     }
     Ok(ShardIn {
         file,
