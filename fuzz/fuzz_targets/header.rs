@@ -45,7 +45,10 @@ fuzz_target!(|data: &[u8]| {
     let whole = read_safetensors_header(data, len);
     assert_eq!(whole.is_ok(), crate_says.is_some());
     if let (Err(ours), Err(theirs)) = (&whole, read_safetensors(data)) {
-        assert_eq!((ours.kind(), ours.offset()), (theirs.kind(), theirs.offset()));
+        assert_eq!(
+            (ours.kind(), ours.offset()),
+            (theirs.kind(), theirs.offset())
+        );
         // Which tensor an offset fault names can differ between two calls
         // of the crate itself (ties in its hash map's order); any other
         // error is word for word the crate's.
