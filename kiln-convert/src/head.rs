@@ -24,7 +24,7 @@ use kiln_nostd::DtypeCode;
 
 use crate::error::{Error, Result};
 use crate::gguf::{GgmlType, GgufHead, HeadRead, MetadataKv, ValueType};
-use crate::safetensors_header::{read_header, Refused};
+use crate::safetensors_header::{data_order, read_header, Refused};
 use crate::safetensors_kiln::read_error;
 use crate::{kiln_dtype, Format};
 
@@ -158,13 +158,13 @@ pub fn safetensors_head(prefix: &[u8], file_len: u64) -> Result<Step> {
         Err(Refused::Crate(e)) => return Err(read_error(prefix, file_len, e)),
     };
     let data_start = header.data_start() as u64;
-    let mut tensors: Vec<HeadTensor> = header
-        .tensors
-        .iter()
-        .map(|t| {
+    // In the order of their data; tensors of no bytes at one offset, by name.
+    let tensors = data_order(&header)
+        .into_iter()
+        .filter_map(|(start, end, i)| {
+            let t = header.tensors.get(i as usize)?;
             let shape = header.shape(t).to_vec();
-            let (start, end) = t.data_offsets;
-            HeadTensor {
+            Some(HeadTensor {
                 dtype: kiln_dtype(t.dtype).map(DtypeCode::Closed),
                 format_dtype: t.dtype.to_string(),
                 layout: None,
@@ -172,11 +172,9 @@ pub fn safetensors_head(prefix: &[u8], file_len: u64) -> Result<Step> {
                 shape,
                 range: data_start + start..data_start + end,
                 name: t.name.to_string(),
-            }
+            })
         })
         .collect();
-    // In the order of their data; tensors of no bytes at one offset, by name.
-    tensors.sort_by_key(|t| (t.range.start, t.range.end));
     let metadata = header
         .metadata
         .iter()

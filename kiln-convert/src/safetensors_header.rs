@@ -177,40 +177,9 @@ fn by_serde(json: &[u8], file_len: u64) -> Result<SafetensorsHeader<'static>, Sa
     let text = std::str::from_utf8(json).map_err(SafeTensorError::InvalidHeader)?;
     let read: HashMetadata =
         serde_json::from_str(text).map_err(SafeTensorError::InvalidHeaderDeserialization)?;
-    // The crate checks the tensors in the order of their offsets. Ties
-    // (tensors of no bytes) keep its hash map's order, which varies from
-    // run to run; here they go by name.
-    let mut tensors: Vec<(String, TensorInfo)> = read.tensors.into_iter().collect();
-    tensors.sort_unstable_by(|(a, ta), (b, tb)| {
-        let offsets = |t: &TensorInfo| (t.data_offsets.0 .0, t.data_offsets.1 .0);
-        offsets(ta).cmp(&offsets(tb)).then_with(|| a.cmp(b))
-    });
-    let mut end = 0u64;
-    for (name, info) in &tensors {
-        let (s, e) = (info.data_offsets.0 .0, info.data_offsets.1 .0);
-        if s != end || e < s {
-            return Err(SafeTensorError::InvalidOffset(name.clone()));
-        }
-        end = e;
-        let bits = info
-            .shape
-            .iter()
-            .try_fold(1u64, |a, d| a.checked_mul(d.0))
-            .and_then(|n| n.checked_mul(info.dtype.bitsize() as u64))
-            .ok_or(SafeTensorError::ValidationOverflow)?;
-        if bits % 8 != 0 {
-            return Err(SafeTensorError::MisalignedSlice);
-        }
-        if e - s != bits / 8 {
-            return Err(SafeTensorError::TensorInvalidInfo);
-        }
-    }
-    let stop = json.len() as u64 + 8;
-    if stop.checked_add(end) != Some(file_len) {
-        return Err(SafeTensorError::MetadataIncompleteBuffer);
-    }
     let mut dims = Vec::new();
-    let mut tensors: Vec<HeaderTensor<'static>> = tensors
+    let mut tensors: Vec<HeaderTensor<'static>> = read
+        .tensors
         .into_iter()
         .map(|(name, info)| {
             let at = dims.len() as u32;
@@ -223,21 +192,117 @@ fn by_serde(json: &[u8], file_len: u64) -> Result<SafetensorsHeader<'static>, Sa
             }
         })
         .collect();
-    tensors.sort_unstable_by(|a, b| a.name.as_bytes().cmp(b.name.as_bytes()));
+    sort_by_name(&mut tensors);
     let metadata = read.metadata.map(|m| {
         let mut pairs: Vec<_> = m
             .into_iter()
             .map(|(k, v)| (Cow::Owned(k), Cow::Owned(v)))
             .collect();
-        pairs.sort_unstable();
+        sort_pairs(&mut pairs);
         pairs
     });
-    Ok(SafetensorsHeader {
+    let header = SafetensorsHeader {
         header_len: json.len(),
         metadata,
         tensors,
         dims,
-    })
+    };
+    check(&header, file_len)?;
+    Ok(header)
+}
+
+/// Sorts tensors by name bytes (one sort for both readers).
+fn sort_by_name(tensors: &mut [HeaderTensor<'_>]) {
+    tensors.sort_unstable_by(|a, b| a.name.as_bytes().cmp(b.name.as_bytes()));
+}
+
+/// Sorts metadata pairs by key (one sort for both readers).
+fn sort_pairs(pairs: &mut [(Cow<'_, str>, Cow<'_, str>)]) {
+    pairs.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+}
+
+/// The tensors in the order of their data: `(start, end, index)`, `index`
+/// into [`SafetensorsHeader::tensors`], sorted; tensors of no bytes at one
+/// offset by name. The crate checks the tensors in the order of their
+/// offsets, its ties in its hash map's order, which varies from run to
+/// run; here they go by name, so the tensor an error names is always the
+/// same.
+pub(crate) fn data_order(header: &SafetensorsHeader<'_>) -> Vec<(u64, u64, u32)> {
+    let mut order: Vec<(u64, u64, u32)> = header
+        .tensors
+        .iter()
+        .zip(0u32..)
+        .map(|(t, i)| (t.data_offsets.0, t.data_offsets.1, i))
+        .collect();
+    order.sort_unstable();
+    order
+}
+
+/// The bits a tensor of `shape` and `dtype` holds; `None` past 64 bits.
+#[inline(always)]
+fn bits(shape: &[u64], dtype: Dtype) -> Option<u64> {
+    shape
+        .iter()
+        .try_fold(1u64, |a, &d| a.checked_mul(d))
+        .and_then(|n| n.checked_mul(dtype.bitsize() as u64))
+}
+
+/// The bytes a tensor of `shape` and `dtype` holds, or the crate's error.
+fn byte_len(shape: &[u64], dtype: Dtype) -> Result<u64, SafeTensorError> {
+    let bits = bits(shape, dtype).ok_or(SafeTensorError::ValidationOverflow)?;
+    if bits % 8 != 0 {
+        return Err(SafeTensorError::MisalignedSlice);
+    }
+    Ok(bits / 8)
+}
+
+/// The end of the data when, in name order, every tensor starts where the
+/// one before ends and holds exactly its elements' bytes; `None` otherwise.
+/// Such an order is sorted by offsets (ties by name): it is
+/// [`data_order`], and every check of [`check`] passes in it.
+fn end_in_name_order(header: &SafetensorsHeader<'_>) -> Option<u64> {
+    let mut end = 0u64;
+    for t in &header.tensors {
+        let (s, e) = t.data_offsets;
+        let bits = bits(header.shape(t), t.dtype)?;
+        if s != end || e < s || bits % 8 != 0 || bits / 8 != e - s {
+            return None;
+        }
+        end = e;
+    }
+    Some(end)
+}
+
+/// The checks of the crate's `Metadata::validate` and `read_metadata`
+/// after the JSON, in their order: in the order of the data, each tensor
+/// starts where the one before ends, its elements fill whole bytes and
+/// exactly its bytes; the last ends at the end of the file. A file of one
+/// dtype has its data in name order: checked in that order first, sorted
+/// only when that fails.
+fn check(header: &SafetensorsHeader<'_>, file_len: u64) -> Result<(), SafeTensorError> {
+    let end = match end_in_name_order(header) {
+        Some(end) => end,
+        None => {
+            let mut end = 0u64;
+            for (s, e, i) in data_order(header) {
+                let Some(t) = header.tensors.get(i as usize) else {
+                    continue;
+                };
+                if s != end || e < s {
+                    return Err(SafeTensorError::InvalidOffset(t.name.to_string()));
+                }
+                end = e;
+                if e - s != byte_len(header.shape(t), t.dtype)? {
+                    return Err(SafeTensorError::TensorInvalidInfo);
+                }
+            }
+            end
+        }
+    };
+    if (header.data_start() as u64).checked_add(end) != Some(file_len) {
+        return Err(SafeTensorError::MetadataIncompleteBuffer);
+    }
+    Ok(())
 }
 
 /// The dtype names the crate's `Deserialize` takes, and their dtypes. A
@@ -311,7 +376,6 @@ const fn word(bytes: &[u8]) -> u64 {
 /// which [`by_serde`] then decides.
 fn fast(json: &[u8], file_len: u64) -> Option<SafetensorsHeader<'_>> {
     let n = json.len();
-    let stop = n as u64 + 8;
     let text = std::str::from_utf8(json).ok()?;
     let mut p = Json {
         text,
@@ -357,57 +421,20 @@ fn fast(json: &[u8], file_len: u64) -> Option<SafetensorsHeader<'_>> {
     let by_name =
         |a: &HeaderTensor<'_>, b: &HeaderTensor<'_>| a.name.as_bytes() < b.name.as_bytes();
     if !header.tensors.is_sorted_by(by_name) {
-        header
-            .tensors
-            .sort_by(|a, b| a.name.as_bytes().cmp(b.name.as_bytes()));
+        sort_by_name(&mut header.tensors);
         if header.tensors.windows(2).any(|w| w[0].name == w[1].name) {
             return None;
         }
     }
     if let Some(m) = &mut header.metadata {
-        m.sort_by(|a, b| a.0.cmp(&b.0));
+        sort_pairs(m);
         if m.windows(2).any(|w| w[0].0 == w[1].0) {
             return None;
         }
     }
-    // The crate's checks: each tensor exactly its elements' bytes, and,
-    // sorted by offsets, the tensors cover the data section end to end.
-    for t in &header.tensors {
-        let (s, e) = t.data_offsets;
-        if e < s {
-            return None;
-        }
-        let elements = header
-            .shape(t)
-            .iter()
-            .try_fold(1u64, |acc, &d| acc.checked_mul(d))?;
-        let bits = elements.checked_mul(t.dtype.bitsize() as u64)?;
-        if bits % 8 != 0 || e - s != bits / 8 {
-            return None;
-        }
-    }
-    // A file of one dtype has its data in name order: checked in that
-    // order first, sorted only when that fails.
-    let contiguous = |ranges: &mut dyn Iterator<Item = (u64, u64)>| {
-        let mut end = 0u64;
-        for (s, e) in ranges {
-            if s != end {
-                return None;
-            }
-            end = e;
-        }
-        Some(end)
-    };
-    let end = match contiguous(&mut header.tensors.iter().map(|t| t.data_offsets)) {
-        Some(end) => end,
-        None => {
-            let mut ranges: Vec<(u64, u64)> =
-                header.tensors.iter().map(|t| t.data_offsets).collect();
-            ranges.sort_unstable();
-            contiguous(&mut ranges.into_iter())?
-        }
-    };
-    (end.checked_add(stop)? == file_len).then_some(header)
+    // A refusal is left to [`by_serde`], which gives the error.
+    check(&header, file_len).ok()?;
+    Some(header)
 }
 
 /// The keys of a tensor object.
