@@ -84,7 +84,7 @@ impl SafetensorsHeader<'_> {
 /// Why a header was not read (see [`read_header`]).
 #[derive(Debug)]
 pub(crate) enum Refused {
-    /// The crate's error.
+    /// A fault, as the crate's error (the one it gives on a 64-bit host).
     Crate(SafeTensorError),
     /// The bytes given end before the header does, though the file is long
     /// enough to hold it: the first `needed` bytes are needed.
