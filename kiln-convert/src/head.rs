@@ -7,9 +7,10 @@
 //! tensor's name, dtype or ggml block layout, shape and absolute byte
 //! range. Every check that needs no payload byte is made (GGUF: by
 //! [`GgufHead::read`], which [`Gguf::parse`](crate::gguf::Gguf::parse) is
-//! built on; safetensors: the safetensors crate's checks, see
-//! [`safetensors_head`]), so the verdict (the error, its kind, offset and words) is
-//! the whole-file reader's once the prefix holds the head.
+//! built on; safetensors: the conversions' header reader, the safetensors
+//! crate's checks with 64-bit sizes, see [`safetensors_head`]), so the
+//! verdict (the error, its kind, offset and words) is the whole-file
+//! reader's once the prefix holds the head.
 //!
 //! What a head needs: safetensors, 8 bytes, then `8 + n` (its JSON
 //! header); GGUF, everything up to the end of its tensor infos, which
@@ -17,16 +18,13 @@
 //! megabytes). [`open_head`] drives those reads over any read-at-offset
 //! function, so a file of any size is opened by reading about its head.
 
-use std::collections::HashMap;
 use std::ops::Range;
 
 use kiln_nostd::DtypeCode;
-use safetensors::tensor::SafeTensorError;
-use safetensors::Dtype;
-use serde::{de, Deserialize, Deserializer};
 
 use crate::error::{Error, Result};
 use crate::gguf::{GgmlType, GgufHead, HeadRead, MetadataKv, ValueType};
+use crate::safetensors_header::{data_order, read_header, Refused};
 use crate::safetensors_kiln::read_error;
 use crate::{kiln_dtype, Format};
 
@@ -143,52 +141,50 @@ pub fn read_head(format: Format, prefix: &[u8], file_len: u64) -> Result<Step> {
 }
 
 /// The head of a safetensors file; the verdict of
-/// [`read_safetensors`](crate::read_safetensors) on the whole file.
+/// [`read_safetensors`](crate::read_safetensors) on the whole file on a
+/// 64-bit host, on every target.
 ///
-/// The safetensors crate's `Metadata` holds offsets and dimensions as
-/// `usize`, which cannot hold the offsets of a file past 4 GiB on a 32-bit
-/// target (wasm32): its header is refused with "expected usize". So the
-/// header is read here into the crate's own shapes with 64-bit sizes
-/// (`HashMetadata`, `TensorInfo`, the crate's [`Dtype`]), through
-/// serde_json as the crate reads it, and checked by the crate's rules in
-/// the crate's order; faults become the crate's [`SafeTensorError`]s and
-/// then the conversions' own errors. The tests check the verdict against
-/// [`read_safetensors`](crate::read_safetensors) on every prefix of the
-/// fixtures and hostile headers.
+/// The header is read by the conversions' own header reader
+/// ([`read_safetensors_header`](crate::read_safetensors_header)), which
+/// holds offsets and dimensions in 64 bits: the safetensors crate's
+/// `Metadata` holds them as `usize`, which on a 32-bit target (wasm32)
+/// cannot hold the offsets of a file past 4 GiB. The tests check the
+/// verdict against [`read_safetensors`](crate::read_safetensors) on every
+/// prefix of the fixtures and hostile headers.
 pub fn safetensors_head(prefix: &[u8], file_len: u64) -> Result<Step> {
-    let (n, meta) = match safetensors_metadata(prefix, file_len)? {
-        Ok(read) => read,
-        Err(need) => return Ok(Step::Need(need)),
+    let header = match read_header(prefix, file_len) {
+        Ok(header) => header,
+        Err(Refused::ShortHead { needed }) => return Ok(Step::Need(needed)),
+        Err(Refused::Crate(e)) => return Err(read_error(prefix, file_len, e)),
     };
-    let data_start = 8 + n;
-    let tensors = meta
-        .tensors
+    let data_start = header.data_start() as u64;
+    // In the order of their data; tensors of no bytes at one offset, by name.
+    let tensors = data_order(&header)
         .into_iter()
-        .map(|(name, info)| {
-            let shape: Vec<u64> = info.shape.iter().map(|d| d.0).collect();
-            let (start, end) = (info.data_offsets.0 .0, info.data_offsets.1 .0);
-            HeadTensor {
-                dtype: kiln_dtype(info.dtype).map(DtypeCode::Closed),
-                format_dtype: info.dtype.to_string(),
+        .filter_map(|(start, end, i)| {
+            let t = header.tensors.get(i as usize)?;
+            let shape = header.shape(t).to_vec();
+            Some(HeadTensor {
+                dtype: kiln_dtype(t.dtype).map(DtypeCode::Closed),
+                format_dtype: t.dtype.to_string(),
                 layout: None,
                 elements: shape.iter().product(),
                 shape,
                 range: data_start + start..data_start + end,
-                name,
-            }
+                name: t.name.to_string(),
+            })
         })
         .collect();
-    let mut metadata: Vec<HeadPair> = meta
+    let metadata = header
         .metadata
-        .into_iter()
+        .iter()
         .flatten()
         .map(|(key, v)| HeadPair {
-            key,
+            key: key.to_string(),
             value_type: "string".into(),
-            value: shown_str(&v),
+            value: shown_str(v),
         })
         .collect();
-    metadata.sort_by(|a, b| a.key.cmp(&b.key));
     Ok(Step::Head(Head {
         format: Format::Safetensors,
         version: 0,
@@ -198,127 +194,6 @@ pub fn safetensors_head(prefix: &[u8], file_len: u64) -> Result<Step> {
         metadata,
         tensors,
     }))
-}
-
-/// The safetensors crate's largest header.
-const MAX_HEADER_SIZE: u64 = 100_000_000;
-
-/// A size in a safetensors header: the crate's `usize`, 64 bits wide on
-/// every target (its error words are those of `usize`).
-#[derive(Copy, Clone, Debug)]
-struct Size(u64);
-
-impl<'de> Deserialize<'de> for Size {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> core::result::Result<Size, D::Error> {
-        struct Sizes;
-        impl de::Visitor<'_> for Sizes {
-            type Value = Size;
-            fn expecting(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-                f.write_str("usize")
-            }
-            fn visit_u64<E: de::Error>(self, v: u64) -> core::result::Result<Size, E> {
-                Ok(Size(v))
-            }
-            fn visit_i64<E: de::Error>(self, v: i64) -> core::result::Result<Size, E> {
-                u64::try_from(v)
-                    .map(Size)
-                    .map_err(|_| E::invalid_value(de::Unexpected::Signed(v), &self))
-            }
-        }
-        d.deserialize_u64(Sizes)
-    }
-}
-
-/// The safetensors crate's `TensorInfo`, with 64-bit sizes (the name is
-/// the crate's: serde's error words carry it).
-#[derive(Deserialize)]
-struct TensorInfo {
-    dtype: Dtype,
-    shape: Vec<Size>,
-    data_offsets: (Size, Size),
-}
-
-/// The safetensors crate's header shape, with 64-bit sizes.
-#[derive(Deserialize)]
-struct HashMetadata {
-    #[serde(rename = "__metadata__")]
-    metadata: Option<HashMap<String, String>>,
-    #[serde(flatten)]
-    tensors: HashMap<String, TensorInfo>,
-}
-
-/// A checked header: its pairs, its tensors in data order.
-struct Checked {
-    metadata: Option<HashMap<String, String>>,
-    tensors: Vec<(String, TensorInfo)>,
-}
-
-/// The header length and the checked header, or how many bytes are
-/// needed: the checks of the crate's `SafeTensors::read_metadata`, in its
-/// order.
-fn safetensors_metadata(
-    prefix: &[u8],
-    file_len: u64,
-) -> Result<core::result::Result<(u64, Checked), u64>> {
-    let Some(word) = prefix.get(..8) else {
-        if file_len < 8 {
-            return Err(read_error(
-                prefix,
-                file_len,
-                SafeTensorError::HeaderTooSmall,
-            ));
-        }
-        return Ok(Err(8));
-    };
-    let error = |bytes: &[u8], e| read_error(bytes, file_len, e);
-    let n = u64::from_le_bytes(word.try_into().unwrap_or_default());
-    if n > MAX_HEADER_SIZE {
-        return Err(error(word, SafeTensorError::HeaderTooLarge));
-    }
-    let stop = n + 8;
-    if stop > file_len {
-        return Err(error(word, SafeTensorError::InvalidHeaderLength));
-    }
-    // stop <= MAX_HEADER_SIZE + 8: a usize on every target.
-    let Some(header) = prefix.get(..stop as usize) else {
-        return Ok(Err(stop));
-    };
-    let text = core::str::from_utf8(&header[8..])
-        .map_err(|e| error(header, SafeTensorError::InvalidHeader(e)))?;
-    let read: HashMetadata = serde_json::from_str(text)
-        .map_err(|e| error(header, SafeTensorError::InvalidHeaderDeserialization(e)))?;
-    let mut tensors: Vec<(String, TensorInfo)> = read.tensors.into_iter().collect();
-    tensors.sort_by_key(|(_, t)| (t.data_offsets.0 .0, t.data_offsets.1 .0));
-    let mut end = 0u64;
-    for (name, info) in &tensors {
-        let (s, e) = (info.data_offsets.0 .0, info.data_offsets.1 .0);
-        if s != end || e < s {
-            return Err(error(header, SafeTensorError::InvalidOffset(name.clone())));
-        }
-        end = e;
-        let bits = info
-            .shape
-            .iter()
-            .try_fold(1u64, |a, d| a.checked_mul(d.0))
-            .and_then(|n| n.checked_mul(info.dtype.bitsize() as u64))
-            .ok_or_else(|| error(header, SafeTensorError::ValidationOverflow))?;
-        if bits % 8 != 0 {
-            return Err(error(header, SafeTensorError::MisalignedSlice));
-        }
-        if e - s != bits / 8 {
-            return Err(error(header, SafeTensorError::TensorInvalidInfo));
-        }
-    }
-    if stop.checked_add(end) != Some(file_len) {
-        return Err(error(header, SafeTensorError::MetadataIncompleteBuffer));
-    }
-    Ok(Ok((
-        n,
-        Checked {
-            metadata: read.metadata,
-            tensors,
-        },
-    )))
 }
 
 /// The head of a GGUF file; the verdict of

@@ -94,7 +94,7 @@ pub use crate::model::{Message, Model};
 /// and the fuzz target (not for use: [`read_safetensors_header`] is the
 /// reader).
 #[doc(hidden)]
-pub use crate::safetensors_header::{crate_reader, fast_reader};
+pub use crate::safetensors_header::{fast_reader, serde_reader};
 pub use crate::safetensors_header::{HeaderTensor, SafetensorsHeader};
 pub use crate::safetensors_kiln::{
     check_safetensors_index, check_safetensors_set, kiln_dtype, kiln_safetensors_parts,

@@ -1,8 +1,9 @@
 //! safetensors ⇄ Kiln.
 //!
 //! Reading gives the verdict of the `safetensors` crate's own checks
-//! ([`SafeTensors::read_metadata`]), by a faster reader of our own that
-//! leaves every header outside its strict subset to the crate
+//! ([`SafeTensors::read_metadata`] on a 64-bit host), by a faster reader
+//! of our own that leaves every header outside its strict subset to a
+//! serde reader of the crate's header shapes with 64-bit sizes
 //! (`safetensors_header`); writing makes the header text the crate's
 //! `Metadata` serializes to (`safetensors_json`), in the order its writer
 //! uses, so the header bytes are exactly the ones its writer makes.
@@ -188,8 +189,10 @@ pub fn read_safetensors(input: &[u8]) -> Result<(usize, Metadata)> {
 /// from `head`, its first bytes: at least the 8-byte length and the JSON
 /// header (the whole file will do), so a reader of a file's head needs
 /// nothing more. The verdict is [`SafeTensors::read_metadata`]'s on the
-/// whole file, and so is the error; names are borrowed from `head` where
-/// they have no escapes, tensors sorted by name bytes.
+/// whole file on a 64-bit host, and so is the error, on every target:
+/// offsets and dimensions are 64-bit, so a file past 4 GiB reads on
+/// wasm32 too. Names are borrowed from `head` where they have no escapes,
+/// tensors sorted by name bytes.
 pub fn read_safetensors_header(head: &[u8], file_len: u64) -> Result<SafetensorsHeader<'_>> {
     read_header(head, file_len).map_err(|refused| match refused {
         Refused::Crate(e) => read_error(head, file_len, e),
@@ -268,7 +271,8 @@ fn tensor_spec<'a>(
         )));
     }
     let (start, end) = t.data_offsets;
-    let bytes = data.get(start..end).ok_or_else(|| {
+    let range = usize::try_from(start).ok().zip(usize::try_from(end).ok());
+    let bytes = range.and_then(|(s, e)| data.get(s..e)).ok_or_else(|| {
         Error::safetensors(
             Some(header.data_start() as u64),
             format!("{what}: tensor {name:?} lies outside the data"),
@@ -298,12 +302,12 @@ fn read_shard<'a>(
         let converts = kiln_dtype(t.dtype).is_some()
             && header.shape(t).len() <= 8
             && start <= end
-            && end <= data.len();
+            && end <= data.len() as u64;
         if !converts {
             // The refusal, in the words of the spec that is made later.
             tensor_spec(header, data, t, what)?;
         }
-        payload_bytes += end.saturating_sub(start) as u64;
+        payload_bytes += end.saturating_sub(start);
     }
     Ok(ShardIn {
         file,

@@ -390,3 +390,49 @@ fn a_large_files_head_needs_only_its_head() {
         Step::Need(hostile.len() as u64 + 8)
     );
 }
+
+/// A safetensors file past 4 GiB: its head alone is the whole verdict,
+/// with 64-bit offsets, both through the fast reader (the writers' layout)
+/// and through the serde reader (an escaped name, white space), and a
+/// fault past 4 GiB is found from the head alone.
+#[test]
+fn a_safetensors_head_past_4_gib_reads_from_its_head() {
+    // Two F16 tensors of 3 GiB each: offsets past u32.
+    let (rows, cols) = (49_152u64, 32_768u64);
+    let bytes = rows * cols * 2;
+    let compact = format!(
+        "{{\"a\":{{\"dtype\":\"F16\",\"shape\":[{rows},{cols}],\"data_offsets\":[0,{bytes}]}},\
+         \"b\":{{\"dtype\":\"F16\",\"shape\":[{rows},{cols}],\"data_offsets\":[{bytes},{}]}}}}",
+        2 * bytes
+    );
+    let spaced = compact.replace("\"b\":", "\"\\u0062\": ");
+    for json in [compact, spaced] {
+        let mut head = (json.len() as u64).to_le_bytes().to_vec();
+        head.extend(json.as_bytes());
+        let file_len = head.len() as u64 + 2 * bytes;
+        assert!(file_len >= 6 << 30);
+        let Step::Head(read) = read_head(Format::Safetensors, &head, file_len).unwrap() else {
+            panic!("the head is all there")
+        };
+        assert_eq!(read.head_len, head.len() as u64);
+        assert_eq!(read.tensors.len(), 2);
+        assert_eq!(read.tensors[1].name, "b");
+        assert_eq!(read.tensors[1].range, head.len() as u64 + bytes..file_len);
+        assert_eq!(read.tensors[1].shape, [rows, cols]);
+        assert_eq!(read.tensors[1].elements, rows * cols);
+        // A prefix one byte short of the header needs the rest.
+        assert_eq!(
+            read_head(Format::Safetensors, &head[..head.len() - 1], file_len).unwrap(),
+            Step::Need(head.len() as u64)
+        );
+        // One byte more in the file: the data no longer ends at its end.
+        let e = read_head(Format::Safetensors, &head, file_len + 1).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Safetensors);
+        assert_eq!(e.offset(), Some(head.len() as u64), "{e}");
+        assert!(
+            e.to_string()
+                .contains(&format!("{} data bytes", 2 * bytes + 1)),
+            "{e}"
+        );
+    }
+}
