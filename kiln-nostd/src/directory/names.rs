@@ -57,7 +57,10 @@ const STACK_NAMES: usize = 256;
 /// The first tensor whose name repeats an earlier one (the smallest `i`
 /// with `name(i) == name(j)` for some `j < i`), and whether the names are
 /// in strictly increasing byte order. `name(i)` empty means unnamed;
-/// unnamed tensors take no part.
+/// unnamed tensors take no part. (The builder checks the order as it
+/// walks its specs and calls [`first_repeat_unordered`] itself; the
+/// tests check both paths against each other through this.)
+#[cfg(test)]
 pub(crate) fn first_repeat<'n>(
     count: u32,
     name: impl Fn(u32) -> &'n [u8],
