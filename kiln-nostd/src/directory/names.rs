@@ -347,16 +347,14 @@ pub(crate) fn cmp_bytes(a: &[u8], b: &[u8]) -> Ordering {
     let (Some(head_a), Some(head_b)) = (a.get(..n), b.get(..n)) else {
         return a.cmp(b);
     };
-    let (mut words_a, mut words_b) = (head_a.chunks_exact(8), head_b.chunks_exact(8));
-    for (x, y) in (&mut words_a).zip(&mut words_b) {
-        if let (Some(x), Some(y)) = (x.first_chunk::<8>(), y.first_chunk::<8>()) {
-            if x != y {
-                return u64::from_be_bytes(*x).cmp(&u64::from_be_bytes(*y));
-            }
+    let ((words_a, rest_a), (words_b, rest_b)) = (head_a.as_chunks::<8>(), head_b.as_chunks::<8>());
+    for (x, y) in words_a.iter().zip(words_b) {
+        if x != y {
+            return u64::from_be_bytes(*x).cmp(&u64::from_be_bytes(*y));
         }
     }
     // Both remainders have the same length (n % 8), under eight bytes.
-    for (x, y) in words_a.remainder().iter().zip(words_b.remainder()) {
+    for (x, y) in rest_a.iter().zip(rest_b) {
         if x != y {
             return x.cmp(y);
         }

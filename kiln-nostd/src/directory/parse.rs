@@ -496,14 +496,12 @@ fn one_pass(walk: &mut Walk<'_, '_>, mut scratch: Option<&mut [u32]>) -> Result<
 #[cfg(any(test, not(feature = "small-code")))]
 #[inline]
 fn or_of(bytes: &[u8]) -> u64 {
-    let mut words = bytes.chunks_exact(8);
+    let (words, rest) = bytes.as_chunks::<8>();
     let mut acc = 0u64;
-    for word in &mut words {
-        acc |= word
-            .first_chunk::<8>()
-            .map_or(0, |w| u64::from_le_bytes(*w));
+    for word in words {
+        acc |= u64::from_le_bytes(*word);
     }
-    for &b in words.remainder() {
+    for &b in rest {
         acc |= u64::from(b);
     }
     acc
