@@ -517,12 +517,12 @@ fn hash_name(name: &[u8]) -> u64 {
     let len = name.len();
     let mut h = (len as u64) ^ K0;
     if len >= 16 {
-        let mut chunks = name.chunks_exact(16);
-        for chunk in &mut chunks {
+        let (chunks, rest) = name.as_chunks::<16>();
+        for chunk in chunks {
             let (a, b) = (word(chunk.first_chunk()), word(chunk.last_chunk()));
             h = fold(a ^ K1, b ^ h);
         }
-        if !chunks.remainder().is_empty() {
+        if !rest.is_empty() {
             if let Some(tail) = name.last_chunk::<16>() {
                 let (a, b) = (word(tail.first_chunk()), word(tail.last_chunk()));
                 h = fold(a ^ K1, b ^ h);
