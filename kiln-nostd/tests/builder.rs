@@ -176,3 +176,38 @@ fn trusted_reader_checks_bounds_but_skips_names_and_quant() {
     assert_eq!(r.str().unwrap_err().code(), Some(kiln_nostd::Code::Eof));
     assert_eq!(from_bytes::<u8>(&[9]).unwrap(), 9);
 }
+
+/// A view's name is the heap's text cut at the name's slice: multibyte
+/// names read back whole, and a slice that splits a character (which only
+/// a trusted parse lets through) reads as no name, as a check of the
+/// slice alone says.
+#[test]
+fn names_read_back_from_the_heap_text() {
+    let one = [1u8];
+    let names = ["é", "a", "ü_x", "日本"];
+    let specs: Vec<TensorSpec> = names
+        .iter()
+        .map(|n| TensorSpec::from_host(&[1], &one).named(n))
+        .collect();
+    let mut buf = vec![0u8; 4096];
+    let block = to_slice(&Tensors(&specs), &mut buf).unwrap().to_vec();
+    for dir in [
+        Directory::parse(&block).unwrap(),
+        Directory::parse_trusted(&block, Limits::DEFAULT).unwrap(),
+    ] {
+        let read: Vec<_> = dir.iter().map(|t| t.name()).collect();
+        assert_eq!(read, names.map(Some));
+        assert_eq!(dir.by_name("日本").map(|t| t.index()), Some(3));
+    }
+    // Names "é" and "a" moved by one byte: [C3] and [A9 61], each not
+    // UTF-8, though the heap as a whole still is.
+    let mut split = block.clone();
+    let record = |i: usize| 64 + 128 * i;
+    split[record(0) + 6] = 1; // name 0: length 1
+    split[record(1) + 4] = 1; // name 1: offset 1
+    split[record(1) + 6] = 2; // name 1: length 2
+    assert!(Directory::parse(&split).is_err());
+    let dir = Directory::parse_trusted(&split, Limits::DEFAULT).unwrap();
+    let read: Vec<_> = dir.iter().map(|t| t.name()).collect();
+    assert_eq!(read, [None, None, Some("ü_x"), Some("日本")]);
+}

@@ -268,19 +268,20 @@ fn slot(text: Option<&str>, cursor: &mut u64) -> Result<(u16, u16)> {
     Ok((off, len))
 }
 
-/// The descriptor of one spec with its positions left at zero: all that
-/// the quantization rule needs to know about a linked tensor.
+/// The rank of a spec, refused above 8.
 #[inline(always)]
-fn bare_descriptor(spec: &TensorSpec<'_>) -> Result<Descriptor> {
-    let rank = match u8::try_from(spec.shape.len()) {
-        Ok(r) if r <= MAX_RANK => r,
-        _ => return Err(refuse("rank above 8")),
-    };
-    let mut shape = [0u64; 8];
-    for (slot, &dim) in shape.iter_mut().zip(spec.shape) {
-        *slot = dim;
+fn rank_of(spec: &TensorSpec<'_>) -> Result<u8> {
+    match u8::try_from(spec.shape.len()) {
+        Ok(r) if r <= MAX_RANK => Ok(r),
+        _ => Err(refuse("rank above 8")),
     }
-    let (quant_scheme, quant_axis, group_size, scale_index, outer_index) = match spec.quant {
+}
+
+/// The quantization fields of a spec: scheme, axis, group size, scale
+/// and outer index.
+#[inline(always)]
+fn quant_fields(quant: QuantSpec) -> (u16, u16, u32, u32, u32) {
+    match quant {
         QuantSpec::None => (0, NO_AXIS, 0, NO_INDEX, NO_INDEX),
         QuantSpec::Scales {
             axis,
@@ -293,7 +294,79 @@ fn bare_descriptor(spec: &TensorSpec<'_>) -> Result<Descriptor> {
             scales,
             outer,
         } => (2, axis, group_size, scales, outer),
-    };
+    }
+}
+
+/// A spec's descriptor fields read from the spec itself, with the
+/// positions the cursor gave it: what the checking pass hands the rules,
+/// so that no 128-byte descriptor is built (and copied) for a check.
+/// `rank` is the shape's length, at most 8.
+#[derive(Copy, Clone)]
+struct SpecFields<'s, 'a> {
+    spec: &'s TensorSpec<'a>,
+    rank: u8,
+    layout_len: u16,
+    byte_offset: u64,
+}
+
+impl Fields for SpecFields<'_, '_> {
+    fn dtype(&self) -> u16 {
+        self.spec.dtype.code()
+    }
+    fn rank(&self) -> u8 {
+        self.rank
+    }
+    fn layout_len(&self) -> u16 {
+        self.layout_len
+    }
+    fn block_size(&self) -> u32 {
+        self.spec.block_size
+    }
+    fn quant_scheme(&self) -> u16 {
+        quant_fields(self.spec.quant).0
+    }
+    fn quant_axis(&self) -> u16 {
+        quant_fields(self.spec.quant).1
+    }
+    fn group_size(&self) -> u32 {
+        quant_fields(self.spec.quant).2
+    }
+    fn scale_index(&self) -> u32 {
+        quant_fields(self.spec.quant).3
+    }
+    fn outer_index(&self) -> u32 {
+        quant_fields(self.spec.quant).4
+    }
+    fn byte_offset(&self) -> u64 {
+        self.byte_offset
+    }
+    fn byte_length(&self) -> u64 {
+        self.spec.payload.len() as u64
+    }
+    fn shape(&self) -> [u64; 8] {
+        let mut shape = [0u64; 8];
+        for (slot, &dim) in shape.iter_mut().zip(self.spec.shape) {
+            *slot = dim;
+        }
+        shape
+    }
+    /// The slots past the shape's length (the rank) are zero, as the
+    /// written descriptor's are.
+    fn dim(&self, k: usize) -> u64 {
+        self.spec.shape.get(k).copied().unwrap_or(0)
+    }
+}
+
+/// The descriptor of one spec with its positions left at zero (the
+/// cursor fills them in).
+#[inline(always)]
+fn bare_descriptor(spec: &TensorSpec<'_>) -> Result<Descriptor> {
+    let rank = rank_of(spec)?;
+    let mut shape = [0u64; 8];
+    for (slot, &dim) in shape.iter_mut().zip(spec.shape) {
+        *slot = dim;
+    }
+    let (quant_scheme, quant_axis, group_size, scale_index, outer_index) = quant_fields(spec.quant);
     Ok(Descriptor {
         dtype: spec.dtype.code(),
         rank,
@@ -344,21 +417,48 @@ fn check<S: Sink>(specs: &[TensorSpec<'_>], w: &Writer<S>) -> Result<Plan> {
         .ok_or(refuse("name heap above the byte cap"))?;
 
     let mut cursor = Cursor::new(names_total);
+    // The names so far in strictly increasing order (then unique), checked
+    // on the way; only names out of order need the uniqueness search.
+    let (mut previous, mut increasing) = (&[][..], true);
     for (i, spec) in (0u32..).zip(specs) {
-        let d = cursor.place(spec)?;
+        // What `Cursor::place` computes, in its order, without building
+        // the descriptor: the rules read the spec's fields in place.
+        let rank = rank_of(spec)?;
+        slot(spec.name, &mut cursor.name)?;
+        let (_, layout_len) = slot(spec.layout, &mut cursor.layout)?;
+        let byte_offset = cursor.payload(spec.payload.len() as u64)?;
+        let d = SpecFields {
+            spec,
+            rank,
+            layout_len,
+            byte_offset,
+        };
         let in_tensor = |e: Error| refuse(e.fault()).in_tensor(i);
         if let Some(code) = spec.payload.host_code {
-            if code != d.dtype {
+            if code != d.dtype() {
                 return Err(refuse("host element type does not match the dtype").in_tensor(i));
             }
         }
         rules::check_shape_and_range(d, u64::MAX).map_err(in_tensor)?;
         rules::check_payload_bits(d, spec.payload.bytes).map_err(in_tensor)?;
+        if let Some(name) = spec.name {
+            let name = name.as_bytes();
+            increasing &= i == 0 || previous < name;
+            previous = name;
+        }
         // The rule holds for an unquantized spec by construction (its
         // fields are the "none" values); only a quantized one is checked.
         if spec.quant != QuantSpec::None {
+            // A linked tensor as its descriptor with the positions left
+            // at zero: all the quantization rule reads of it.
             rules::check_quant(i, d, count, |j| {
-                specs.get(j as usize).and_then(|s| bare_descriptor(s).ok())
+                let spec = specs.get(j as usize)?;
+                Some(SpecFields {
+                    spec,
+                    rank: rank_of(spec).ok()?,
+                    layout_len: 0,
+                    byte_offset: 0,
+                })
             })
             .map_err(in_tensor)?;
         }
@@ -370,8 +470,8 @@ fn check<S: Sink>(specs: &[TensorSpec<'_>], w: &Writer<S>) -> Result<Plan> {
             .unwrap_or("")
             .as_bytes()
     };
-    if named {
-        if let (Some(i), _) = super::names::first_repeat(count, name_of, None) {
+    if named && !increasing {
+        if let (Some(i), _) = super::names::first_repeat_unordered(count, name_of, None) {
             return Err(refuse("tensor name repeats an earlier name").in_tensor(i));
         }
     }

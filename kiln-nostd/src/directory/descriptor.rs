@@ -172,6 +172,14 @@ impl Record<'_> {
     pub fn layout_off(&self) -> u16 {
         field!(self, u16, 8)
     }
+    /// Bytes 16..32 hold scheme 0 with no axis, group or links: what the
+    /// quantization rule accepts of an unquantized tensor, in one compare.
+    pub fn unquantized(&self) -> bool {
+        const NONE: u128 = u128::from_le_bytes([
+            0, 0, 0xFF, 0xFF, 0, 0, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF,
+        ]);
+        field!(self, u128, 16) == NONE
+    }
     /// Byte 3 and bytes 112..128 are all zero.
     pub fn reserved_clear(&self) -> bool {
         self.0[RESERVED_BYTE] == 0 && field!(self, u128, RESERVED_TAIL) == 0

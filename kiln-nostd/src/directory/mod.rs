@@ -76,7 +76,59 @@ pub struct Directory<'a> {
     names_sorted: bool,
     /// Otherwise, what the uniqueness check kept for lookups.
     names: names::ParsedNames,
+    /// The name heap as text, once the parse knows it is UTF-8 (empty
+    /// otherwise, and with `small-code`): a view's name is cut from it
+    /// rather than checked again.
+    heap_text: HeapText<'a>,
 }
+
+/// The name heap as text, or empty when not known to be UTF-8: a function
+/// of the block's bytes and of how it was read, so it takes no part in
+/// equality. With `small-code` it holds nothing (names are checked when
+/// read, and the directory stays two words smaller in flash and RAM).
+#[derive(Copy, Clone, Debug, Default)]
+struct HeapText<'a>(
+    #[cfg(not(feature = "small-code"))] &'a str,
+    #[cfg(feature = "small-code")] core::marker::PhantomData<&'a str>,
+);
+
+impl<'a> HeapText<'a> {
+    /// Nothing known.
+    const NONE: HeapText<'static> = HeapText(
+        #[cfg(not(feature = "small-code"))]
+        "",
+        #[cfg(feature = "small-code")]
+        core::marker::PhantomData,
+    );
+
+    /// The text of `heap`, when it is UTF-8.
+    #[cfg_attr(feature = "small-code", allow(unused_variables))]
+    fn of(heap: &'a [u8]) -> HeapText<'a> {
+        #[cfg(not(feature = "small-code"))]
+        return HeapText(core::str::from_utf8(heap).unwrap_or(""));
+        #[cfg(feature = "small-code")]
+        HeapText(core::marker::PhantomData)
+    }
+
+    /// The text of heap bytes `start..start + len`, when kept and on
+    /// character boundaries.
+    #[inline]
+    #[cfg_attr(feature = "small-code", allow(unused_variables))]
+    fn get(&self, start: usize, len: usize) -> Option<&'a str> {
+        #[cfg(not(feature = "small-code"))]
+        return self.0.get(start..start.saturating_add(len));
+        #[cfg(feature = "small-code")]
+        None
+    }
+}
+
+impl PartialEq for HeapText<'_> {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for HeapText<'_> {}
 
 /// A directory's fields without the lookup table it keeps: what a
 /// [`TensorView`] carries, so that views stay `Copy` and free to make.
@@ -93,6 +145,7 @@ struct Lean<'a> {
     payload_base: usize,
     flags: u8,
     names_sorted: bool,
+    heap_text: HeapText<'a>,
 }
 
 impl<'a> Lean<'a> {
@@ -108,6 +161,7 @@ impl<'a> Lean<'a> {
             payload_base,
             flags,
             names_sorted,
+            heap_text,
         } = self;
         Directory {
             block,
@@ -118,6 +172,7 @@ impl<'a> Lean<'a> {
             flags,
             names_sorted,
             names: names::ParsedNames::NONE,
+            heap_text,
         }
     }
 }
@@ -133,6 +188,7 @@ impl<'a> Directory<'a> {
             payload_base: self.payload_base,
             flags: self.flags,
             names_sorted: self.names_sorted,
+            heap_text: self.heap_text,
         }
     }
 }
@@ -170,6 +226,7 @@ impl Directory<'static> {
         flags: FLAG_LITTLE_ENDIAN,
         names_sorted: false,
         names: names::ParsedNames::NONE,
+        heap_text: HeapText::NONE,
     };
 }
 
@@ -682,21 +739,25 @@ impl<'a> TensorView<'a> {
 
     /// The tensor's name, if the directory names its tensors.
     pub fn name(&self) -> Option<&'a str> {
-        let bytes = self
-            .dir
-            .full()
-            .heap_slice(self.record.name_off(), self.record.name_len());
-        (!bytes.is_empty())
-            .then(|| core::str::from_utf8(bytes).ok())
-            .flatten()
+        self.heap_text(self.record.name_off(), self.record.name_len())
     }
 
     /// The opaque layout name (e.g. `Q4_K`), for an opaque dtype.
     pub fn layout(&self) -> Option<&'a str> {
-        let bytes = self
-            .dir
-            .full()
-            .heap_slice(self.record.layout_off(), self.record.layout_len());
+        self.heap_text(self.record.layout_off(), self.record.layout_len())
+    }
+
+    /// The heap slice at `off` of `len` bytes as text, `None` when empty:
+    /// cut from the heap's text when the parse kept it (the slice then
+    /// lies on character boundaries), else checked here.
+    #[inline]
+    fn heap_text(&self, off: u16, len: u16) -> Option<&'a str> {
+        if len != 0 {
+            if let Some(text) = self.dir.heap_text.get(usize::from(off), usize::from(len)) {
+                return Some(text);
+            }
+        }
+        let bytes = self.dir.full().heap_slice(off, len);
         (!bytes.is_empty())
             .then(|| core::str::from_utf8(bytes).ok())
             .flatten()
@@ -1112,6 +1173,7 @@ impl<'de> Decode<'de> for Directory<'de> {
             flags: FLAG_LITTLE_ENDIAN,
             names_sorted: false,
             names: names::ParsedNames::NONE,
+            heap_text: HeapText::NONE,
         })
     }
 }

@@ -66,6 +66,9 @@ pub(crate) fn parse<'a>(
 
     // Steps 8 to 11.
     (dir.names_sorted, dir.names) = check_descriptors(&dir, payload_bytes, trusted, scratch)?;
+    // The heap as text, for the views' names: one check of the whole heap
+    // (fast for an ASCII one) instead of one per name read.
+    dir.heap_text = super::HeapText::of(dir.heap());
 
     // Step 12: a standalone block is the whole buffer.
     if placement == Placement::Standalone && buf.len() > dir.block.len() {
@@ -118,6 +121,7 @@ impl Header {
             flags: self.flags,
             names_sorted: false,
             names: names::ParsedNames::NONE,
+            heap_text: super::HeapText::NONE,
         }
     }
 }
@@ -471,10 +475,9 @@ fn one_pass(walk: &mut Walk<'_, '_>, mut scratch: Option<&mut [u32]>) -> Result<
     // The offsets are canonical (the first loop checked them), so each gap
     // runs from the previous payload's end to this payload's offset.
     let mut end = 0;
-    let mut gap_bytes = 0u8;
+    let mut gap_bytes = 0u64;
     for (i, r) in walk.dir.records() {
-        let gap = walk.dir.payload_region(end, r.byte_offset());
-        gap_bytes |= gap.iter().fold(0u8, |acc, &b| acc | b);
+        gap_bytes |= or_of(walk.dir.payload_region(end, r.byte_offset()));
         end = r.range_end().unwrap_or(u64::MAX);
         walk.each(Step::PayloadBits, i, r)?;
     }
@@ -485,6 +488,23 @@ fn one_pass(walk: &mut Walk<'_, '_>, mut scratch: Option<&mut [u32]>) -> Result<
         walk.after(step, scratch.as_deref_mut())?;
     }
     Ok(())
+}
+
+/// The OR of every byte of `bytes`, eight at a time: a block's gaps are
+/// short (under 64 bytes each), too short for the vector loop a byte fold
+/// becomes, whose set-up and tail then cost more than the bytes.
+#[cfg(any(test, not(feature = "small-code")))]
+#[inline]
+fn or_of(bytes: &[u8]) -> u64 {
+    let (words, rest) = bytes.as_chunks::<8>();
+    let mut acc = 0u64;
+    for word in words {
+        acc |= u64::from_le_bytes(*word);
+    }
+    for &b in rest {
+        acc |= u64::from(b);
+    }
+    acc
 }
 
 /// What the steps carry from one descriptor to the next.
@@ -688,7 +708,9 @@ impl<'d, 'a> Walk<'d, 'a> {
                 }
             }
             Step::Quant => {
-                if !self.trusted {
+                // (By default an unquantized record, the common one, is
+                // recognised in one compare; `small-code` runs the rule.)
+                if !self.trusted && (super::SMALL_CODE || !r.unquantized()) {
                     rules::check_quant(i, r, dir.tensor_count, |j| {
                         (j < dir.tensor_count).then(|| dir.record(j)).flatten()
                     })
