@@ -12,7 +12,7 @@
 //! tensors (element count times bit width is a whole number of bytes and
 //! equals the payload's length) are made here too, with the crate's error.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use safetensors::tensor::SafeTensorError;
 use safetensors::Dtype;
@@ -39,7 +39,14 @@ pub(crate) fn header_json<'a, S: AsRef<[u64]>>(
     let mut first = true;
     if let Some(metadata) = metadata {
         json.extend_from_slice(b"\"__metadata__\":");
-        serde_json::to_writer(&mut *json, metadata).map_err(|e| e.to_string())?;
+        // In byte order: the crate writes its HashMap's order, which is
+        // random per process, so any order is one it could write, and this
+        // one makes the same file on every run.
+        let sorted: BTreeMap<&str, &str> = metadata
+            .iter()
+            .map(|(key, value)| (key.as_str(), value.as_str()))
+            .collect();
+        serde_json::to_writer(&mut *json, &sorted).map_err(|e| e.to_string())?;
         first = false;
     }
     let mut dtype: Option<(Dtype, Vec<u8>)> = None;
@@ -291,6 +298,28 @@ mod tests {
             crate_json(Some(metadata), &[]).unwrap()
         );
         assert_eq!(our_json(None, &[]).unwrap(), b"{}");
+    }
+
+    #[test]
+    fn metadata_keys_are_written_in_byte_order() {
+        let metadata: HashMap<String, String> = ["format", "b", "a\"q", "Z", "é", "a"]
+            .iter()
+            .map(|k| (k.to_string(), format!("v{k}")))
+            .collect();
+        let tensors = [("w", Dtype::F32, vec![2], 8)];
+        let ours = our_json(Some(&metadata), &tensors).unwrap();
+        let theirs = crate_json(Some(metadata.clone()), &tensors).unwrap();
+        // The same object as the crate's, in one order of the keys.
+        let parsed = |bytes: &[u8]| serde_json::from_slice::<serde_json::Value>(bytes).unwrap();
+        assert_eq!(parsed(&ours), parsed(&theirs));
+        let text = String::from_utf8(ours).unwrap();
+        let at = |key: &str| {
+            text.find(&format!("{}:", serde_json::to_string(key).unwrap()))
+                .unwrap()
+        };
+        let mut keys: Vec<&str> = metadata.keys().map(String::as_str).collect();
+        keys.sort_unstable();
+        assert!(keys.windows(2).all(|w| at(w[0]) < at(w[1])), "{text}");
     }
 
     #[test]
