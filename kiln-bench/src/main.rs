@@ -1005,7 +1005,10 @@ fn race(
     let cp = median(&mut cp_times);
     let ratio = convert / cp;
     let met = ratio <= 2.0;
-    if !met {
+    // The goal is the release build's; the quick run's debug build only
+    // gives an upper bound.
+    let judged = kiln.parent().and_then(Path::file_name) == Some("release".as_ref());
+    if judged && !met {
         table.failed_goals.push(format!(
             "kiln convert of {label}, {}: {ratio:.2} x cp > 2",
             direction.words()
@@ -1020,7 +1023,11 @@ fn race(
         peer: "cp of the same file".into(),
         peer_time: fmt_time(cp),
         ratio: format!("{:.2}", cp / convert),
-        goal: format!("Kiln ≤ 2 x cp: {} ({ratio:.2} x)", verdict(met)),
+        goal: if judged {
+            format!("Kiln ≤ 2 x cp: {} ({ratio:.2} x)", verdict(met))
+        } else {
+            format!("Kiln ≤ 2 x cp: not judged, debug build ({ratio:.2} x)")
+        },
         ..Row::default()
     });
 }

@@ -7,9 +7,9 @@ model (18,867 tensors, tiny payloads: the time is in the names and the
 directories) and a 1 GB file of many tensors (KILN_TIME_MB sets the size;
 the time is in the bytes). Each is converted to Kiln and the Kiln file
 back, each timed against cp of the same input, median of three runs,
-alternating. The goal is at most 2x cp; the times are printed, never
-asserted (they depend on the machine and its load). The temporary files
-are removed at the end.
+alternating. The goal is at most 2x cp, judged for a release build only;
+the times are printed, never asserted (they depend on the machine and its
+load). The temporary files are removed at the end.
 """
 
 import os
@@ -27,6 +27,9 @@ import safetensors.numpy
 ROOT = Path(__file__).resolve().parents[2]
 KILN = Path(os.environ.get("KILN_BIN", ROOT / "target" / "debug" / "kiln"))
 MB = int(os.environ.get("KILN_TIME_MB", "1024"))
+# The 2x goal is the release build's (`bash scripts/bench.sh --only
+# convert`); the test command's debug build only gives an upper bound.
+RELEASE = KILN.parent.name == "release"
 
 
 def moe_tensors():
@@ -76,9 +79,12 @@ def race(label, src, dst, runs=3):
     copy.unlink(missing_ok=True)
     c, p = statistics.median(conv), statistics.median(cp)
     size = src.stat().st_size
-    verdict = "within" if c <= 2 * p else "NOT within"
+    if RELEASE:
+        verdict = "within 2 x" if c <= 2 * p else "NOT within 2 x"
+    else:
+        verdict = "debug build: an upper bound, not judged"
     print(f"time: {label}: {size / 1e6:,.1f} MB, kiln convert {c * 1000:,.1f} ms, "
-          f"cp {p * 1000:,.1f} ms: {c / p:.2f} x cp ({verdict} 2 x)")
+          f"cp {p * 1000:,.1f} ms: {c / p:.2f} x cp ({verdict})")
 
 
 def main():
