@@ -384,12 +384,13 @@ const fn word(bytes: &[u8]) -> u64 {
 /// crate gives; `None` for anything else (outside the subset, or refused),
 /// which [`by_serde`] then decides.
 ///
-/// It reads each byte once. Outside strings the subset is ASCII, so the
-/// JSON is UTF-8 exactly when every string is: a string is checked as it is
-/// scanned (see [`Json::string_at`]), not the whole text first. And the
-/// writers write tensors in name order with their data in that order:
-/// whether they did is found while reading ([`InOrder`]), so such a header
-/// needs neither a sort nor a second walk over its tensors.
+/// The writers write tensors in name order with their data in that
+/// order, one tensor object much like the next: whether they did is found
+/// while reading ([`InOrder`]), so such a header needs neither a sort nor
+/// a second walk over its tensors; a name is compared with the last one
+/// and scanned only from where they differ ([`Json::key`]); a tensor
+/// object that starts as the last one did is matched in one compare
+/// ([`TensorHead`]).
 fn fast(json: &[u8], file_len: u64) -> Option<SafetensorsHeader<'_>> {
     let n = json.len();
     let text = std::str::from_utf8(json).ok()?;
@@ -397,7 +398,7 @@ fn fast(json: &[u8], file_len: u64) -> Option<SafetensorsHeader<'_>> {
         text,
         bytes: json,
         at: 0,
-        head: TensorHead::of(b"{\"dtype\":\"F32\",\"shape\":[........", 24, Dtype::F32)?,
+        head: None,
     };
     // A tensor takes some 50 bytes or more of JSON (`"t":{"dtype":"U8",
     // "shape":[],"data_offsets":[0,0]}`): room for every tensor of the
@@ -670,7 +671,7 @@ struct Json<'a> {
     bytes: &'a [u8],
     at: usize,
     /// The start of the last compact tensor object read.
-    head: TensorHead,
+    head: Option<TensorHead>,
 }
 
 /// The start of a compact tensor object, `{"dtype":"F32","shape":[`, as
@@ -679,7 +680,7 @@ struct Json<'a> {
 /// compare each and the dtype a search.
 struct TensorHead {
     words: [u64; 4],
-    /// Its bytes' high bits in each word, where the start is.
+    /// The bits of its bytes in each word (zero past its end).
     masks: [u64; 4],
     /// Its length (at most 32).
     len: usize,
@@ -864,7 +865,7 @@ impl<'a> Json<'a> {
     /// longer one goes to [`Json::any_tensor`].
     #[inline(always)]
     fn tensor_head<'r>(&mut self, r: &'r [u8]) -> Option<(Dtype, &'r [u8])> {
-        if let Some(found) = self.head.matches(r) {
+        if let Some(found) = self.head.as_ref().and_then(|h| h.matches(r)) {
             return Some(found);
         }
         let after = r.strip_prefix(b"{\"dtype\":\"")?;
@@ -879,7 +880,7 @@ impl<'a> Json<'a> {
         let dtype = dtype_of_word(w & mask(len))?;
         let after = after.get(len + 1..)?.strip_prefix(b",\"shape\":[")?;
         if let Some(head) = TensorHead::of(r, r.len() - after.len(), dtype) {
-            self.head = head;
+            self.head = Some(head);
         }
         Some((dtype, after))
     }
@@ -1014,4 +1015,94 @@ pub fn fast_reader(head: &[u8], file_len: u64) -> Option<SafetensorsHeader<'_>> 
 #[doc(hidden)]
 pub fn serde_reader(head: &[u8], file_len: u64) -> Option<SafetensorsHeader<'static>> {
     by_serde(header_json(head, file_len).ok()?, file_len).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// [`number`] one digit at a time, as serde_json reads a size.
+    fn number_by_digit(bytes: &[u8]) -> Option<(u64, usize)> {
+        let len = bytes.iter().take_while(|b| b.is_ascii_digit()).count();
+        let digits = bytes.get(..len)?;
+        let plain = len > 0 && len <= 19 && !(len > 1 && digits[0] == b'0');
+        let next = bytes.get(len);
+        if !plain || matches!(next, Some(b'.' | b'e' | b'E')) {
+            return None;
+        }
+        let value = std::str::from_utf8(digits).ok()?.parse().ok()?;
+        Some((value, len))
+    }
+
+    #[test]
+    fn numbers_read_as_one_digit_at_a_time() {
+        let mut texts: Vec<String> = Vec::new();
+        for len in 0..=22 {
+            for lead in ["1", "9", "0"] {
+                let digits: String = lead
+                    .chars()
+                    .chain("8765432109876543210987".chars())
+                    .take(len)
+                    .collect();
+                for after in ["", ",", "]", ".5", "e3", "E", "x", "\u{e9}", "\0", "/", ":"] {
+                    texts.push(format!("{digits}{after}"));
+                }
+            }
+        }
+        texts.extend(["18446744073709551615", "9999999999999999999", "10000000"].map(String::from));
+        for text in &texts {
+            // Alone (the end of the bytes within a word) and with more
+            // bytes after it.
+            for bytes in [text.clone(), format!("{text}        ")] {
+                assert_eq!(
+                    number(bytes.as_bytes()),
+                    number_by_digit(bytes.as_bytes()),
+                    "{bytes:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn string_lengths_stop_where_a_byte_scan_stops() {
+        let stops = |b: u8| b == b'"' || b == b'\\' || b < 0x20;
+        let alphabet = [
+            b'a', b'"', b'\\', 0x00, 0x1f, 0x20, 0x21, 0x7f, 0x80, 0xc3, 0xff,
+        ];
+        for len in 0..=20 {
+            for &stop in &alphabet {
+                for at in 0..=len {
+                    let mut bytes = vec![b'x'; len];
+                    if let Some(b) = bytes.get_mut(at) {
+                        *b = stop;
+                    }
+                    let expected = bytes.iter().position(|&b| stops(b)).unwrap_or(len);
+                    assert_eq!(string_len(&bytes), expected, "{bytes:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn shared_words_end_where_the_names_first_differ() {
+        let names = [
+            "",
+            "a",
+            "abcdefg",
+            "abcdefgh",
+            "abcdefgi",
+            "abcdefghabcdefgh",
+            "abcdefghabcdefgx",
+        ];
+        for a in names {
+            for b in names {
+                let same = same_words(a.as_bytes(), b.as_bytes());
+                let first_differ = a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count();
+                // The first difference when it is in whole words of both,
+                // else all their whole words.
+                let whole = 8 * (a.len() / 8).min(b.len() / 8);
+                assert_eq!(same, first_differ.min(whole), "{a:?} {b:?}");
+            }
+        }
+    }
 }
