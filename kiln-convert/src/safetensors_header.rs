@@ -783,6 +783,7 @@ impl<'a> Json<'a> {
     /// first the two are compared eight bytes at a time, then the rest is
     /// scanned. The place where they first differ also says which sorts
     /// first.
+    #[inline(always)]
     fn key(&mut self, last: Option<(usize, usize)>) -> Option<Key<'a>> {
         self.expect(b'"')?;
         let start = self.at;
