@@ -413,17 +413,19 @@ fn fast(json: &[u8], file_len: u64) -> Option<SafetensorsHeader<'_>> {
     p.expect(b'{')?;
     if !p.eat(b'}') {
         loop {
-            let key = p.key(order.last_name)?;
-            p.expect(b':')?;
-            if key.text == "__metadata__" {
-                if header.metadata.is_some() {
-                    return None;
+            if !p.writers_entries(&mut header, &mut order) {
+                let key = p.key(order.last_name)?;
+                p.expect(b':')?;
+                if key.text == "__metadata__" {
+                    if header.metadata.is_some() {
+                        return None;
+                    }
+                    header.metadata = Some(p.string_map()?);
+                } else {
+                    let t = p.tensor(key.text, &mut header.dims)?;
+                    order.push(&key, &t, header.shape(&t));
+                    header.tensors.push(t);
                 }
-                header.metadata = Some(p.string_map()?);
-            } else {
-                let t = p.tensor(key.text, &mut header.dims)?;
-                order.push(&key, &t, header.shape(&t));
-                header.tensors.push(t);
             }
             if p.eat(b'}') {
                 break;
@@ -786,7 +788,15 @@ impl<'a> Json<'a> {
     #[inline(always)]
     fn key(&mut self, last: Option<(usize, usize)>) -> Option<Key<'a>> {
         self.expect(b'"')?;
-        let start = self.at;
+        let key = self.name_at(self.at, last)?;
+        self.at += key.text.len() + 1;
+        Some(key)
+    }
+
+    /// The key whose text starts at `start` (see [`Json::key`]); the
+    /// cursor does not move.
+    #[inline(always)]
+    fn name_at(&self, start: usize, last: Option<(usize, usize)>) -> Option<Key<'a>> {
         let rest = self.bytes.get(start..)?;
         let last = match last {
             Some((at, len)) => Some(self.bytes.get(at..at + len)?),
@@ -801,7 +811,6 @@ impl<'a> Json<'a> {
         }
         // The text is UTF-8 and a quote is never inside a character.
         let text = self.text.get(start..start + len)?;
-        self.at += len + 1;
         let after_last = match last {
             None => true,
             // They differ at `same`, inside `last`: the name is longer,
@@ -928,6 +937,54 @@ impl<'a> Json<'a> {
         };
         self.at = self.bytes.len() - r.len();
         Some(tensor)
+    }
+
+    /// Tensor entries exactly as the writers write them, one after
+    /// another: `"name":{"dtype":...}` and the `,` after each, in one loop.
+    /// It stops before an entry laid out any other way (or `__metadata__`),
+    /// and after one that no `,` follows: then `true`.
+    #[inline(never)]
+    fn writers_entries(&mut self, header: &mut SafetensorsHeader<'a>, order: &mut InOrder) -> bool {
+        loop {
+            let dims_len = header.dims.len();
+            let Some((key, t)) = self.writers_entry(order.last_name, &mut header.dims) else {
+                header.dims.truncate(dims_len);
+                return false;
+            };
+            order.push(&key, &t, header.dims.get(dims_len..).unwrap_or_default());
+            header.tensors.push(t);
+            if self.bytes.get(self.at) != Some(&b',') {
+                return true;
+            }
+            self.at += 1;
+        }
+    }
+
+    /// One entry of [`Json::writers_entries`]: its key and its tensor; the
+    /// cursor does not move when it is laid out any other way.
+    #[inline(always)]
+    fn writers_entry(
+        &mut self,
+        last: Option<(usize, usize)>,
+        dims: &mut Vec<u64>,
+    ) -> Option<(Key<'a>, HeaderTensor<'a>)> {
+        if self.bytes.get(self.at) != Some(&b'"') {
+            return None;
+        }
+        let key = self.name_at(self.at + 1, last)?;
+        let value = key.start + key.text.len() + 1;
+        if self.bytes.get(value) != Some(&b':') || key.text == "__metadata__" {
+            return None;
+        }
+        let at = self.at;
+        self.at = value + 1;
+        match self.compact_tensor(key.text, dims) {
+            Some(t) => Some((key, t)),
+            None => {
+                self.at = at;
+                None
+            }
+        }
     }
 
     /// One tensor object: [`Json::compact_tensor`] when it is laid out as
