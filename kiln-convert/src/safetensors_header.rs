@@ -256,19 +256,28 @@ fn byte_len(shape: &[u64], dtype: Dtype) -> Result<u64, SafeTensorError> {
     Ok(bits / 8)
 }
 
-/// The end of the data when, in name order, every tensor starts where the
-/// one before ends and holds exactly its elements' bytes; `None` otherwise.
-/// Such an order is sorted by offsets (ties by name): it is
-/// [`data_order`], and every check of [`check`] passes in it.
+/// Whether tensor `t`, of `shape`, starts at `end` and holds exactly its
+/// elements' bytes, in whole bytes.
+#[inline(always)]
+fn follows(end: u64, t: &HeaderTensor<'_>, shape: &[u64]) -> bool {
+    let (s, e) = t.data_offsets;
+    match bits(shape, t.dtype) {
+        Some(bits) => s == end && e >= s && bits % 8 == 0 && bits / 8 == e - s,
+        None => false,
+    }
+}
+
+/// The end of the data when, in name order, every tensor [`follows`] the
+/// one before (the first starts at 0); `None` otherwise. Such an order is
+/// sorted by offsets (ties by name): it is [`data_order`], and every check
+/// of [`check`] passes in it.
 fn end_in_name_order(header: &SafetensorsHeader<'_>) -> Option<u64> {
     let mut end = 0u64;
     for t in &header.tensors {
-        let (s, e) = t.data_offsets;
-        let bits = bits(header.shape(t), t.dtype)?;
-        if s != end || e < s || bits % 8 != 0 || bits / 8 != e - s {
+        if !follows(end, t, header.shape(t)) {
             return None;
         }
-        end = e;
+        end = t.data_offsets.1;
     }
     Some(end)
 }
@@ -374,13 +383,22 @@ const fn word(bytes: &[u8]) -> u64 {
 /// bytes: `Some` only for a header the crate accepts, with the facts the
 /// crate gives; `None` for anything else (outside the subset, or refused),
 /// which [`by_serde`] then decides.
+///
+/// The writers write tensors in name order with their data in that
+/// order, one tensor object much like the next: whether they did is found
+/// while reading ([`InOrder`]), so such a header needs neither a sort nor
+/// a second walk over its tensors; a name is compared with the last one
+/// and scanned only from where they differ ([`Json::key`]); a tensor
+/// object that starts as the last one did is matched in one compare
+/// ([`TensorHead`]).
 fn fast(json: &[u8], file_len: u64) -> Option<SafetensorsHeader<'_>> {
     let n = json.len();
     let text = std::str::from_utf8(json).ok()?;
     let mut p = Json {
         text,
-        bytes: text.as_bytes(),
+        bytes: json,
         at: 0,
+        head: None,
     };
     // A tensor takes some 50 bytes or more of JSON (`"t":{"dtype":"U8",
     // "shape":[],"data_offsets":[0,0]}`): room for every tensor of the
@@ -391,19 +409,23 @@ fn fast(json: &[u8], file_len: u64) -> Option<SafetensorsHeader<'_>> {
         tensors: Vec::with_capacity(n / 64),
         dims: Vec::with_capacity(n / 64),
     };
+    let mut order = InOrder::new();
     p.expect(b'{')?;
     if !p.eat(b'}') {
         loop {
-            let key = p.string()?;
-            p.expect(b':')?;
-            if key == "__metadata__" {
-                if header.metadata.is_some() {
-                    return None;
+            if !p.writers_entries(&mut header, &mut order) {
+                let key = p.key(order.last_name)?;
+                p.expect(b':')?;
+                if key.text == "__metadata__" {
+                    if header.metadata.is_some() {
+                        return None;
+                    }
+                    header.metadata = Some(p.string_map()?);
+                } else {
+                    let t = p.tensor(key.text, &mut header.dims)?;
+                    order.push(&key, &t, header.shape(&t));
+                    header.tensors.push(t);
                 }
-                header.metadata = Some(p.string_map()?);
-            } else {
-                let t = p.tensor(key, &mut header.dims)?;
-                header.tensors.push(t);
             }
             if p.eat(b'}') {
                 break;
@@ -415,12 +437,9 @@ fn fast(json: &[u8], file_len: u64) -> Option<SafetensorsHeader<'_>> {
     if p.at != p.bytes.len() {
         return None;
     }
-    // Sorted by name bytes. The writers write names in order, so a check
-    // that they already are (which also finds no repeat) is usually all.
-    // Repeated names (the crate keeps the last) are left to [`by_serde`].
-    let by_name =
-        |a: &HeaderTensor<'_>, b: &HeaderTensor<'_>| a.name.as_bytes() < b.name.as_bytes();
-    if !header.tensors.is_sorted_by(by_name) {
+    // Sorted by name bytes. Repeated names (the crate keeps the last) are
+    // left to [`by_serde`].
+    if !order.names {
         sort_by_name(&mut header.tensors);
         if header.tensors.windows(2).any(|w| w[0].name == w[1].name) {
             return None;
@@ -433,8 +452,54 @@ fn fast(json: &[u8], file_len: u64) -> Option<SafetensorsHeader<'_>> {
         }
     }
     // A refusal is left to [`by_serde`], which gives the error.
-    check(&header, file_len).ok()?;
+    match order.end() {
+        // What [`check`] finds of such a header, without a second walk.
+        Some(end) => {
+            ((header.data_start() as u64).checked_add(end) == Some(file_len)).then_some(())
+        }
+        None => check(&header, file_len).ok(),
+    }?;
     Some(header)
+}
+
+/// Whether the tensors read so far are in name order (each name after the
+/// one before) with their data in that order ([`follows`] the one before):
+/// then they are what [`end_in_name_order`] walks the sorted tensors for.
+struct InOrder {
+    /// Start and length in the JSON of the last tensor's name.
+    last_name: Option<(usize, usize)>,
+    /// Every name after the one before.
+    names: bool,
+    /// Every tensor's data follows the one before's.
+    data: bool,
+    /// Where the last tensor's data ends.
+    end: u64,
+}
+
+impl InOrder {
+    fn new() -> InOrder {
+        InOrder {
+            last_name: None,
+            names: true,
+            data: true,
+            end: 0,
+        }
+    }
+
+    /// The next tensor `t`, of name `key` and shape `shape`.
+    #[inline(always)]
+    fn push(&mut self, key: &Key<'_>, t: &HeaderTensor<'_>, shape: &[u64]) {
+        self.names &= key.after_last;
+        self.data &= follows(self.end, t, shape);
+        self.end = t.data_offsets.1;
+        self.last_name = Some((key.start, key.text.len()));
+    }
+
+    /// [`end_in_name_order`] of the sorted tensors, when they were read in
+    /// name order (else `None`).
+    fn end(&self) -> Option<u64> {
+        (self.names && self.data).then_some(self.end)
+    }
 }
 
 /// The keys of a tensor object.
@@ -444,62 +509,162 @@ enum TensorKey {
     DataOffsets,
 }
 
+/// Eight bytes read as one little-endian word, for the scans of eight
+/// bytes at a time: `0x01` in every byte.
+const ONES: u64 = u64::from_le_bytes([0x01; 8]);
+/// The high bit of every byte of a word.
+const HIGH: u64 = ONES * 0x80;
+
+/// The first eight bytes of `bytes` as a little-endian word; bytes past
+/// the end read as zero (a byte no scan goes past: it is a control
+/// character and not a digit).
+#[inline(always)]
+fn word_of(bytes: &[u8]) -> u64 {
+    match bytes.first_chunk::<8>() {
+        Some(w) => u64::from_le_bytes(*w),
+        None => word_near_end(bytes),
+    }
+}
+
+/// [`word_of`] of fewer than eight bytes.
+#[cold]
+#[inline(never)]
+fn word_near_end(bytes: &[u8]) -> u64 {
+    let mut w = [0u8; 8];
+    for (to, from) in w.iter_mut().zip(bytes) {
+        *to = *from;
+    }
+    u64::from_le_bytes(w)
+}
+
+/// The index of the byte of a word that holds its lowest set bit (8 when
+/// none is set).
+#[inline(always)]
+fn first_byte(x: u64) -> usize {
+    (x.trailing_zeros() / 8) as usize
+}
+
 /// Bytes up to the first quote, backslash or control character of
-/// `bytes` (all of them when there is none). Eight bytes at a time: a name
-/// of a large model is some 50 bytes.
+/// `bytes` (all of them when there is none), eight at a time: a name of a
+/// large model is some 50 bytes.
+#[inline(always)]
 fn string_len(bytes: &[u8]) -> usize {
-    const ONES: u64 = u64::from_le_bytes([0x01; 8]);
-    const HIGH: u64 = u64::from_le_bytes([0x80; 8]);
+    let (words, tail) = bytes.as_chunks::<8>();
+    for (i, w) in words.iter().enumerate() {
+        let stops = string_stops(u64::from_le_bytes(*w));
+        if stops != 0 {
+            return 8 * i + first_byte(stops);
+        }
+    }
+    // The tail read as a word, zeros after it: a zero byte is a stop.
+    let mut w = [0u8; 8];
+    for (to, from) in w.iter_mut().zip(tail) {
+        *to = *from;
+    }
+    8 * words.len() + first_byte(string_stops(u64::from_le_bytes(w)))
+}
+
+/// The high bit set in the first byte of `x` that is a quote, a backslash
+/// or a control character (and maybe in bytes after it); zero when there
+/// is none.
+#[inline(always)]
+fn string_stops(x: u64) -> u64 {
     // Nonzero exactly when some byte of `x` is below `n` (n <= 128); the
     // lowest set bit is in the first such byte (a borrow only runs from a
     // lower byte that is below `n` into higher ones).
     let below = |x: u64, n: u8| x.wrapping_sub(ONES * u64::from(n)) & !x & HIGH;
-    let mut chunks = bytes.chunks_exact(8);
-    let mut at = 0;
-    for chunk in &mut chunks {
-        let x = u64::from_le_bytes(chunk.try_into().unwrap_or([0; 8]));
-        // `x ^ 0x02..` turns a quote (0x22) into 0x20 and keeps every
-        // byte below 0x20 below it (and every other byte at or above):
-        // one test finds both; a second finds the backslash.
-        let stop = below(x ^ (ONES * 0x02), 0x21) | below(x ^ (ONES * u64::from(b'\\')), 1);
-        if stop != 0 {
-            return at + (stop.trailing_zeros() / 8) as usize;
-        }
-        at += 8;
-    }
-    at + chunks
-        .remainder()
-        .iter()
-        .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
-        .unwrap_or(chunks.remainder().len())
+    // `x ^ 0x02..` turns a quote (0x22) into 0x20 and keeps every byte
+    // below 0x20 below it (and every other byte at or above): one test
+    // finds both; a second finds the backslash.
+    below(x ^ (ONES * 0x02), 0x21) | below(x ^ (ONES * u64::from(b'\\')), 1)
 }
 
-/// The unsigned integer that `bytes` start with, as serde_json reads one
-/// into a 64-bit size, and how many bytes it takes: digits, no leading
-/// zero, no fraction or exponent, no overflow. Up to 19 digits (no u64
-/// overflow); a longer number goes to [`by_serde`].
+/// How many bytes `bytes` and `last` have in common at their start,
+/// compared in whole words of `last`: where they first differ, or the
+/// bytes of those words when they do not differ in them.
 #[inline(always)]
-fn number(bytes: &[u8]) -> Option<(u64, usize)> {
-    let (mut value, mut len) = (0u64, 0usize);
-    let next = loop {
-        let Some(&b) = bytes.get(len) else {
-            break None;
-        };
-        let digit = b.wrapping_sub(b'0');
+fn same_words(bytes: &[u8], last: &[u8]) -> usize {
+    let (words, _) = bytes.as_chunks::<8>();
+    let (last_words, _) = last.as_chunks::<8>();
+    for (i, (w, l)) in words.iter().zip(last_words).enumerate() {
+        let (w, l) = (u64::from_le_bytes(*w), u64::from_le_bytes(*l));
+        if w != l {
+            // Little-endian: the first byte that differs is the lowest.
+            return 8 * i + first_byte(w ^ l);
+        }
+    }
+    8 * words.len().min(last_words.len())
+}
+
+/// The digits that `bytes` start with, as serde_json reads an unsigned
+/// integer into a 64-bit size, and how many bytes they take: no leading
+/// zero, no overflow. Up to 19 digits (no u64 overflow); a longer number
+/// goes to [`by_serde`], and so does one with a fraction or an exponent,
+/// which the caller finds in the byte after (see [`number`]).
+///
+/// The first eight bytes are read as one word: which are digits, and
+/// their value, take a few word operations where a loop takes several per
+/// digit (the offsets of a large file have six to twelve digits).
+#[inline(always)]
+fn digits(bytes: &[u8]) -> Option<(u64, usize)> {
+    let x = word_of(bytes);
+    // The high bit of every byte that is not a digit (0x30..=0x39): below
+    // 0x30 the subtraction borrows, above 0x39 the addition reaches 0x80,
+    // from 0x80 the byte has it; a carry or borrow only runs from such a
+    // byte into later ones, so the first is exact.
+    let not_digit = (x.wrapping_add(ONES * 0x46) | x.wrapping_sub(ONES * 0x30) | x) & HIGH;
+    let len = first_byte(not_digit);
+    if len == 0 || (len > 1 && x & 0xff == u64::from(b'0')) {
+        return None;
+    }
+    if len == 1 {
+        // A dimension mostly.
+        return Some(((x & 0xff) - u64::from(b'0'), 1));
+    }
+    // The digits' values, first digit lowest, moved up so that zeros (as
+    // leading zeros) fill the low bytes; then pairs of digits, fours and
+    // eights are summed within the word.
+    let v = x.wrapping_sub(ONES * 0x30) << (8 * (8 - len));
+    let v = (v * 10 + (v >> 8)) & 0x00ff_00ff_00ff_00ff;
+    let v = (v * 100 + (v >> 16)) & 0x0000_ffff_0000_ffff;
+    let mut value = (v * 10000 + (v >> 32)) & 0xffff_ffff;
+    if len < 8 {
+        return Some((value, len));
+    }
+    let mut len = 8;
+    while let Some(digit) = bytes.get(len).map(|b| b.wrapping_sub(b'0')) {
         if digit > 9 {
-            break Some(b);
+            break;
         }
         if len == 19 {
             return None;
         }
         value = value * 10 + u64::from(digit);
         len += 1;
-    };
-    let leading_zero = len > 1 && bytes.first() == Some(&b'0');
-    if len == 0 || leading_zero || matches!(next, Some(b'.' | b'e' | b'E')) {
+    }
+    Some((value, len))
+}
+
+/// The unsigned integer that `bytes` start with, as serde_json reads one
+/// into a 64-bit size, and how many bytes it takes: [`digits`] not
+/// followed by a fraction or an exponent.
+#[inline(always)]
+fn number(bytes: &[u8]) -> Option<(u64, usize)> {
+    let (value, len) = digits(bytes)?;
+    if matches!(bytes.get(len), Some(b'.' | b'e' | b'E')) {
         return None;
     }
     Some((value, len))
+}
+
+/// A key of the header object, and how it sorts after the last tensor's.
+struct Key<'a> {
+    text: &'a str,
+    /// Where its text starts in the JSON.
+    start: usize,
+    /// The name sorts after the last tensor's (bytewise; true for the
+    /// first).
+    after_last: bool,
 }
 
 /// A cursor over JSON text, for the strict subset.
@@ -507,6 +672,57 @@ struct Json<'a> {
     text: &'a str,
     bytes: &'a [u8],
     at: usize,
+    /// The start of the last compact tensor object read.
+    head: Option<TensorHead>,
+}
+
+/// The start of a compact tensor object, `{"dtype":"F32","shape":[`, as
+/// four words, zeros after its end: the tensors of a model mostly share
+/// it, and one compare of four words finds it, where its parts take a
+/// compare each and the dtype a search.
+struct TensorHead {
+    words: [u64; 4],
+    /// The bits of its bytes in each word (zero past its end).
+    masks: [u64; 4],
+    /// Its length (at most 32).
+    len: usize,
+    dtype: Dtype,
+}
+
+impl TensorHead {
+    /// The first `len` bytes of `r`, of a compact tensor object of
+    /// `dtype`; `None` when `r` has fewer than 32 bytes, or `len` is more.
+    fn of(r: &[u8], len: usize, dtype: Dtype) -> Option<TensorHead> {
+        let words = words_of(r.first_chunk::<32>()?);
+        let masks = [0, 1, 2, 3].map(|i| mask(len.saturating_sub(8 * i)));
+        (len <= 32).then_some(TensorHead {
+            words: [0, 1, 2, 3].map(|i| words[i] & masks[i]),
+            masks,
+            len,
+            dtype,
+        })
+    }
+
+    /// Its dtype and the bytes after it when `r` starts with it.
+    #[inline(always)]
+    fn matches<'r>(&self, r: &'r [u8]) -> Option<(Dtype, &'r [u8])> {
+        let w = words_of(r.first_chunk::<32>()?);
+        let differ = ((w[0] ^ self.words[0]) & self.masks[0])
+            | ((w[1] ^ self.words[1]) & self.masks[1])
+            | ((w[2] ^ self.words[2]) & self.masks[2])
+            | ((w[3] ^ self.words[3]) & self.masks[3]);
+        if differ != 0 {
+            return None;
+        }
+        Some((self.dtype, r.get(self.len..)?))
+    }
+}
+
+/// 32 bytes as four little-endian words.
+#[inline(always)]
+fn words_of(bytes: &[u8; 32]) -> [u64; 4] {
+    let (words, _) = bytes.as_chunks::<8>();
+    [0, 1, 2, 3].map(|i| words.get(i).map_or(0, |w| u64::from_le_bytes(*w)))
 }
 
 impl<'a> Json<'a> {
@@ -538,28 +754,75 @@ impl<'a> Json<'a> {
         self.eat(b).then_some(())
     }
 
-    /// A string without escapes or control characters, borrowed.
+    /// The text of a plain string (no escapes, no control characters)
+    /// whose text starts at `start`, just after its opening quote; the
+    /// closing quote at `start + text.len()`.
+    #[inline(always)]
+    fn string_at(&self, start: usize) -> Option<&'a str> {
+        let len = string_len(self.bytes.get(start..)?);
+        // serde_json refuses a raw control character in a string; a
+        // backslash starts an escape, left to [`by_serde`].
+        if self.bytes.get(start + len) != Some(&b'"') {
+            return None;
+        }
+        // The text is UTF-8 and a quote is never inside a character.
+        self.text.get(start..start + len)
+    }
+
+    /// A plain string (see [`Json::string_at`]), borrowed.
     fn string(&mut self) -> Option<&'a str> {
         self.expect(b'"')?;
-        let start = self.at;
+        let text = self.string_at(self.at)?;
+        self.at += text.len() + 1;
+        Some(text)
+    }
+
+    /// A key of the header object (a plain string), and whether it sorts
+    /// after `last`, the last tensor name (start and length).
+    ///
+    /// The names of a model share long prefixes, and the bytes it shares
+    /// with `last` need no scan for the closing quote (`last` has none):
+    /// first the two are compared eight bytes at a time, then the rest is
+    /// scanned. The place where they first differ also says which sorts
+    /// first.
+    #[inline(always)]
+    fn key(&mut self, last: Option<(usize, usize)>) -> Option<Key<'a>> {
+        self.expect(b'"')?;
+        let key = self.name_at(self.at, last)?;
+        self.at += key.text.len() + 1;
+        Some(key)
+    }
+
+    /// The key whose text starts at `start` (see [`Json::key`]); the
+    /// cursor does not move.
+    #[inline(always)]
+    fn name_at(&self, start: usize, last: Option<(usize, usize)>) -> Option<Key<'a>> {
         let rest = self.bytes.get(start..)?;
-        let len = string_len(rest);
+        let last = match last {
+            Some((at, len)) => Some(self.bytes.get(at..at + len)?),
+            None => None,
+        };
+        let same = same_words(rest, last.unwrap_or_default());
+        let len = same + string_len(rest.get(same..)?);
         // serde_json refuses a raw control character in a string; a
         // backslash starts an escape, left to [`by_serde`].
         if rest.get(len) != Some(&b'"') {
             return None;
         }
-        self.at = start + len + 1;
         // The text is UTF-8 and a quote is never inside a character.
-        self.text.get(start..start + len)
-    }
-
-    /// An unsigned integer (see [`number`]) after any white space.
-    fn size(&mut self) -> Option<u64> {
-        self.skip_space();
-        let (value, len) = number(self.bytes.get(self.at..)?)?;
-        self.at += len;
-        Some(value)
+        let text = self.text.get(start..start + len)?;
+        let after_last = match last {
+            None => true,
+            // They differ at `same`, inside `last`: the name is longer,
+            // with a greater byte there.
+            Some(last) if same < last.len() & !7 => len > same && rest.get(same) > last.get(same),
+            Some(last) => text.as_bytes().get(same..) > last.get(same..),
+        };
+        Some(Key {
+            text,
+            start,
+            after_last,
+        })
     }
 
     /// `{"key": "value", ...}`: strings only.
@@ -581,6 +844,14 @@ impl<'a> Json<'a> {
         }
     }
 
+    /// An unsigned integer (see [`number`]) after any white space.
+    fn size(&mut self) -> Option<u64> {
+        self.skip_space();
+        let (value, len) = number(self.bytes.get(self.at..)?)?;
+        self.at += len;
+        Some(value)
+    }
+
     /// One of the three keys of a tensor object, matched in place.
     fn tensor_key(&mut self) -> Option<TensorKey> {
         self.expect(b'"')?;
@@ -598,6 +869,32 @@ impl<'a> Json<'a> {
         Some(key)
     }
 
+    /// The start of a compact tensor object up to its first dimension,
+    /// `{"dtype":"F32","shape":[`, at the start of `r`: its dtype and the
+    /// bytes after it. A dtype name of up to 8 bytes is read as one word; a
+    /// longer one goes to [`Json::any_tensor`].
+    #[inline(always)]
+    fn tensor_head<'r>(&mut self, r: &'r [u8]) -> Option<(Dtype, &'r [u8])> {
+        if let Some(found) = self.head.as_ref().and_then(|h| h.matches(r)) {
+            return Some(found);
+        }
+        let after = r.strip_prefix(b"{\"dtype\":\"")?;
+        let w = word_of(after);
+        let quote = (w ^ (ONES * u64::from(b'"'))).wrapping_sub(ONES)
+            & !(w ^ (ONES * u64::from(b'"')))
+            & HIGH;
+        let len = first_byte(quote);
+        if len == 8 {
+            return None;
+        }
+        let dtype = dtype_of_word(w & mask(len))?;
+        let after = after.get(len + 1..)?.strip_prefix(b",\"shape\":[")?;
+        if let Some(head) = TensorHead::of(r, r.len() - after.len(), dtype) {
+            self.head = Some(head);
+        }
+        Some((dtype, after))
+    }
+
     /// A tensor object exactly as the safetensors writers print one
     /// (`{"dtype":"F32","shape":[4],"data_offsets":[0,16]}`, no white
     /// space): read without looking for keys, on a slice that only moves
@@ -607,35 +904,12 @@ impl<'a> Json<'a> {
     fn compact_tensor(&mut self, name: &'a str, dims: &mut Vec<u64>) -> Option<HeaderTensor<'a>> {
         let at = dims.len();
         let r = self.bytes.get(self.at..)?;
-        let r = r.strip_prefix(b"{\"dtype\":\"")?;
-        // The dtype name and the quote after it: a name of up to 8 bytes
-        // is read as one word (the 11 bytes of `","shape":[` follow it, so
-        // the word is there to load); a longer one by name.
-        let (dtype, r) = match r.first_chunk::<8>() {
-            Some(w) => {
-                let w = u64::from_le_bytes(*w);
-                let quote = (w ^ (u64::from_le_bytes([b'"'; 8])))
-                    .wrapping_sub(u64::from_le_bytes([1; 8]))
-                    & !(w ^ u64::from_le_bytes([b'"'; 8]))
-                    & u64::from_le_bytes([0x80; 8]);
-                if quote == 0 {
-                    let len = r.iter().take(16).position(|&b| b == b'"')?;
-                    let name = std::str::from_utf8(r.get(..len)?).ok()?;
-                    (dtype_of_name(name)?, r.get(len..)?)
-                } else {
-                    let len = (quote.trailing_zeros() / 8) as usize;
-                    let mask = (1u64 << (8 * len)).wrapping_sub(1);
-                    (dtype_of_word(w & mask)?, r.get(len..)?)
-                }
-            }
-            None => return None,
-        };
-        let mut r = r.strip_prefix(b"\",\"shape\":[")?;
+        let (dtype, mut r) = self.tensor_head(r)?;
         if let Some(rest) = r.strip_prefix(b"]") {
             r = rest;
         } else {
             loop {
-                let (dim, len) = number(r)?;
+                let (dim, len) = digits(r)?;
                 dims.push(dim);
                 match r.get(len..)?.split_first()? {
                     (b']', rest) => {
@@ -648,9 +922,9 @@ impl<'a> Json<'a> {
             }
         }
         let r = r.strip_prefix(b",\"data_offsets\":[")?;
-        let (s, len) = number(r)?;
+        let (s, len) = digits(r)?;
         let r = r.get(len..)?.strip_prefix(b",")?;
-        let (e, len) = number(r)?;
+        let (e, len) = digits(r)?;
         let r = r.get(len..)?.strip_prefix(b"]}")?;
         let tensor = HeaderTensor {
             name: Cow::Borrowed(name),
@@ -663,6 +937,54 @@ impl<'a> Json<'a> {
         };
         self.at = self.bytes.len() - r.len();
         Some(tensor)
+    }
+
+    /// Tensor entries exactly as the writers write them, one after
+    /// another: `"name":{"dtype":...}` and the `,` after each, in one loop.
+    /// It stops before an entry laid out any other way (or `__metadata__`),
+    /// and after one that no `,` follows: then `true`.
+    #[inline(never)]
+    fn writers_entries(&mut self, header: &mut SafetensorsHeader<'a>, order: &mut InOrder) -> bool {
+        loop {
+            let dims_len = header.dims.len();
+            let Some((key, t)) = self.writers_entry(order.last_name, &mut header.dims) else {
+                header.dims.truncate(dims_len);
+                return false;
+            };
+            order.push(&key, &t, header.dims.get(dims_len..).unwrap_or_default());
+            header.tensors.push(t);
+            if self.bytes.get(self.at) != Some(&b',') {
+                return true;
+            }
+            self.at += 1;
+        }
+    }
+
+    /// One entry of [`Json::writers_entries`]: its key and its tensor; the
+    /// cursor does not move when it is laid out any other way.
+    #[inline(always)]
+    fn writers_entry(
+        &mut self,
+        last: Option<(usize, usize)>,
+        dims: &mut Vec<u64>,
+    ) -> Option<(Key<'a>, HeaderTensor<'a>)> {
+        if self.bytes.get(self.at) != Some(&b'"') {
+            return None;
+        }
+        let key = self.name_at(self.at + 1, last)?;
+        let value = key.start + key.text.len() + 1;
+        if self.bytes.get(value) != Some(&b':') || key.text == "__metadata__" {
+            return None;
+        }
+        let at = self.at;
+        self.at = value + 1;
+        match self.compact_tensor(key.text, dims) {
+            Some(t) => Some((key, t)),
+            None => {
+                self.at = at;
+                None
+            }
+        }
     }
 
     /// One tensor object: [`Json::compact_tensor`] when it is laid out as
@@ -729,6 +1051,16 @@ impl<'a> Json<'a> {
     }
 }
 
+/// The low `n` bytes of a word set (`n` at most 8).
+#[inline(always)]
+const fn mask(n: usize) -> u64 {
+    if n >= 8 {
+        u64::MAX
+    } else {
+        (1 << (8 * n)) - 1
+    }
+}
+
 /// The fast reader's verdict alone (`None`: it left the header to the
 /// serde reader), for the differential test and the fuzz target.
 #[doc(hidden)]
@@ -741,4 +1073,94 @@ pub fn fast_reader(head: &[u8], file_len: u64) -> Option<SafetensorsHeader<'_>> 
 #[doc(hidden)]
 pub fn serde_reader(head: &[u8], file_len: u64) -> Option<SafetensorsHeader<'static>> {
     by_serde(header_json(head, file_len).ok()?, file_len).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// [`number`] one digit at a time, as serde_json reads a size.
+    fn number_by_digit(bytes: &[u8]) -> Option<(u64, usize)> {
+        let len = bytes.iter().take_while(|b| b.is_ascii_digit()).count();
+        let digits = bytes.get(..len)?;
+        let plain = len > 0 && len <= 19 && !(len > 1 && digits[0] == b'0');
+        let next = bytes.get(len);
+        if !plain || matches!(next, Some(b'.' | b'e' | b'E')) {
+            return None;
+        }
+        let value = std::str::from_utf8(digits).ok()?.parse().ok()?;
+        Some((value, len))
+    }
+
+    #[test]
+    fn numbers_read_as_one_digit_at_a_time() {
+        let mut texts: Vec<String> = Vec::new();
+        for len in 0..=22 {
+            for lead in ["1", "9", "0"] {
+                let digits: String = lead
+                    .chars()
+                    .chain("8765432109876543210987".chars())
+                    .take(len)
+                    .collect();
+                for after in ["", ",", "]", ".5", "e3", "E", "x", "\u{e9}", "\0", "/", ":"] {
+                    texts.push(format!("{digits}{after}"));
+                }
+            }
+        }
+        texts.extend(["18446744073709551615", "9999999999999999999", "10000000"].map(String::from));
+        for text in &texts {
+            // Alone (the end of the bytes within a word) and with more
+            // bytes after it.
+            for bytes in [text.clone(), format!("{text}        ")] {
+                assert_eq!(
+                    number(bytes.as_bytes()),
+                    number_by_digit(bytes.as_bytes()),
+                    "{bytes:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn string_lengths_stop_where_a_byte_scan_stops() {
+        let stops = |b: u8| b == b'"' || b == b'\\' || b < 0x20;
+        let alphabet = [
+            b'a', b'"', b'\\', 0x00, 0x1f, 0x20, 0x21, 0x7f, 0x80, 0xc3, 0xff,
+        ];
+        for len in 0..=20 {
+            for &stop in &alphabet {
+                for at in 0..=len {
+                    let mut bytes = vec![b'x'; len];
+                    if let Some(b) = bytes.get_mut(at) {
+                        *b = stop;
+                    }
+                    let expected = bytes.iter().position(|&b| stops(b)).unwrap_or(len);
+                    assert_eq!(string_len(&bytes), expected, "{bytes:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn shared_words_end_where_the_names_first_differ() {
+        let names = [
+            "",
+            "a",
+            "abcdefg",
+            "abcdefgh",
+            "abcdefgi",
+            "abcdefghabcdefgh",
+            "abcdefghabcdefgx",
+        ];
+        for a in names {
+            for b in names {
+                let same = same_words(a.as_bytes(), b.as_bytes());
+                let first_differ = a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count();
+                // The first difference when it is in whole words of both,
+                // else all their whole words.
+                let whole = 8 * (a.len() / 8).min(b.len() / 8);
+                assert_eq!(same, first_differ.min(whole), "{a:?} {b:?}");
+            }
+        }
+    }
 }
