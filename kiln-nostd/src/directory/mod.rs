@@ -358,6 +358,14 @@ impl<'a> Directory<'a> {
         self.names_sorted
     }
 
+    /// The name heap: every tensor's name, then every layout name, end to
+    /// end in descriptor order (empty when there are none). A writer that
+    /// must treat some bytes of a name specially (a JSON escape) can test
+    /// the whole heap once instead of each name.
+    pub fn name_heap(&self) -> &'a [u8] {
+        self.heap()
+    }
+
     /// Absolute offset of the block's first byte in the buffer it was
     /// parsed from (0 for [`Directory::parse`], the field's offset for a
     /// `tensors` field in a message).
@@ -590,6 +598,7 @@ pub struct TensorIter<'a> {
 impl<'a> Iterator for TensorIter<'a> {
     type Item = TensorView<'a>;
 
+    #[inline]
     fn next(&mut self) -> Option<TensorView<'a>> {
         let view = self.dir.full().get(self.next)?;
         self.next = self.next.saturating_add(1);
@@ -738,6 +747,7 @@ impl<'a> TensorView<'a> {
     }
 
     /// The tensor's name, if the directory names its tensors.
+    #[inline]
     pub fn name(&self) -> Option<&'a str> {
         self.heap_text(self.record.name_off(), self.record.name_len())
     }
@@ -842,7 +852,21 @@ impl<'a> TensorView<'a> {
         self.dir.full().payload_of(self.record)
     }
 
+    /// Whether [`TensorView::quant`] is anything but [`Quant::None`]: the
+    /// same answer without making the views of the linked tensors.
+    #[inline]
+    pub fn is_quantized(&self) -> bool {
+        let r = self.record;
+        let linked = |i: u32| i != NO_INDEX && self.dir.full().get(i as usize).is_some();
+        match r.quant_scheme() {
+            1 => linked(r.scale_index()),
+            2 => linked(r.scale_index()) && linked(r.outer_index()),
+            _ => false,
+        }
+    }
+
     /// Quantization scheme and the tensors it links to.
+    #[inline]
     pub fn quant(&self) -> Quant<'a> {
         let r = self.record;
         let dir = self.dir.full();
@@ -1031,6 +1055,7 @@ pub struct Shape {
 
 impl Shape {
     /// The dimensions as a slice.
+    #[inline]
     pub fn as_slice(&self) -> &[u64] {
         dims_of(&self.dims, self.rank)
     }
@@ -1039,12 +1064,14 @@ impl Shape {
 impl core::ops::Deref for Shape {
     type Target = [u64];
 
+    #[inline]
     fn deref(&self) -> &[u64] {
         self.as_slice()
     }
 }
 
 impl AsRef<[u64]> for Shape {
+    #[inline]
     fn as_ref(&self) -> &[u64] {
         self.as_slice()
     }
