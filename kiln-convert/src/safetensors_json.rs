@@ -133,6 +133,13 @@ pub(crate) struct Measure {
     len: usize,
     offset: usize,
     entries: usize,
+    /// The last entry's dtype, shape and data length, which passed the
+    /// checks, and the length of its text from the name's closing quote to
+    /// the first offset: the next entry of the same run needs neither.
+    run: (RunKey, usize),
+    run_len: usize,
+    /// The last entry's end, and its digits: the next one's start.
+    end_digits: usize,
 }
 
 impl Measure {
@@ -142,6 +149,9 @@ impl Measure {
             len: text.open.len() + 1,
             offset: 0,
             entries: 0,
+            run: (RunKey::NONE, 0),
+            run_len: 0,
+            end_digits: 1,
         }
     }
 
@@ -157,12 +167,23 @@ impl Measure {
         raw: bool,
     ) -> Result<(), String> {
         let comma = usize::from(self.entries > 0 || text.has_metadata);
-        let middle = text.middle(entry.dtype)?;
         let shape = entry.shape.as_ref();
-        check_extent(shape, middle.bits, entry.data_len)
-            .map_err(|refusal| refusal.error().to_string())?;
-        let start = self.offset;
-        self.offset = start
+        if !(self.run.1 == entry.data_len && self.run.0.is(entry.dtype, shape)) {
+            let middle = text.middle(entry.dtype)?;
+            check_extent(shape, middle.bits, entry.data_len)
+                .map_err(|refusal| refusal.error().to_string())?;
+            let mut dims = shape.len().saturating_sub(1);
+            for &d in shape {
+                dims += digits(d);
+            }
+            self.run_len = (middle.len - 1) + dims + AFTER_SHAPE.len();
+            self.run = (
+                RunKey::of(entry.dtype, shape).unwrap_or(RunKey::NONE),
+                entry.data_len,
+            );
+        }
+        self.offset = self
+            .offset
             .checked_add(entry.data_len)
             .ok_or_else(|| SafeTensorError::ValidationOverflow.to_string())?;
         let name = if raw {
@@ -170,19 +191,9 @@ impl Measure {
         } else {
             escaped_len(entry.name)?
         };
-        let mut dims = shape.len().saturating_sub(1);
-        for &d in shape {
-            dims += digits(d);
-        }
-        self.len += comma
-            + name
-            + (middle.len - 1)
-            + dims
-            + AFTER_SHAPE.len()
-            + digits(start as u64)
-            + 1
-            + digits(self.offset as u64)
-            + CLOSE.len();
+        let end_digits = digits(self.offset as u64);
+        self.len += comma + name + self.run_len + self.end_digits + 1 + end_digits + CLOSE.len();
+        self.end_digits = end_digits;
         self.entries += 1;
         Ok(())
     }
@@ -200,7 +211,55 @@ pub(crate) struct Writer {
     first: bool,
     /// The digits of the last entry's end, which are the next one's start.
     last_end: Digits,
+    /// The last entry's text from its name's closing quote to its first
+    /// offset: a model's tensors come in long runs of one dtype and shape.
+    run: Run,
 }
+
+/// A dtype and a shape, for the text between a name and its offsets.
+#[derive(Copy, Clone, PartialEq, Eq)]
+struct RunKey {
+    dtype: Option<Dtype>,
+    rank: usize,
+    dims: [u64; 8],
+}
+
+impl RunKey {
+    const NONE: RunKey = RunKey {
+        dtype: None,
+        rank: 0,
+        dims: [0; 8],
+    };
+
+    #[inline]
+    fn is(&self, dtype: Dtype, shape: &[u64]) -> bool {
+        self.dtype == Some(dtype)
+            && self.rank == shape.len()
+            && shape.iter().zip(&self.dims).all(|(a, b)| a == b)
+    }
+
+    /// The key of `dtype` and `shape`; `None` past eight dimensions.
+    fn of(dtype: Dtype, shape: &[u64]) -> Option<RunKey> {
+        let mut dims = [0; 8];
+        dims.get_mut(..shape.len())?.copy_from_slice(shape);
+        Some(RunKey {
+            dtype: Some(dtype),
+            rank: shape.len(),
+            dims,
+        })
+    }
+}
+
+/// The text from a name's closing quote to the first offset for one
+/// [`RunKey`], when it fits in [`RUN_LEN`] bytes.
+struct Run {
+    key: RunKey,
+    text: [u8; RUN_LEN],
+    len: usize,
+}
+
+/// Room for a run's text: a dtype and a few dimensions.
+const RUN_LEN: usize = 64;
 
 impl Writer {
     /// Writes the opening brace and the metadata (the cursor needs
@@ -211,6 +270,11 @@ impl Writer {
             offset: 0,
             first: !text.has_metadata,
             last_end: Digits::of(0),
+            run: Run {
+                key: RunKey::NONE,
+                text: [0; RUN_LEN],
+                len: 0,
+            },
         }
     }
 
@@ -225,7 +289,6 @@ impl Writer {
         entry: &Entry<'_, S>,
         raw: bool,
     ) -> Result<(), String> {
-        let middle = text.middle(entry.dtype)?;
         if !self.first {
             out.byte(b',');
         }
@@ -242,16 +305,29 @@ impl Writer {
                     .unwrap_or_default(),
             );
         }
-        out.put_fixed(&middle.text, middle.len);
-        let mut dims = entry.shape.as_ref().iter();
-        if let Some(&d) = dims.next() {
-            out.digits(&Digits::of(d));
-            for &d in dims {
-                out.byte(b',');
-                out.digits(&Digits::of(d));
+        let shape = entry.shape.as_ref();
+        if !self.run.key.is(entry.dtype, shape) {
+            let mut run = [0u8; ENTRY_ROOM];
+            let mut at = Cursor::new(&mut run);
+            shape_text(text.middle(entry.dtype)?, shape, &mut at);
+            let len = at.len();
+            match (RunKey::of(entry.dtype, shape), run.get(..RUN_LEN)) {
+                (Some(key), Some(kept)) if len <= RUN_LEN => {
+                    self.run.text.copy_from_slice(kept);
+                    self.run.key = key;
+                    self.run.len = len;
+                }
+                _ => {
+                    // Too long to keep: written as it is, and the next
+                    // entry makes its own.
+                    self.run.key = RunKey::NONE;
+                    out.put(run.get(..len).unwrap_or_default());
+                }
             }
         }
-        out.put_fixed(AFTER_SHAPE, AFTER_SHAPE.len());
+        if self.run.key.dtype.is_some() {
+            out.put_fixed(&self.run.text, self.run.len);
+        }
         out.digits(&self.last_end);
         out.byte(b',');
         // Measure found that the offsets do not overflow.
@@ -266,6 +342,21 @@ impl Writer {
     pub(crate) fn end(self, out: &mut Cursor<'_>) {
         out.byte(b'}');
     }
+}
+
+/// Writes the text from a name's closing quote to the first offset: the
+/// middle, the dimensions, what follows them.
+fn shape_text(middle: &Middle, shape: &[u64], out: &mut Cursor<'_>) {
+    out.put_fixed(&middle.text, middle.len);
+    let mut dims = shape.iter();
+    if let Some(&d) = dims.next() {
+        out.digits(&Digits::of(d));
+        for &d in dims {
+            out.byte(b',');
+            out.digits(&Digits::of(d));
+        }
+    }
+    out.put_fixed(AFTER_SHAPE, AFTER_SHAPE.len());
 }
 
 /// Where the next bytes go in a buffer that the caller made room in. A
@@ -625,6 +716,55 @@ mod tests {
             crate_json(Some(metadata), &[]).unwrap()
         );
         assert_eq!(our_json(None, &[]).unwrap(), b"{}");
+    }
+
+    /// Runs of one dtype and shape (whose text is kept from entry to
+    /// entry), broken by others, a shape too long to keep, escaped names
+    /// inside a run, and offsets that cross powers of ten.
+    #[test]
+    fn runs_of_one_dtype_and_shape_are_written_as_the_crate_writes_them() {
+        let long = vec![1, 1, 1, 1, 1, 1, 7, 12_345_678_901_234];
+        let runs: [(Dtype, Vec<u64>, usize); 7] = [
+            (Dtype::F32, vec![4], 40),
+            (Dtype::F32, vec![2, 3], 3),
+            (Dtype::BF16, vec![2, 3], 5),
+            (Dtype::F32, vec![4], 1),
+            (Dtype::F32, long.clone(), 2),
+            (Dtype::F32, long, 1),
+            (Dtype::U8, vec![], 30),
+        ];
+        let mut names = vec![];
+        let mut tensors = vec![];
+        for (dtype, shape, count) in runs {
+            for _ in 0..count {
+                let i = names.len();
+                names.push(if i % 17 == 5 {
+                    format!("quote\"{i}")
+                } else {
+                    format!("model.layers.{i}.weight")
+                });
+                let elements: u64 = shape.iter().product();
+                let len = (elements as usize * dtype.bitsize()).div_ceil(8);
+                tensors.push((dtype, shape.clone(), len));
+            }
+        }
+        let tensors: Vec<_> = names
+            .iter()
+            .zip(tensors)
+            .map(|(name, (dtype, shape, len))| (name.as_str(), dtype, shape, len))
+            .collect();
+        assert_eq!(
+            String::from_utf8(our_json(None, &tensors).unwrap()).unwrap(),
+            String::from_utf8(crate_json(None, &tensors).unwrap()).unwrap()
+        );
+        // A refusal inside a run: the same shape with a payload one byte
+        // short is still checked, with the crate's error.
+        let mut short = tensors.clone();
+        short[3].3 -= 1;
+        assert_eq!(
+            our_json(None, &short).unwrap_err(),
+            crate_json(None, &short).unwrap_err()
+        );
     }
 
     #[test]

@@ -1001,10 +1001,18 @@ fn write_safetensors_file<W: Write>(file: &SafetensorsFile<'_>, out: W) -> Resul
     stage.write(8, |out| out.put(&(padded as u64).to_le_bytes()))?;
     let mut writer = stage.write(text.open_len(), |out| Writer::begin(&text, out))?;
     tensors.each(|t, raw| {
-        let t = OutTensor::of(t)?;
-        let room = if raw { t.name.len() } else { t.name.len() * 6 } + ENTRY_ROOM;
+        // The checks of `OutTensor::of` passed in `FileOut::new`: here
+        // only the fields the entry holds are read.
+        let entry = Entry {
+            name: t.name().unwrap_or_default(),
+            dtype: st_dtype(t).ok_or_else(|| writer_refused("a dtype changed".to_string()))?,
+            shape: t.shape(),
+            data_len: t.bytes().len(),
+        };
+        let name = entry.name.len();
+        let room = if raw { name } else { name * 6 } + ENTRY_ROOM;
         stage
-            .write(room, |out| writer.entry(&mut text, out, &t.entry(), raw))?
+            .write(room, |out| writer.entry(&mut text, out, &entry, raw))?
             .map_err(writer_refused)
     })?;
     stage.write(1, |out| writer.end(out))?;
