@@ -362,6 +362,19 @@ impl<'a> Directory<'a> {
     /// end in descriptor order (empty when there are none). A writer that
     /// must treat some bytes of a name specially (a JSON escape) can test
     /// the whole heap once instead of each name.
+    ///
+    /// ```
+    /// use kiln_nostd::{Directory, TensorSpec};
+    /// let (one, two) = ([1u8], [2u8]);
+    /// let specs = [
+    ///     TensorSpec::from_host(&[1], &one).named("ab"),
+    ///     TensorSpec::from_host(&[1], &two).named("c"),
+    /// ];
+    /// let mut buf = [0u8; 512];
+    /// let dir = Directory::build(&specs, &mut buf).unwrap();
+    /// assert_eq!(dir.name_heap(), b"abc");
+    /// assert_eq!(Directory::EMPTY.name_heap(), b"");
+    /// ```
     pub fn name_heap(&self) -> &'a [u8] {
         self.heap()
     }
@@ -854,6 +867,26 @@ impl<'a> TensorView<'a> {
 
     /// Whether [`TensorView::quant`] is anything but [`Quant::None`]: the
     /// same answer without making the views of the linked tensors.
+    ///
+    /// ```
+    /// use kiln_nostd::{Directory, Dtype, Quant, QuantSpec, TensorSpec};
+    /// let (data, scale) = ([0x21u8; 16], [127u8]);
+    /// let specs = [
+    ///     TensorSpec::new(Dtype::E2M1, &[32], &data).named("w").quantized(QuantSpec::Scales {
+    ///         axis: 0,
+    ///         group_size: 32,
+    ///         scales: 1,
+    ///     }),
+    ///     TensorSpec::new(Dtype::F8E4M3, &[1], &scale).named("s"),
+    /// ];
+    /// let mut buf = [0u8; 1024];
+    /// let dir = Directory::build(&specs, &mut buf).unwrap();
+    /// for t in dir.iter() {
+    ///     assert_eq!(t.is_quantized(), t.quant() != Quant::None);
+    /// }
+    /// assert!(dir.get(0).unwrap().is_quantized());
+    /// assert!(!dir.get(1).unwrap().is_quantized());
+    /// ```
     #[inline]
     pub fn is_quantized(&self) -> bool {
         let r = self.record;
