@@ -946,8 +946,21 @@ impl<W: Write> Stage<W> {
     }
 
     /// Appends `data`: copied when short, else sent as it is.
-    #[inline]
+    #[inline(always)] // the copy of a short payload, in its loop
     fn payload(&mut self, data: &[u8]) -> Result<()> {
+        if data.len() < STAGE_DIRECT {
+            let end = self.filled + data.len();
+            if let Some(to) = self.buf.get_mut(self.filled..end) {
+                to.copy_from_slice(data);
+                self.filled = end;
+                return Ok(());
+            }
+        }
+        self.payload_past_room(data)
+    }
+
+    /// [`Stage::payload`] of a long payload, or one past the room left.
+    fn payload_past_room(&mut self, data: &[u8]) -> Result<()> {
         if data.len() >= STAGE_DIRECT {
             self.flush()?;
             self.sent += data.len();
@@ -1024,7 +1037,18 @@ fn write_safetensors_file<W: Write>(file: &SafetensorsFile<'_>, out: W) -> Resul
     }
     let spaces = padded - json_len;
     stage.write(spaces, |out| out.put(&b"       "[..spaces.min(7)]))?;
-    tensors.each(|t, _| stage.payload(t.bytes()))?;
+    match tensors.order {
+        // A plain loop: a view that only gives its bytes is never made
+        // whole (through `each`, it is made in memory for the closure).
+        Order::Directories => {
+            for dir in &tensors.dirs {
+                for t in dir.iter() {
+                    stage.payload(t.bytes())?;
+                }
+            }
+        }
+        _ => tensors.each(|t, _| stage.payload(t.bytes()))?,
+    }
     let written = stage.finish()?;
     Ok(Summary {
         tensors: tensors.count,
