@@ -22,6 +22,8 @@ use safetensors::tensor::{Metadata, SafeTensorError, SafeTensors, View};
 use crate::error::{Error, Result};
 use crate::heap::split;
 use crate::message::{self, MessageType, SafetensorsFile, SafetensorsMessage, LIMITS};
+#[cfg(test)]
+use crate::model::Model;
 use crate::model::{self, Message};
 use crate::safetensors_header::{
     read_header, HeaderTensor, Refused, SafetensorsHeader, MAX_HEADER_LEN,
@@ -1115,4 +1117,141 @@ pub fn kiln_to_safetensors_set<W: Write>(
         .map_err(Error::io)?;
     total.written += message.index.len() as u64;
     Ok(total)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::message::write_directories;
+
+    /// A tensor: name, dtype, shape, payload.
+    type Tensor<'a> = (&'a str, Dtype, &'a [u64], &'a [u8]);
+
+    /// A one-file safetensors conversion message with these directories,
+    /// the names in the order given (the converter never writes them out
+    /// of order, a hand-made message may).
+    fn message(dirs: &[&[Tensor<'_>]]) -> Vec<u8> {
+        let specs: Vec<Vec<TensorSpec<'_>>> = dirs
+            .iter()
+            .map(|dir| {
+                dir.iter()
+                    .map(|&(name, dtype, shape, bytes)| {
+                        TensorSpec::new(dtype, shape, bytes).named(name)
+                    })
+                    .collect()
+            })
+            .collect();
+        let groups: Vec<&[TensorSpec<'_>]> = specs.iter().map(Vec::as_slice).collect();
+        let mut out = Vec::new();
+        crate::sink::write_message(&mut out, |w| {
+            frame::write_header(w, MessageType::Safetensors.hash())?;
+            "".encode(w)?;
+            "".encode(w)?;
+            w.count(1, LIMITS.count_cap)?;
+            "".encode(w)?;
+            w.count(0, LIMITS.count_cap)?;
+            write_directories(w, &groups)
+        })
+        .unwrap();
+        out
+    }
+
+    /// What the safetensors crate writes for the same tensors.
+    fn crate_file(dirs: &[&[Tensor<'_>]]) -> Vec<u8> {
+        let views: Vec<_> = dirs
+            .iter()
+            .flat_map(|dir| dir.iter())
+            .map(|&(name, dtype, shape, bytes)| {
+                let shape = shape.iter().map(|&d| d as usize).collect();
+                let dtype = safetensors_dtype(dtype).unwrap();
+                let view = safetensors::tensor::TensorView::new(dtype, shape, bytes).unwrap();
+                (name, view)
+            })
+            .collect();
+        safetensors::serialize(views, None).unwrap()
+    }
+
+    fn back(kiln: &[u8]) -> Result<Vec<u8>> {
+        let mut out = Vec::new();
+        kiln_to_safetensors(kiln, &mut out)?;
+        Ok(out)
+    }
+
+    /// Each way of finding the header's order: the directories' own (one
+    /// dtype, names increasing), a walk per dtype (names increasing, dtypes
+    /// mixed), a sort (names out of order across directories or inside
+    /// one), each against the crate's writer.
+    #[test]
+    fn every_order_of_names_and_dtypes_comes_back_as_the_crate_writes_it() {
+        let four = [1u8, 2, 3, 4];
+        let eight = [5u8; 8];
+        let cases: [&[&[Tensor<'_>]]; 4] = [
+            &[
+                &[
+                    ("a", Dtype::F32, &[1], &four),
+                    ("b", Dtype::F32, &[1], &four),
+                ],
+                &[("c", Dtype::F32, &[2], &eight)],
+            ],
+            &[
+                &[
+                    ("a", Dtype::F16, &[2], &four),
+                    ("b", Dtype::F32, &[1], &four),
+                ],
+                &[
+                    ("c", Dtype::F16, &[4], &eight),
+                    ("d", Dtype::F64, &[1], &eight),
+                ],
+            ],
+            &[
+                &[
+                    ("b", Dtype::F32, &[1], &four),
+                    ("c", Dtype::F16, &[2], &four),
+                ],
+                &[
+                    ("a", Dtype::Bf16, &[2], &four),
+                    ("a.q\"uote", Dtype::F32, &[2], &eight),
+                ],
+            ],
+            &[&[
+                ("z", Dtype::U8, &[4], &four),
+                ("m", Dtype::F32, &[1], &four),
+                ("a", Dtype::U8, &[8], &eight),
+            ]],
+        ];
+        for dirs in cases {
+            assert_eq!(back(&message(dirs)).unwrap(), crate_file(dirs));
+        }
+    }
+
+    /// A name in two directories is refused with the name table's error,
+    /// as `Model::open` gives it, whether or not the names increase
+    /// within each directory.
+    #[test]
+    fn a_name_in_two_directories_is_the_open_s_refusal() {
+        let four = [1u8, 2, 3, 4];
+        let cases: [&[&[Tensor<'_>]]; 2] = [
+            &[
+                &[("a", Dtype::F32, &[1], &four)],
+                &[("a", Dtype::F32, &[1], &four)],
+            ],
+            &[
+                &[
+                    ("a", Dtype::F32, &[1], &four),
+                    ("b", Dtype::F32, &[1], &four),
+                ],
+                &[
+                    ("b", Dtype::F32, &[1], &four),
+                    ("c", Dtype::F32, &[1], &four),
+                ],
+            ],
+        ];
+        for dirs in cases {
+            let kiln = message(dirs);
+            let ours = back(&kiln).unwrap_err();
+            let open = crate::Model::open(&kiln).unwrap_err();
+            assert_eq!(ours.to_string(), open.to_string());
+            assert!(ours.to_string().contains("appears twice"), "{ours}");
+        }
+    }
 }
