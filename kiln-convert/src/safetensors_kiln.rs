@@ -22,8 +22,6 @@ use safetensors::tensor::{Metadata, SafeTensorError, SafeTensors, View};
 use crate::error::{Error, Result};
 use crate::heap::split;
 use crate::message::{self, MessageType, SafetensorsFile, SafetensorsMessage, LIMITS};
-#[cfg(test)]
-use crate::model::Model;
 use crate::model::{self, Message};
 use crate::safetensors_header::{
     read_header, HeaderTensor, Refused, SafetensorsHeader, MAX_HEADER_LEN,
