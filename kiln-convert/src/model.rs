@@ -52,29 +52,9 @@ impl<'a> Model<'a> {
     /// Checks `input` as one framed conversion message (either type) and
     /// indexes its tensors by name.
     pub fn open(input: &'a [u8]) -> Result<Model<'a>> {
-        let message = match MessageType::of(input)? {
-            MessageType::Safetensors => Message::Safetensors(
-                frame::from_frame_with(input, LIMITS)
-                    .map_err(|e| Error::from_kiln(e, 0, "safetensors conversion message"))?,
-            ),
-            MessageType::Gguf => Message::Gguf(
-                frame::from_frame_with(input, LIMITS)
-                    .map_err(|e| Error::from_kiln(e, 0, "GGUF conversion message"))?,
-            ),
-        };
+        let message = decode(input)?;
         let (names, file_of, files) = {
-            let parts: Vec<(&'a str, &[AlignedTensors<'a>])> = match &message {
-                Message::Safetensors(m) => m
-                    .files
-                    .iter()
-                    .map(|f| (f.file, f.directories.as_slice()))
-                    .collect(),
-                Message::Gguf(m) => m
-                    .files
-                    .iter()
-                    .map(|f| (f.file, f.directories.as_slice()))
-                    .collect(),
-            };
+            let parts = parts(&message);
             let (names, file_of) = index(&parts)?;
             (names, file_of, parts.iter().map(|(f, _)| *f).collect())
         };
@@ -139,6 +119,83 @@ impl<'a> Model<'a> {
     pub fn message(&self) -> &Message<'a> {
         &self.message
     }
+}
+
+/// The message of a converted file (either type), decoded and checked.
+fn decode(input: &[u8]) -> Result<Message<'_>> {
+    Ok(match MessageType::of(input)? {
+        MessageType::Safetensors => Message::Safetensors(
+            frame::from_frame_with(input, LIMITS)
+                .map_err(|e| Error::from_kiln(e, 0, "safetensors conversion message"))?,
+        ),
+        MessageType::Gguf => Message::Gguf(
+            frame::from_frame_with(input, LIMITS)
+                .map_err(|e| Error::from_kiln(e, 0, "GGUF conversion message"))?,
+        ),
+    })
+}
+
+/// Each file of `message` with its directories.
+fn parts<'m, 'a>(message: &'m Message<'a>) -> Vec<(&'a str, &'m [AlignedTensors<'a>])> {
+    match message {
+        Message::Safetensors(m) => m
+            .files
+            .iter()
+            .map(|f| (f.file, f.directories.as_slice()))
+            .collect(),
+        Message::Gguf(m) => m
+            .files
+            .iter()
+            .map(|f| (f.file, f.directories.as_slice()))
+            .collect(),
+    }
+}
+
+/// The decoded message of a converted file, with every check
+/// [`Model::open`] makes and the same error for a file it refuses, but no
+/// lookup table: for a reader that walks the tensors in order. Names that
+/// run in strictly increasing byte order through every named directory,
+/// as the safetensors converter writes them, are unique without one (a
+/// comparison per directory); others get the table's check.
+pub(crate) fn open_message(input: &[u8]) -> Result<Message<'_>> {
+    let message = decode(input)?;
+    let parts = parts(&message);
+    for (file, aligned) in &parts {
+        check_alignment(aligned, file)?;
+    }
+    let dirs = parts
+        .iter()
+        .flat_map(|(_, aligned)| aligned.iter().map(|d| &d.tensors));
+    if !names_increase(dirs) {
+        index(&parts)?;
+    }
+    Ok(message)
+}
+
+/// Whether the names of the named directories of `dirs` are in strictly
+/// increasing byte order from the first to the last (and so unique), told
+/// from each directory's own order and the names where two meet. `false`
+/// says only that this did not show it. Past `u32::MAX - 1` directories
+/// `false`, so that [`NameTable::new`] gives its refusal.
+pub(crate) fn names_increase<'d, 'a: 'd>(dirs: impl Iterator<Item = &'d Directory<'a>>) -> bool {
+    let mut last: Option<&str> = None;
+    for (count, dir) in (1usize..).zip(dirs) {
+        if count >= u32::MAX as usize {
+            return false;
+        }
+        if !dir.has_names() {
+            continue;
+        }
+        let name = |i: usize| dir.get(i).and_then(|t| t.name());
+        let (Some(first), Some(end)) = (name(0), name(dir.len().wrapping_sub(1))) else {
+            return false;
+        };
+        if !dir.names_sorted() || last.is_some_and(|last| last.as_bytes() >= first.as_bytes()) {
+            return false;
+        }
+        last = Some(end);
+    }
+    true
 }
 
 /// Checks every directory's alignment and indexes all names, refusing one

@@ -15,18 +15,20 @@ use std::collections::HashMap;
 use std::io::Write;
 
 use kiln_nostd::{
-    frame, Directory, Dtype, DtypeCode, Encode, Quant, Shape, TensorSpec, TensorView, Tensors,
+    frame, Directory, Dtype, DtypeCode, Encode, Shape, TensorSpec, TensorView, Tensors,
 };
 use safetensors::tensor::{Metadata, SafeTensorError, SafeTensors, View};
 
 use crate::error::{Error, Result};
 use crate::heap::split;
 use crate::message::{self, MessageType, SafetensorsFile, SafetensorsMessage, LIMITS};
-use crate::model::{Message, Model};
+use crate::model::{self, Message};
 use crate::safetensors_header::{
     read_header, HeaderTensor, Refused, SafetensorsHeader, MAX_HEADER_LEN,
 };
-use crate::safetensors_json::{header_json, Entry};
+use crate::safetensors_json::{
+    needs_escape, Cursor, Entry, HeaderText, Measure, Writer, ENTRY_ROOM,
+};
 use crate::sink::WriteSink;
 use crate::Summary;
 
@@ -601,77 +603,64 @@ pub type SafetensorsParts<'a> = (
     Vec<(&'a str, BorrowedView<'a>)>,
 );
 
-/// One tensor of a safetensors file, read from a conversion message.
-struct FileTensor<'a> {
+/// One tensor of a safetensors file, read from a conversion message and
+/// checked to be one safetensors can hold.
+struct OutTensor<'a> {
     name: &'a str,
     dtype: safetensors::Dtype,
-    /// Its directory and its index there, for its shape: decoded when the
-    /// header is written, not kept (a [`kiln_nostd::Shape`] is 72 bytes, a
-    /// [`TensorView`] 64, and for a model of many tensors a list of either
-    /// is megabytes of fresh pages to fault in).
-    directory: &'a Directory<'a>,
-    index: u32,
+    shape: Shape,
     data: &'a [u8],
 }
 
-impl FileTensor<'_> {
-    fn shape(&self) -> Result<Shape, String> {
-        let view = self.directory.get(self.index as usize);
-        view.map(|t| t.shape())
-            .ok_or_else(|| format!("tensor {:?} is not in its directory", self.name))
+impl<'a> OutTensor<'a> {
+    /// `t`, or why safetensors cannot hold it.
+    #[inline(always)] // into each pass's loop, where the large result stays in registers
+    fn of(t: &TensorView<'a>) -> Result<OutTensor<'a>> {
+        let name = t.name().ok_or_else(|| {
+            Error::unsupported(format!(
+                "tensor {} has no name; safetensors needs one",
+                t.index()
+            ))
+        })?;
+        let dtype = match t.dtype() {
+            DtypeCode::Closed(d) => safetensors_dtype(d),
+            DtypeCode::Opaque(_) => None,
+        }
+        .ok_or_else(|| {
+            Error::unsupported(format!(
+                "tensor {name:?} has Kiln dtype {}, which safetensors has no dtype for",
+                dtype_name(t.dtype(), t.layout())
+            ))
+        })?;
+        if t.is_quantized() {
+            return Err(Error::unsupported(format!(
+                "tensor {name:?} links scale tensors; safetensors cannot record that"
+            )));
+        }
+        let shape = t.shape();
+        if shape.iter().any(|&d| usize::try_from(d).is_err()) {
+            return Err(Error::unsupported(format!(
+                "tensor {name:?}: a dimension does not fit in memory"
+            )));
+        }
+        Ok(OutTensor {
+            name,
+            dtype,
+            shape,
+            data: t.bytes(),
+        })
     }
-}
 
-/// The name and safetensors dtype of `t`, once it is checked to be a
-/// tensor safetensors can hold.
-fn safetensors_facts<'a>(t: &TensorView<'a>) -> Result<(&'a str, safetensors::Dtype)> {
-    let name = t.name().ok_or_else(|| {
-        Error::unsupported(format!(
-            "tensor {} has no name; safetensors needs one",
-            t.index()
-        ))
-    })?;
-    let dtype = match t.dtype() {
-        DtypeCode::Closed(d) => safetensors_dtype(d),
-        DtypeCode::Opaque(_) => None,
-    }
-    .ok_or_else(|| {
-        Error::unsupported(format!(
-            "tensor {name:?} has Kiln dtype {}, which safetensors has no dtype for",
-            dtype_name(t.dtype(), t.layout())
-        ))
-    })?;
-    if t.quant() != Quant::None {
-        return Err(Error::unsupported(format!(
-            "tensor {name:?} links scale tensors; safetensors cannot record that"
-        )));
-    }
-    if t.shape().iter().any(|&d| usize::try_from(d).is_err()) {
-        return Err(Error::unsupported(format!(
-            "tensor {name:?}: a dimension does not fit in memory"
-        )));
-    }
-    Ok((name, dtype))
-}
-
-/// The tensors of one file of a safetensors conversion message, in
-/// directory order, each checked to be one safetensors can hold.
-fn file_tensors<'a>(file: &'a SafetensorsFile<'a>) -> Result<Vec<FileTensor<'a>>> {
-    let count = file.directories.iter().map(|d| d.tensors.len()).sum();
-    let mut tensors = Vec::with_capacity(count);
-    for directory in file.directories.iter().map(|d| &d.tensors) {
-        for t in directory.iter() {
-            let (name, dtype) = safetensors_facts(&t)?;
-            tensors.push(FileTensor {
-                name,
-                dtype,
-                directory,
-                index: t.index() as u32,
-                data: t.bytes(),
-            });
+    /// Its entry in the header.
+    #[inline]
+    fn entry(&self) -> Entry<'a, &[u64]> {
+        Entry {
+            name: self.name,
+            dtype: self.dtype,
+            shape: &self.shape,
+            data_len: self.data.len(),
         }
     }
-    Ok(tensors)
 }
 
 /// The metadata of one file of a safetensors conversion message; an
@@ -690,22 +679,23 @@ fn file_parts<'a>(file: &SafetensorsFile<'a>) -> Result<SafetensorsParts<'a>> {
     let count = file.directories.iter().map(|d| d.tensors.len()).sum();
     let mut views = Vec::with_capacity(count);
     for t in file.directories.iter().flat_map(|d| d.tensors.iter()) {
-        let (name, dtype) = safetensors_facts(&t)?;
+        let t = OutTensor::of(&t)?;
         let view = BorrowedView {
-            dtype,
-            shape: t.shape().iter().map(|&d| d as usize).collect(),
-            data: t.bytes(),
+            dtype: t.dtype,
+            shape: t.shape.iter().map(|&d| d as usize).collect(),
+            data: t.data,
         };
-        views.push((name, view));
+        views.push((t.name, view));
     }
     Ok((file_metadata(file), views))
 }
 
-/// The safetensors message of a converted file, opened and checked.
+/// The safetensors message of a converted file, opened and checked (as
+/// [`Model::open`] checks it; no lookup table is built, since every
+/// reader here walks the tensors in order).
 fn open_safetensors(input: &[u8]) -> Result<SafetensorsMessage<'_>> {
-    let model = Model::open(input)?;
-    match model.message() {
-        Message::Safetensors(m) => Ok(m.clone()),
+    match model::open_message(input)? {
+        Message::Safetensors(m) => Ok(m),
         Message::Gguf(_) => Err(Error::unsupported(
             "this Kiln file holds a model converted from GGUF; convert it to a .gguf file",
         )),
@@ -740,79 +730,330 @@ fn dtype_name(code: DtypeCode, layout: Option<&str>) -> String {
     }
 }
 
-/// The 8-byte length and the JSON header that `safetensors::serialize`
-/// writes for `tensors` and `metadata`, and the order their data follows
-/// (as indices into `tensors`).
+/// The order `safetensors::serialize` writes a file's tensors in: by
+/// descending dtype (the crate's order of dtypes, which is by alignment),
+/// then by name.
+enum Order {
+    /// The directories' own order is it.
+    Directories,
+    /// The names increase through the directories, so taking the tensors
+    /// of each dtype in turn (these, descending) in directory order is it:
+    /// a walk per dtype, rather than a sort and a table of the tensors.
+    ByDtype(Vec<safetensors::Dtype>),
+    /// Names in another order: (directory, index) of each tensor, sorted.
+    Sorted(Vec<(u32, u32)>),
+}
+
+/// The tensors of one file of a safetensors conversion message, each
+/// checked to be one safetensors can hold, and the header's order.
+struct FileOut<'f, 'a> {
+    dirs: Vec<&'f Directory<'a>>,
+    /// Per directory: whether no byte of its name heap needs a JSON escape
+    /// (one test of each heap, rather than one of each name per pass).
+    raw: Vec<bool>,
+    order: Order,
+    count: usize,
+    payload_bytes: u64,
+}
+
+/// The safetensors dtype of `t`, when it has one.
+fn st_dtype(t: &TensorView<'_>) -> Option<safetensors::Dtype> {
+    match t.dtype() {
+        DtypeCode::Closed(d) => safetensors_dtype(d),
+        DtypeCode::Opaque(_) => None,
+    }
+}
+
+/// Our error for a header the safetensors writer would refuse.
+fn writer_refused(e: String) -> Error {
+    Error::unsupported(format!("the safetensors writer refused the tensors: {e}"))
+}
+
+impl<'f, 'a> FileOut<'f, 'a> {
+    /// Checks every tensor of `file` (the first one safetensors cannot
+    /// hold, in directory order, is the error), finds the header's order
+    /// and measures the header in it (the crate's refusal of the first
+    /// tensor in that order that it refuses is the error).
+    fn new(file: &'f SafetensorsFile<'a>, text: &mut HeaderText) -> Result<(Self, Measure)> {
+        let dirs: Vec<&'f Directory<'a>> = file.directories.iter().map(|d| &d.tensors).collect();
+        let raw = dirs.iter().map(|d| !needs_escape(d.name_heap())).collect();
+        let names_increase = model::names_increase(dirs.iter().copied());
+        let mut out = FileOut {
+            dirs,
+            raw,
+            order: Order::Directories,
+            count: 0,
+            payload_bytes: 0,
+        };
+        // One pass in directory order checks every tensor and, as long as
+        // that order is the header's (names increasing, dtypes not),
+        // measures the header too: what the converter wrote needs no
+        // second pass.
+        let mut in_order = names_increase;
+        let mut measure = Measure::new(text);
+        let mut measured = Ok(());
+        let mut previous = None;
+        let mut dtypes: Vec<safetensors::Dtype> = Vec::new();
+        for (dir, &raw) in out.dirs.iter().zip(&out.raw) {
+            for t in dir.iter() {
+                let t = OutTensor::of(&t)?;
+                out.count += 1;
+                out.payload_bytes += t.data.len() as u64;
+                if previous != Some(t.dtype) {
+                    in_order &= previous.is_none_or(|p| p > t.dtype);
+                    previous = Some(t.dtype);
+                    if !dtypes.contains(&t.dtype) {
+                        dtypes.push(t.dtype);
+                    }
+                }
+                if in_order && measured.is_ok() {
+                    measured = measure.add(text, &t.entry(), raw);
+                }
+            }
+        }
+        if in_order {
+            measured.map_err(writer_refused)?;
+            return Ok((out, measure));
+        }
+        out.order = if names_increase {
+            dtypes.sort_unstable_by(|l, r| r.cmp(l));
+            Order::ByDtype(dtypes)
+        } else {
+            out.sorted()
+        };
+        let mut measure = Measure::new(text);
+        out.each(|t, raw| {
+            let t = OutTensor::of(t)?;
+            measure.add(text, &t.entry(), raw).map_err(writer_refused)
+        })?;
+        Ok((out, measure))
+    }
+
+    /// Every tensor, (directory, index), sorted into the header's order.
+    fn sorted(&self) -> Order {
+        let mut order: Vec<(u32, u32)> = (0u32..)
+            .zip(&self.dirs)
+            .flat_map(|(d, dir)| (0..dir.len() as u32).map(move |i| (d, i)))
+            .collect();
+        let key = |&(d, i): &(u32, u32)| {
+            let t = self.dirs.get(d as usize)?.get(i as usize)?;
+            Some((st_dtype(&t), t.name()))
+        };
+        // Names are unique, so the order is total and an unstable sort
+        // gives the stable sort's result.
+        order.sort_unstable_by(|l, r| {
+            let (l, r) = (key(l), key(r));
+            let dtype = r.map(|(d, _)| d).cmp(&l.map(|(d, _)| d));
+            dtype.then(l.map(|(_, n)| n).cmp(&r.map(|(_, n)| n)))
+        });
+        Order::Sorted(order)
+    }
+
+    /// Calls `f` on every tensor in the header's order, with whether its
+    /// name needs no escape.
+    fn each(&self, mut f: impl FnMut(&TensorView<'a>, bool) -> Result<()>) -> Result<()> {
+        let dirs = self.dirs.iter().zip(&self.raw);
+        match &self.order {
+            Order::Directories => {
+                for (dir, &raw) in dirs {
+                    for t in dir.iter() {
+                        f(&t, raw)?;
+                    }
+                }
+            }
+            Order::ByDtype(dtypes) => {
+                for &dtype in dtypes {
+                    for (dir, &raw) in dirs.clone() {
+                        for t in dir.iter().filter(|t| st_dtype(t) == Some(dtype)) {
+                            f(&t, raw)?;
+                        }
+                    }
+                }
+            }
+            Order::Sorted(order) => {
+                for &(d, i) in order {
+                    let dir = self.dirs.get(d as usize);
+                    let raw = self.raw.get(d as usize).copied().unwrap_or(false);
+                    if let Some(t) = dir.and_then(|dir| dir.get(i as usize)) {
+                        f(&t, raw)?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Bytes gathered before they go to the sink: the header's JSON is made
+/// in it piece by piece (never as one buffer the header's size, which for
+/// a model of many tensors is megabytes of fresh pages), and small
+/// payloads are copied into it rather than written one call each.
+const STAGE_LEN: usize = 128 << 10;
+
+/// Payloads at least this long go from the input to the sink as they are.
+const STAGE_DIRECT: usize = 64 << 10;
+
+/// Bytes on their way to a [`WriteSink`], gathered in a buffer of at most
+/// [`STAGE_LEN`] bytes (it grows past that only for an entry with a name
+/// longer than that).
+struct Stage<W: Write> {
+    sink: WriteSink<W>,
+    /// Zeroed once; the first `filled` bytes wait for the sink.
+    buf: Vec<u8>,
+    filled: usize,
+    /// How many bytes went to the sink so far.
+    sent: usize,
+    /// Whether a write did not fit in the room it was given.
+    overflowed: bool,
+}
+
+impl<W: Write> Stage<W> {
+    /// A stage for an output of `len` bytes.
+    fn new(out: W, len: u64) -> Stage<W> {
+        let room = usize::try_from(len).map_or(STAGE_LEN, |len| len.min(STAGE_LEN));
+        Stage {
+            sink: WriteSink::new(out),
+            buf: vec![0; room],
+            filled: 0,
+            sent: 0,
+            overflowed: false,
+        }
+    }
+
+    /// Calls `f` with a cursor that has `room` bytes of room.
+    #[inline(always)] // as OutTensor::of
+    fn write<R>(&mut self, room: usize, f: impl FnOnce(&mut Cursor<'_>) -> R) -> Result<R> {
+        if self.buf.len() - self.filled < room {
+            self.flush()?;
+            if self.buf.len() < room {
+                self.buf.resize(room, 0);
+            }
+        }
+        let mut cursor = Cursor::new(self.buf.get_mut(self.filled..).unwrap_or_default());
+        let result = f(&mut cursor);
+        self.filled += cursor.len();
+        self.overflowed |= cursor.overflowed();
+        Ok(result)
+    }
+
+    /// Sends what is gathered to the sink.
+    fn flush(&mut self) -> Result<()> {
+        self.sink
+            .write_all(self.buf.get(..self.filled).unwrap_or_default())?;
+        self.sent += self.filled;
+        self.filled = 0;
+        Ok(())
+    }
+
+    /// Appends `data`: copied when short, else sent as it is.
+    #[inline(always)] // the copy of a short payload, in its loop
+    fn payload(&mut self, data: &[u8]) -> Result<()> {
+        if data.len() < STAGE_DIRECT {
+            let end = self.filled + data.len();
+            if let Some(to) = self.buf.get_mut(self.filled..end) {
+                to.copy_from_slice(data);
+                self.filled = end;
+                return Ok(());
+            }
+        }
+        self.payload_past_room(data)
+    }
+
+    /// [`Stage::payload`] of a long payload, or one past the room left.
+    fn payload_past_room(&mut self, data: &[u8]) -> Result<()> {
+        if data.len() >= STAGE_DIRECT {
+            self.flush()?;
+            self.sent += data.len();
+            return self.sink.write_all(data);
+        }
+        self.write(data.len(), |out| out.put(data))
+    }
+
+    /// How many bytes came so far.
+    fn len(&self) -> usize {
+        self.sent + self.filled
+    }
+
+    /// Sends the rest and gives back what the sink wrote.
+    fn finish(mut self) -> Result<u64> {
+        self.flush()?;
+        let (_, written) = self.sink.finish()?;
+        Ok(written)
+    }
+}
+
+/// Writes one file of a safetensors conversion message.
 ///
-/// The JSON is the crate's (see [`crate::safetensors_json`], which writes
-/// the text `Metadata`'s `Serialize` writes and makes the checks
-/// `Metadata::new` makes). What is done here is what `serialize` does
-/// around it: order the tensors by descending dtype alignment, then by
-/// name; lay the offsets end to end; pad the JSON with spaces to a
-/// multiple of 8. `serialize` itself is not called because it reserves a
-/// buffer the size of the whole file, which for a model larger than
-/// memory fails. Tests compare the result with `serialize` and with
-/// Python's writer.
-fn header(
-    tensors: &[FileTensor<'_>],
-    metadata: Option<&HashMap<String, String>>,
-) -> Result<(Vec<u8>, Vec<usize>)> {
-    let mut order: Vec<usize> = (0..tensors.len()).collect();
-    let key = |i: usize| tensors.get(i).map(|t| (t.dtype, t.name));
-    // Names are unique, so the order is total and an unstable sort gives
-    // the stable sort's result.
-    order.sort_unstable_by(|&l, &r| {
-        let (l, r) = (key(l), key(r));
-        let dtype = r.map(|(d, _)| d).cmp(&l.map(|(d, _)| d));
-        dtype.then(l.map(|(_, n)| n).cmp(&r.map(|(_, n)| n)))
-    });
-    let entries = order.iter().filter_map(|&i| tensors.get(i)).map(|t| {
-        Ok(Entry {
-            name: t.name,
-            dtype: t.dtype,
-            shape: t.shape()?,
-            data_len: t.data.len(),
-        })
-    });
-    // The length goes in front once the JSON is written; most of the
-    // capacity guessed here is never touched (so never mapped in).
-    let mut bytes = Vec::with_capacity(tensors.len().saturating_mul(128).saturating_add(64));
-    bytes.extend_from_slice(&[0; 8]);
-    header_json(&mut bytes, metadata, entries).map_err(|e| {
-        Error::unsupported(format!("the safetensors writer refused the tensors: {e}"))
-    })?;
-    let padded = (bytes.len() - 8).next_multiple_of(8);
+/// The header is the one `safetensors::serialize` makes for these tensors
+/// and metadata (see [`crate::safetensors_json`], which writes the text
+/// `Metadata`'s `Serialize` writes and makes the checks `Metadata::new`
+/// makes). What is done here is what `serialize` does around it: order the
+/// tensors by descending dtype alignment, then by name; lay the offsets end
+/// to end; pad the JSON with spaces to a multiple of 8. `serialize` itself
+/// is not called because it reserves a buffer the size of the whole file,
+/// which for a model larger than memory fails. The header is measured
+/// first, so that its length can come first and nothing is written for a
+/// file that is refused; then made piece by piece. Tests compare the
+/// result with `serialize` and with Python's writer.
+fn write_safetensors_file<W: Write>(file: &SafetensorsFile<'_>, out: W) -> Result<Summary> {
+    let metadata = file_metadata(file);
+    let mut text = HeaderText::new(metadata.as_ref()).map_err(writer_refused)?;
+    let (tensors, measure) = FileOut::new(file, &mut text)?;
+    let json_len = measure.json_len();
+    let padded = json_len.next_multiple_of(8);
     if padded > MAX_HEADER_LEN {
         return Err(Error::unsupported(format!(
             "the safetensors header would be {padded} bytes, above the format's limit of 100,000,000"
         )));
     }
-    bytes.resize(8 + padded, b' ');
-    if let Some(len) = bytes.get_mut(..8) {
-        len.copy_from_slice(&(padded as u64).to_le_bytes());
-    }
-    Ok((bytes, order))
-}
 
-/// Writes one file of a safetensors conversion message.
-fn write_safetensors_file<W: Write>(file: &SafetensorsFile<'_>, out: W) -> Result<Summary> {
-    let tensors = file_tensors(file)?;
-    let metadata = file_metadata(file);
-    let (header, order) = header(&tensors, metadata.as_ref())?;
-
-    let mut sink = WriteSink::new(out);
-    sink.write_all(&header)?;
-    let mut payload_bytes = 0u64;
-    for &i in &order {
-        let data = tensors.get(i).map_or(&[][..], |t| t.data);
-        sink.write_all(data)?;
-        payload_bytes += data.len() as u64;
+    let mut stage = Stage::new(
+        out,
+        (8 + padded as u64).saturating_add(tensors.payload_bytes),
+    );
+    stage.write(8, |out| out.put(&(padded as u64).to_le_bytes()))?;
+    let mut writer = stage.write(text.open_len(), |out| Writer::begin(&text, out))?;
+    tensors.each(|t, raw| {
+        // The checks of `OutTensor::of` passed in `FileOut::new`: here
+        // only the fields the entry holds are read.
+        let entry = Entry {
+            name: t.name().unwrap_or_default(),
+            dtype: st_dtype(t).ok_or_else(|| writer_refused("a dtype changed".to_string()))?,
+            shape: t.shape(),
+            data_len: t.bytes().len(),
+        };
+        let name = entry.name.len();
+        let room = if raw { name } else { name * 6 } + ENTRY_ROOM;
+        stage
+            .write(room, |out| writer.entry(&mut text, out, &entry, raw))?
+            .map_err(writer_refused)
+    })?;
+    stage.write(1, |out| writer.end(out))?;
+    if stage.len() != 8 + json_len || stage.overflowed {
+        return Err(Error::unsupported(format!(
+            "the safetensors header came out {} bytes long, not the {json_len} it measured",
+            stage.len().wrapping_sub(8)
+        )));
     }
-    let (_, written) = sink.finish()?;
+    let spaces = padded - json_len;
+    stage.write(spaces, |out| out.put(&b"       "[..spaces.min(7)]))?;
+    match tensors.order {
+        // A plain loop: a view that only gives its bytes is never made
+        // whole (through `each`, it is made in memory for the closure).
+        Order::Directories => {
+            for dir in &tensors.dirs {
+                for t in dir.iter() {
+                    stage.payload(t.bytes())?;
+                }
+            }
+        }
+        _ => tensors.each(|t, _| stage.payload(t.bytes()))?,
+    }
+    let written = stage.finish()?;
     Ok(Summary {
-        tensors: tensors.len(),
+        tensors: tensors.count,
         metadata: metadata.as_ref().map_or(0, HashMap::len),
-        payload_bytes,
+        payload_bytes: tensors.payload_bytes,
         written,
     })
 }
@@ -874,4 +1115,141 @@ pub fn kiln_to_safetensors_set<W: Write>(
         .map_err(Error::io)?;
     total.written += message.index.len() as u64;
     Ok(total)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::message::write_directories;
+
+    /// A tensor: name, dtype, shape, payload.
+    type Tensor<'a> = (&'a str, Dtype, &'a [u64], &'a [u8]);
+
+    /// A one-file safetensors conversion message with these directories,
+    /// the names in the order given (the converter never writes them out
+    /// of order, a hand-made message may).
+    fn message(dirs: &[&[Tensor<'_>]]) -> Vec<u8> {
+        let specs: Vec<Vec<TensorSpec<'_>>> = dirs
+            .iter()
+            .map(|dir| {
+                dir.iter()
+                    .map(|&(name, dtype, shape, bytes)| {
+                        TensorSpec::new(dtype, shape, bytes).named(name)
+                    })
+                    .collect()
+            })
+            .collect();
+        let groups: Vec<&[TensorSpec<'_>]> = specs.iter().map(Vec::as_slice).collect();
+        let mut out = Vec::new();
+        crate::sink::write_message(&mut out, |w| {
+            frame::write_header(w, MessageType::Safetensors.hash())?;
+            "".encode(w)?;
+            "".encode(w)?;
+            w.count(1, LIMITS.count_cap)?;
+            "".encode(w)?;
+            w.count(0, LIMITS.count_cap)?;
+            write_directories(w, &groups)
+        })
+        .unwrap();
+        out
+    }
+
+    /// What the safetensors crate writes for the same tensors.
+    fn crate_file(dirs: &[&[Tensor<'_>]]) -> Vec<u8> {
+        let views: Vec<_> = dirs
+            .iter()
+            .flat_map(|dir| dir.iter())
+            .map(|&(name, dtype, shape, bytes)| {
+                let shape = shape.iter().map(|&d| d as usize).collect();
+                let dtype = safetensors_dtype(dtype).unwrap();
+                let view = safetensors::tensor::TensorView::new(dtype, shape, bytes).unwrap();
+                (name, view)
+            })
+            .collect();
+        safetensors::serialize(views, None).unwrap()
+    }
+
+    fn back(kiln: &[u8]) -> Result<Vec<u8>> {
+        let mut out = Vec::new();
+        kiln_to_safetensors(kiln, &mut out)?;
+        Ok(out)
+    }
+
+    /// Each way of finding the header's order: the directories' own (one
+    /// dtype, names increasing), a walk per dtype (names increasing, dtypes
+    /// mixed), a sort (names out of order across directories or inside
+    /// one), each against the crate's writer.
+    #[test]
+    fn every_order_of_names_and_dtypes_comes_back_as_the_crate_writes_it() {
+        let four = [1u8, 2, 3, 4];
+        let eight = [5u8; 8];
+        let cases: [&[&[Tensor<'_>]]; 4] = [
+            &[
+                &[
+                    ("a", Dtype::F32, &[1], &four),
+                    ("b", Dtype::F32, &[1], &four),
+                ],
+                &[("c", Dtype::F32, &[2], &eight)],
+            ],
+            &[
+                &[
+                    ("a", Dtype::F16, &[2], &four),
+                    ("b", Dtype::F32, &[1], &four),
+                ],
+                &[
+                    ("c", Dtype::F16, &[4], &eight),
+                    ("d", Dtype::F64, &[1], &eight),
+                ],
+            ],
+            &[
+                &[
+                    ("b", Dtype::F32, &[1], &four),
+                    ("c", Dtype::F16, &[2], &four),
+                ],
+                &[
+                    ("a", Dtype::Bf16, &[2], &four),
+                    ("a.q\"uote", Dtype::F32, &[2], &eight),
+                ],
+            ],
+            &[&[
+                ("z", Dtype::U8, &[4], &four),
+                ("m", Dtype::F32, &[1], &four),
+                ("a", Dtype::U8, &[8], &eight),
+            ]],
+        ];
+        for dirs in cases {
+            assert_eq!(back(&message(dirs)).unwrap(), crate_file(dirs));
+        }
+    }
+
+    /// A name in two directories is refused with the name table's error,
+    /// as `Model::open` gives it, whether or not the names increase
+    /// within each directory.
+    #[test]
+    fn a_name_in_two_directories_is_the_open_s_refusal() {
+        let four = [1u8, 2, 3, 4];
+        let cases: [&[&[Tensor<'_>]]; 2] = [
+            &[
+                &[("a", Dtype::F32, &[1], &four)],
+                &[("a", Dtype::F32, &[1], &four)],
+            ],
+            &[
+                &[
+                    ("a", Dtype::F32, &[1], &four),
+                    ("b", Dtype::F32, &[1], &four),
+                ],
+                &[
+                    ("b", Dtype::F32, &[1], &four),
+                    ("c", Dtype::F32, &[1], &four),
+                ],
+            ],
+        ];
+        for dirs in cases {
+            let kiln = message(dirs);
+            let ours = back(&kiln).unwrap_err();
+            let open = crate::Model::open(&kiln).unwrap_err();
+            assert_eq!(ours.to_string(), open.to_string());
+            assert!(ours.to_string().contains("appears twice"), "{ours}");
+        }
+    }
 }

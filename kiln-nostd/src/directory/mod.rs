@@ -358,6 +358,27 @@ impl<'a> Directory<'a> {
         self.names_sorted
     }
 
+    /// The name heap: every tensor's name, then every layout name, end to
+    /// end in descriptor order (empty when there are none). A writer that
+    /// must treat some bytes of a name specially (a JSON escape) can test
+    /// the whole heap once instead of each name.
+    ///
+    /// ```
+    /// use kiln_nostd::{Directory, TensorSpec};
+    /// let (one, two) = ([1u8], [2u8]);
+    /// let specs = [
+    ///     TensorSpec::from_host(&[1], &one).named("ab"),
+    ///     TensorSpec::from_host(&[1], &two).named("c"),
+    /// ];
+    /// let mut buf = [0u8; 512];
+    /// let dir = Directory::build(&specs, &mut buf).unwrap();
+    /// assert_eq!(dir.name_heap(), b"abc");
+    /// assert_eq!(Directory::EMPTY.name_heap(), b"");
+    /// ```
+    pub fn name_heap(&self) -> &'a [u8] {
+        self.heap()
+    }
+
     /// Absolute offset of the block's first byte in the buffer it was
     /// parsed from (0 for [`Directory::parse`], the field's offset for a
     /// `tensors` field in a message).
@@ -590,6 +611,7 @@ pub struct TensorIter<'a> {
 impl<'a> Iterator for TensorIter<'a> {
     type Item = TensorView<'a>;
 
+    #[inline]
     fn next(&mut self) -> Option<TensorView<'a>> {
         let view = self.dir.full().get(self.next)?;
         self.next = self.next.saturating_add(1);
@@ -738,6 +760,7 @@ impl<'a> TensorView<'a> {
     }
 
     /// The tensor's name, if the directory names its tensors.
+    #[inline]
     pub fn name(&self) -> Option<&'a str> {
         self.heap_text(self.record.name_off(), self.record.name_len())
     }
@@ -842,7 +865,41 @@ impl<'a> TensorView<'a> {
         self.dir.full().payload_of(self.record)
     }
 
+    /// Whether [`TensorView::quant`] is anything but [`Quant::None`]: the
+    /// same answer without making the views of the linked tensors.
+    ///
+    /// ```
+    /// use kiln_nostd::{Directory, Dtype, Quant, QuantSpec, TensorSpec};
+    /// let (data, scale) = ([0x21u8; 16], [127u8]);
+    /// let specs = [
+    ///     TensorSpec::new(Dtype::E2M1, &[32], &data).named("w").quantized(QuantSpec::Scales {
+    ///         axis: 0,
+    ///         group_size: 32,
+    ///         scales: 1,
+    ///     }),
+    ///     TensorSpec::new(Dtype::F8E4M3, &[1], &scale).named("s"),
+    /// ];
+    /// let mut buf = [0u8; 1024];
+    /// let dir = Directory::build(&specs, &mut buf).unwrap();
+    /// for t in dir.iter() {
+    ///     assert_eq!(t.is_quantized(), t.quant() != Quant::None);
+    /// }
+    /// assert!(dir.get(0).unwrap().is_quantized());
+    /// assert!(!dir.get(1).unwrap().is_quantized());
+    /// ```
+    #[inline]
+    pub fn is_quantized(&self) -> bool {
+        let r = self.record;
+        let linked = |i: u32| i != NO_INDEX && self.dir.full().get(i as usize).is_some();
+        match r.quant_scheme() {
+            1 => linked(r.scale_index()),
+            2 => linked(r.scale_index()) && linked(r.outer_index()),
+            _ => false,
+        }
+    }
+
     /// Quantization scheme and the tensors it links to.
+    #[inline]
     pub fn quant(&self) -> Quant<'a> {
         let r = self.record;
         let dir = self.dir.full();
@@ -1031,6 +1088,7 @@ pub struct Shape {
 
 impl Shape {
     /// The dimensions as a slice.
+    #[inline]
     pub fn as_slice(&self) -> &[u64] {
         dims_of(&self.dims, self.rank)
     }
@@ -1039,12 +1097,14 @@ impl Shape {
 impl core::ops::Deref for Shape {
     type Target = [u64];
 
+    #[inline]
     fn deref(&self) -> &[u64] {
         self.as_slice()
     }
 }
 
 impl AsRef<[u64]> for Shape {
+    #[inline]
     fn as_ref(&self) -> &[u64] {
         self.as_slice()
     }
