@@ -8,7 +8,7 @@
 
 use super::descriptor::*;
 use super::rules;
-use crate::dtype::{Dtype, DtypeCode};
+use crate::dtype::{Dtype, DtypeCode, PayloadRule, Width};
 use crate::error::{Error, Refusal, Result};
 use crate::frozen::{Encode, Frozen};
 use crate::order::{self, Element};
@@ -56,6 +56,11 @@ impl<'a> Payload<'a> {
 
     fn write<S: Sink>(&self, w: &mut Writer<S>) -> Result<()> {
         order::write_host_elements(self.bytes, self.host_width, w)
+    }
+
+    /// Whether [`Payload::write`] puts `bytes` as they are.
+    fn in_wire_order(&self) -> bool {
+        order::HOST_IS_LITTLE_ENDIAN || self.host_width <= 1
     }
 }
 
@@ -227,13 +232,32 @@ impl Cursor {
 
     /// The descriptor of `spec`, with canonical heap offsets and the greedy
     /// payload offset; the cursor moves past it.
-    #[inline(always)] // two callers, each its loop's whole body
-    fn place(&mut self, spec: &TensorSpec<'_>) -> Result<Descriptor> {
-        let mut d = bare_descriptor(spec)?;
-        (d.name_off, d.name_len) = slot(spec.name, &mut self.name)?;
-        (d.layout_off, d.layout_len) = slot(spec.layout, &mut self.layout)?;
-        d.byte_offset = self.payload(d.byte_length)?;
-        Ok(d)
+    #[inline(always)] // one caller, its loop's whole body
+    fn place<'s>(&mut self, spec: &TensorSpec<'s>) -> Result<Descriptor<'s>> {
+        let rank = rank_of(spec)?;
+        let (name_off, name_len) = slot(spec.name, &mut self.name)?;
+        let (layout_off, layout_len) = slot(spec.layout, &mut self.layout)?;
+        let byte_length = spec.payload.len() as u64;
+        let byte_offset = self.payload(byte_length)?;
+        let (quant_scheme, quant_axis, group_size, scale_index, outer_index) =
+            quant_fields(spec.quant);
+        Ok(Descriptor {
+            dtype: spec.dtype.code(),
+            rank,
+            name_off,
+            name_len,
+            layout_off,
+            layout_len,
+            block_size: spec.block_size,
+            quant_scheme,
+            quant_axis,
+            group_size,
+            scale_index,
+            outer_index,
+            byte_offset,
+            byte_length,
+            dims: spec.shape,
+        })
     }
 
     /// The offset of the next payload, of `len` bytes: the end of the last
@@ -357,33 +381,95 @@ impl Fields for SpecFields<'_, '_> {
     }
 }
 
-/// The descriptor of one spec with its positions left at zero (the
-/// cursor fills them in).
-#[inline(always)]
-fn bare_descriptor(spec: &TensorSpec<'_>) -> Result<Descriptor> {
-    let rank = rank_of(spec)?;
-    let mut shape = [0u64; 8];
-    for (slot, &dim) in shape.iter_mut().zip(spec.shape) {
-        *slot = dim;
+/// Whether every rule of [`check_spec`] holds for `spec` by the short
+/// argument of the common case: an unquantized spec of a closed dtype of
+/// whole bytes whose payload no rule reads (not bool, not packed), no
+/// layout name or block size, host numbers (if any) of that dtype, and a
+/// payload of exactly the element count times the width. The other rules
+/// of step 9 hold for every spec the checking pass asks this of: the rank
+/// is at most 8 (`rank_of`), the slots past it are zero, and the payload
+/// range ends below 2^64 (`Cursor::payload`) inside an unbounded region.
+/// A spec this does not vouch for goes through [`check_spec`], which finds
+/// its fault: only the cost of an accepted spec changes, never a verdict
+/// or an error.
+#[inline(always)] // one caller, once per spec
+fn plainly_sound(spec: &TensorSpec<'_>) -> bool {
+    let DtypeCode::Closed(dtype) = spec.dtype else {
+        return false;
+    };
+    let width = PLAIN_WIDTH
+        .get(usize::from(dtype.code()))
+        .copied()
+        .unwrap_or(0);
+    let host_matches = spec.payload.host_code.is_none_or(|c| c == dtype.code());
+    if width == 0
+        || !host_matches
+        || spec.layout.is_some()
+        || spec.block_size != 0
+        || spec.quant != QuantSpec::None
+    {
+        return false;
     }
-    let (quant_scheme, quant_axis, group_size, scale_index, outer_index) = quant_fields(spec.quant);
-    Ok(Descriptor {
-        dtype: spec.dtype.code(),
-        rank,
-        name_off: NO_OFFSET,
-        name_len: 0,
-        layout_off: NO_OFFSET,
-        layout_len: 0,
-        block_size: spec.block_size,
-        quant_scheme,
-        quant_axis,
-        group_size,
-        scale_index,
-        outer_index,
-        byte_offset: 0,
-        byte_length: spec.payload.len() as u64,
-        shape,
-    })
+    // The exact product, when no partial product overflows (a zero
+    // dimension keeps it 0); an overflow is left to the rules, for which
+    // a zero dimension after it still makes the count 0.
+    let mut count = 1u64;
+    for &dim in spec.shape {
+        match count.checked_mul(dim) {
+            Some(c) => count = c,
+            None => return false,
+        }
+    }
+    count.checked_mul(u64::from(width)) == Some(spec.payload.len() as u64)
+}
+
+/// By closed dtype code: the element width in bytes of a dtype whose
+/// payload no rule reads, 0 for the others (bool, the packed dtypes) and
+/// for code 0. One load where `Dtype::width` is a jump.
+const PLAIN_WIDTH: [u8; 20] = {
+    let mut table = [0u8; 20];
+    let mut k = 0;
+    while k < Dtype::ALL.len() {
+        let dtype = Dtype::ALL[k];
+        if let (Width::Bytes(w), PayloadRule::None) = (dtype.width(), dtype.payload_rule()) {
+            table[dtype.code() as usize] = w;
+        }
+        k += 1;
+    }
+    table
+};
+
+/// The rules of one spec (`d`, tensor `i` of `specs`) in the order of the
+/// wire text: its host element type, step 9, the payload bits, then its
+/// quantization links.
+#[inline(never)]
+fn check_spec(i: u32, d: SpecFields<'_, '_>, specs: &[TensorSpec<'_>], count: u32) -> Result<()> {
+    let spec = d.spec;
+    let in_tensor = |e: Error| refuse(e.fault()).in_tensor(i);
+    if let Some(code) = spec.payload.host_code {
+        if code != d.dtype() {
+            return Err(refuse("host element type does not match the dtype").in_tensor(i));
+        }
+    }
+    rules::check_shape_and_range(d, u64::MAX).map_err(in_tensor)?;
+    rules::check_payload_bits(d, spec.payload.bytes).map_err(in_tensor)?;
+    // The rule holds for an unquantized spec by construction (its fields
+    // are the "none" values); only a quantized one is checked.
+    if spec.quant != QuantSpec::None {
+        // A linked tensor as its descriptor with the positions left at
+        // zero: all the quantization rule reads of it.
+        rules::check_quant(i, d, count, |j| {
+            let spec = specs.get(j as usize)?;
+            Some(SpecFields {
+                spec,
+                rank: rank_of(spec).ok()?,
+                layout_len: 0,
+                byte_offset: 0,
+            })
+        })
+        .map_err(in_tensor)?;
+    }
+    Ok(())
 }
 
 /// The checking pass: every rule the parser applies, on the descriptors
@@ -427,40 +513,21 @@ fn check<S: Sink>(specs: &[TensorSpec<'_>], w: &Writer<S>) -> Result<Plan> {
         slot(spec.name, &mut cursor.name)?;
         let (_, layout_len) = slot(spec.layout, &mut cursor.layout)?;
         let byte_offset = cursor.payload(spec.payload.len() as u64)?;
-        let d = SpecFields {
-            spec,
-            rank,
-            layout_len,
-            byte_offset,
-        };
-        let in_tensor = |e: Error| refuse(e.fault()).in_tensor(i);
-        if let Some(code) = spec.payload.host_code {
-            if code != d.dtype() {
-                return Err(refuse("host element type does not match the dtype").in_tensor(i));
-            }
+        // The spec's own rules, in the wire text's order; out of line, and
+        // only for a spec the common case does not vouch for.
+        if !plainly_sound(spec) {
+            let d = SpecFields {
+                spec,
+                rank,
+                layout_len,
+                byte_offset,
+            };
+            check_spec(i, d, specs, count)?;
         }
-        rules::check_shape_and_range(d, u64::MAX).map_err(in_tensor)?;
-        rules::check_payload_bits(d, spec.payload.bytes).map_err(in_tensor)?;
         if let Some(name) = spec.name {
             let name = name.as_bytes();
             increasing &= i == 0 || previous < name;
             previous = name;
-        }
-        // The rule holds for an unquantized spec by construction (its
-        // fields are the "none" values); only a quantized one is checked.
-        if spec.quant != QuantSpec::None {
-            // A linked tensor as its descriptor with the positions left
-            // at zero: all the quantization rule reads of it.
-            rules::check_quant(i, d, count, |j| {
-                let spec = specs.get(j as usize)?;
-                Some(SpecFields {
-                    spec,
-                    rank: rank_of(spec).ok()?,
-                    layout_len: 0,
-                    byte_offset: 0,
-                })
-            })
-            .map_err(in_tensor)?;
         }
     }
     let name_of = |i: u32| {
@@ -503,8 +570,10 @@ fn write<S: Sink>(specs: &[TensorSpec<'_>], plan: &Plan, w: &mut Writer<S>) -> R
     w.put_zeros(32)?;
     // Descriptors.
     let mut cursor = Cursor::new(plan.names_total);
+    let mut record = [0u8; DESCRIPTOR_LEN as usize];
     for spec in specs {
-        cursor.place(spec)?.write(w)?;
+        cursor.place(spec)?.write_into(&mut record);
+        w.put(&record)?;
     }
     // Heap: names in order, then layout names in order.
     for name in specs.iter().filter_map(|s| s.name) {
@@ -523,11 +592,31 @@ fn write<S: Sink>(specs: &[TensorSpec<'_>], plan: &Plan, w: &mut Writer<S>) -> R
     for spec in specs {
         let end = cursor.payload_end;
         let at = cursor.payload(spec.payload.len() as u64)?;
-        w.put_zeros(to_usize(at.saturating_sub(end))?)?;
-        spec.payload.write(w)?;
+        let gap = to_usize(at.saturating_sub(end))?;
+        // A small payload in wire order goes with its gap in one put.
+        let joined = gap
+            .checked_add(spec.payload.len())
+            .filter(|&n| n <= SMALL_RUN);
+        match joined {
+            Some(n) if spec.payload.in_wire_order() => {
+                let mut run = [0u8; SMALL_RUN];
+                if let Some(slot) = run.get_mut(gap..n) {
+                    slot.copy_from_slice(spec.payload.bytes);
+                }
+                w.put(run.get(..n).unwrap_or_default())?;
+            }
+            _ => {
+                w.put_zeros(gap)?;
+                spec.payload.write(w)?;
+            }
+        }
     }
     Ok(())
 }
+
+/// Longest alignment gap and payload written as one run: a payload under
+/// the alignment and the gap before it.
+const SMALL_RUN: usize = 2 * ALIGN as usize;
 
 fn to_usize(n: u64) -> Result<usize> {
     usize::try_from(n).map_err(|_| refuse("length does not fit in memory"))
