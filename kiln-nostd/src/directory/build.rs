@@ -8,7 +8,7 @@
 
 use super::descriptor::*;
 use super::rules;
-use crate::dtype::{Dtype, DtypeCode, PayloadRule, Width};
+use crate::dtype::{Dtype, DtypeCode};
 use crate::error::{Error, Refusal, Result};
 use crate::frozen::{Encode, Frozen};
 use crate::order::{self, Element};
@@ -423,19 +423,12 @@ fn plainly_sound(spec: &TensorSpec<'_>) -> bool {
     count.checked_mul(u64::from(width)) == Some(spec.payload.len() as u64)
 }
 
-/// By closed dtype code: the element width in bytes of a dtype whose
-/// payload no rule reads, 0 for the others (bool, the packed dtypes) and
-/// for code 0. One load where `Dtype::width` is a jump.
+/// [`rules::WHOLE_BYTES`] without `bool`, whose bytes a rule reads: by
+/// dtype code, the width of a closed dtype whose payload no rule reads,
+/// else 0. One load where the dtype's payload rule is a jump.
 const PLAIN_WIDTH: [u8; 20] = {
-    let mut table = [0u8; 20];
-    let mut k = 0;
-    while k < Dtype::ALL.len() {
-        let dtype = Dtype::ALL[k];
-        if let (Width::Bytes(w), PayloadRule::None) = (dtype.width(), dtype.payload_rule()) {
-            table[dtype.code() as usize] = w;
-        }
-        k += 1;
-    }
+    let mut table = rules::WHOLE_BYTES;
+    table[Dtype::Bool as usize] = 0;
     table
 };
 

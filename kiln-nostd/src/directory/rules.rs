@@ -4,7 +4,7 @@
 //! first byte; callers shift them.
 
 use super::descriptor::{Fields, MAX_RANK, NO_AXIS, NO_INDEX};
-use crate::dtype::{Dtype, DtypeCode, PayloadRule};
+use crate::dtype::{Dtype, DtypeCode, PayloadRule, Width};
 use crate::error::{Code, Error, Result};
 
 const fn type_fault(fault: &'static str, field: usize) -> Error {
@@ -55,11 +55,21 @@ fn grouped_count(d: impl Fields, axis: usize, group: u32) -> Option<u64> {
 /// Step 9 for one descriptor: dtype code, rank, shape tail, shape product,
 /// then the opaque or closed length rules, then the payload range.
 /// Returns the element count.
+///
+/// By default the common descriptor is accepted by the few compares of
+/// [`plain_count`]; any other goes through the rules, in the wire text's
+/// order, which find its fault. `small-code` runs the rules alone.
 // `small-code` inlines the three rule functions into the parse, their one
 // caller there: no call, and no error copied back through memory (the
-// same reason as for `Walk::slice`).
+// same reason as for `Walk::slice`). By default the call stays: the
+// parse inlining even the fast path measured slower.
 #[cfg_attr(feature = "small-code", inline(always))]
 pub(crate) fn check_shape_and_range(d: impl Fields, payload_bytes: u64) -> Result<u64> {
+    if !super::SMALL_CODE {
+        if let Some(count) = plain_count(d, payload_bytes) {
+            return Ok(count);
+        }
+    }
     // (Errors are built only on their paths, never up front as `ok_or`
     // would: this runs once per descriptor.)
     let Some(code) = DtypeCode::from_code(d.dtype()) else {
@@ -134,6 +144,53 @@ pub(crate) fn check_shape_and_range(d: impl Fields, payload_bytes: u64) -> Resul
         ));
     }
     Ok(count)
+}
+
+/// By dtype code: the bytes per element of a closed dtype of whole bytes;
+/// 0 for the packed dtypes and for every code that is not a closed dtype
+/// (0, and the table's end stands for the rest). One load where
+/// `DtypeCode::from_code` and `Dtype::width` are a range test and a jump.
+pub(crate) const WHOLE_BYTES: [u8; 20] = {
+    let mut table = [0u8; 20];
+    let mut k = 0;
+    while k < Dtype::ALL.len() {
+        let dtype = Dtype::ALL[k];
+        if let Width::Bytes(w) = dtype.width() {
+            table[dtype.code() as usize] = w;
+        }
+        k += 1;
+    }
+    table
+};
+
+/// The element count of a descriptor that every rule of
+/// [`check_shape_and_range`] accepts, when the short argument of the
+/// common case shows it: a closed dtype of whole bytes, rank at most 8
+/// with zero slots past it, no layout name or block size, no partial
+/// product of the dimensions above 2^64 - 1, a byte length of exactly the
+/// count times the width, and a range that ends inside the region. Each
+/// is a rule of step 9 (or implies one: a closed code is not 0, reserved
+/// or above 32767); `None` says only that the rules must decide.
+#[inline(always)] // one caller, once per descriptor
+fn plain_count(d: impl Fields, payload_bytes: u64) -> Option<u64> {
+    let width = WHOLE_BYTES.get(usize::from(d.dtype())).copied().unwrap_or(0);
+    let rank = usize::from(d.rank());
+    if width == 0 || rank > usize::from(MAX_RANK) || d.layout_len() != 0 || d.block_size() != 0 {
+        return None;
+    }
+    let mut count = 1u64;
+    let mut tail = 0u64;
+    for k in 0..usize::from(MAX_RANK) {
+        let dim = d.dim(k);
+        if k < rank {
+            count = count.checked_mul(dim)?;
+        } else {
+            tail |= dim;
+        }
+    }
+    let length = count.checked_mul(u64::from(width))?;
+    let end = d.byte_offset().checked_add(length)?;
+    (tail == 0 && length == d.byte_length() && end <= payload_bytes).then_some(count)
 }
 
 /// The bytes of a payload of `len` bytes that [`check_payload_bits`]
