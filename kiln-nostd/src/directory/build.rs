@@ -435,7 +435,13 @@ const PLAIN_WIDTH: [u8; 20] = {
 /// The rules of one spec (`d`, tensor `i` of `specs`) in the order of the
 /// wire text: its host element type, step 9, the payload bits, then its
 /// quantization links.
-#[inline(never)]
+// Cold: the rare path, out of the checking loop. `inline` rather than
+// `inline(never)`: a non-generic function that is not `inline` is compiled
+// into this crate for every user, firmware that never encodes included,
+// and its calls change how the helpers it shares with the parse are
+// inlined there.
+#[cold]
+#[inline]
 fn check_spec(i: u32, d: SpecFields<'_, '_>, specs: &[TensorSpec<'_>], count: u32) -> Result<()> {
     let spec = d.spec;
     let in_tensor = |e: Error| refuse(e.fault()).in_tensor(i);

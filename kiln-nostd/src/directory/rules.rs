@@ -173,7 +173,10 @@ pub(crate) const WHOLE_BYTES: [u8; 20] = {
 /// or above 32767); `None` says only that the rules must decide.
 #[inline(always)] // one caller, once per descriptor
 fn plain_count(d: impl Fields, payload_bytes: u64) -> Option<u64> {
-    let width = WHOLE_BYTES.get(usize::from(d.dtype())).copied().unwrap_or(0);
+    let width = WHOLE_BYTES
+        .get(usize::from(d.dtype()))
+        .copied()
+        .unwrap_or(0);
     let rank = usize::from(d.rank());
     if width == 0 || rank > usize::from(MAX_RANK) || d.layout_len() != 0 || d.block_size() != 0 {
         return None;
