@@ -671,3 +671,82 @@ const SMALL_RUN: usize = 2 * ALIGN as usize;
 fn to_usize(n: u64) -> Result<usize> {
     usize::try_from(n).map_err(|_| refuse("length does not fit in memory"))
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::indexing_slicing, clippy::unwrap_used)]
+
+    use super::*;
+
+    /// What the common case vouches for, the rules accept; and it does
+    /// vouch for the plain tensors a model is made of.
+    #[test]
+    fn the_common_case_agrees_with_the_rules() {
+        let bytes = [0u8; 40];
+        let values = [0f32; 6];
+        let shapes: [&[u64]; 7] = [
+            &[],
+            &[6],
+            &[2, 3],
+            &[0],
+            &[0, u64::MAX, u64::MAX],
+            &[u64::MAX, 2],
+            &[1 << 62],
+        ];
+        let mut vouched = 0;
+        for dtype in Dtype::ALL {
+            for shape in shapes {
+                for len in [0, 1, 2, 4, 6, 12, 24, 25, 40] {
+                    let plain = TensorSpec::new(dtype, shape, &bytes[..len]);
+                    let host = TensorSpec {
+                        dtype: DtypeCode::Closed(dtype),
+                        payload: Payload::host(&values[..len.min(6)]),
+                        ..plain
+                    };
+                    let layout = TensorSpec {
+                        layout: Some("q"),
+                        ..plain
+                    };
+                    let blocked = TensorSpec {
+                        block_size: 4,
+                        ..plain
+                    };
+                    let quantized = plain.quantized(QuantSpec::Scales {
+                        axis: 0,
+                        group_size: 1,
+                        scales: 0,
+                    });
+                    let opaque = TensorSpec::opaque(4096, "q", 4, shape, &bytes[..len]);
+                    for spec in [plain, host, layout, blocked, quantized, opaque] {
+                        let specs = [spec];
+                        let Ok(rank) = rank_of(&spec) else {
+                            continue;
+                        };
+                        let d = SpecFields {
+                            spec: &spec,
+                            rank,
+                            layout_len: spec.layout.map_or(0, |l| l.len() as u16),
+                            byte_offset: 0,
+                        };
+                        if plainly_sound(&spec) {
+                            assert_eq!(check_spec(0, d, &specs, 1), Ok(()), "{spec:?}");
+                            vouched += 1;
+                        }
+                    }
+                }
+            }
+        }
+        assert!(vouched >= 16, "{vouched}");
+        // A plain block writes what the checked walk writes.
+        let specs = [
+            TensorSpec::new(Dtype::F32, &[1], &bytes[..4]).named("a"),
+            TensorSpec::new(Dtype::U8, &[3, 1], &bytes[..3]).named("b"),
+            TensorSpec::new(Dtype::F64, &[], &bytes[..8]).named("c"),
+        ];
+        let (mut checked, mut plain) = (Cursor::new(3), Cursor::new(3));
+        for spec in &specs {
+            assert!(plainly_sound(spec));
+            assert_eq!(plain.place_plain(spec), checked.place(spec).unwrap());
+        }
+    }
+}

@@ -70,6 +70,12 @@ pub(crate) fn check_shape_and_range(d: impl Fields, payload_bytes: u64) -> Resul
             return Ok(count);
         }
     }
+    ordered_shape_and_range(d, payload_bytes)
+}
+
+/// [`check_shape_and_range`] by the rules alone, in the wire text's order.
+#[cfg_attr(feature = "small-code", inline(always))] // see check_shape_and_range
+fn ordered_shape_and_range(d: impl Fields, payload_bytes: u64) -> Result<u64> {
     // (Errors are built only on their paths, never up front as `ok_or`
     // would: this runs once per descriptor.)
     let Some(code) = DtypeCode::from_code(d.dtype()) else {
@@ -366,7 +372,85 @@ pub(crate) fn div_rem_portable(n: u64, d: u32) -> (u64, u32) {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::indexing_slicing, clippy::unwrap_used)]
+
+    use super::super::descriptor::Record;
     use super::*;
+
+    /// A descriptor record with the fields step 9 reads.
+    fn record(
+        dtype: u16,
+        dims: &[u64],
+        layout_len: u16,
+        block_size: u32,
+        range: (u64, u64),
+    ) -> [u8; 128] {
+        let mut r = [0u8; 128];
+        r[0..2].copy_from_slice(&dtype.to_le_bytes());
+        r[2] = dims.len().min(255) as u8;
+        r[10..12].copy_from_slice(&layout_len.to_le_bytes());
+        r[12..16].copy_from_slice(&block_size.to_le_bytes());
+        r[32..40].copy_from_slice(&range.0.to_le_bytes());
+        r[40..48].copy_from_slice(&range.1.to_le_bytes());
+        for (k, dim) in dims.iter().take(8).enumerate() {
+            r[48 + 8 * k..56 + 8 * k].copy_from_slice(&dim.to_le_bytes());
+        }
+        r
+    }
+
+    /// The common case's compares accept only what the ordered rules
+    /// accept, with the same count, and the check gives the ordered
+    /// rules' verdict (error, code and offset) on every descriptor.
+    #[test]
+    fn the_common_case_agrees_with_the_ordered_rules() {
+        let shapes: [&[u64]; 11] = [
+            &[],
+            &[4],
+            &[0],
+            &[3, 5],
+            &[u64::MAX, 2],
+            &[1 << 32, 1 << 32, 0],
+            &[0, u64::MAX, u64::MAX],
+            &[1 << 61],
+            &[2, 2, 2, 2, 2, 2, 2, 2],
+            &[2, 2, 2, 2, 2, 2, 2, 2, 2],
+            &[7, 1, 3],
+        ];
+        let mut fast = 0;
+        for dtype in [
+            0u16, 1, 2, 3, 7, 9, 16, 18, 19, 20, 4095, 4096, 32767, 32768,
+        ] {
+            for dims in shapes {
+                let count = element_count(dims).unwrap_or(0);
+                let width = WHOLE_BYTES.get(usize::from(dtype)).copied().unwrap_or(1);
+                let exact = count.wrapping_mul(u64::from(width.max(1)));
+                for (layout_len, block_size) in [(0, 0), (3, 0), (0, 4), (3, 4)] {
+                    for length in [exact, exact.wrapping_add(1), exact.wrapping_sub(1), 0] {
+                        for offset in [0, 64, u64::MAX - 3] {
+                            for payload_bytes in [u64::MAX, 100] {
+                                let mut r =
+                                    record(dtype, dims, layout_len, block_size, (offset, length));
+                                for tail in [false, true] {
+                                    if tail {
+                                        r[104..112].copy_from_slice(&1u64.to_le_bytes());
+                                    }
+                                    let d = Record(&r);
+                                    let ordered = ordered_shape_and_range(d, payload_bytes);
+                                    if let Some(n) = plain_count(d, payload_bytes) {
+                                        assert_eq!(ordered, Ok(n), "{dtype} {dims:?}");
+                                        fast += 1;
+                                    }
+                                    assert_eq!(check_shape_and_range(d, payload_bytes), ordered);
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        // The common case is taken (a rank-8 f64 tensor, a scalar, ...).
+        assert!(fast > 50, "{fast}");
+    }
 
     #[test]
     fn portable_division_agrees_with_the_machine() {
