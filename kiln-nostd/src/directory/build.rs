@@ -523,15 +523,20 @@ fn check<S: Sink>(specs: &[TensorSpec<'_>], w: &Writer<S>) -> Result<Plan> {
     // start after all the names, so this comes before the placements.
     let (mut named, mut unnamed) = (false, false);
     let (mut names_total, mut layouts_total) = (0u64, 0u64);
+    let mut some_empty = false;
     for spec in specs {
         match spec.name {
             Some(name) => {
                 named = true;
                 names_total += name.len() as u64;
+                some_empty |= name.is_empty();
             }
             None => unnamed = true,
         }
-        layouts_total += spec.layout.map_or(0, |l| l.len() as u64);
+        if let Some(layout) = spec.layout {
+            layouts_total += layout.len() as u64;
+            some_empty |= layout.is_empty();
+        }
     }
     if named && unnamed {
         return Err(refuse("some tensors are named and some are not"));
@@ -541,6 +546,10 @@ fn check<S: Sink>(specs: &[TensorSpec<'_>], w: &Writer<S>) -> Result<Plan> {
         .filter(|&n| n <= limits.byte_cap)
         .ok_or(refuse("name heap above the byte cap"))?;
 
+    // A heap of at most 0xFFFF bytes of nonempty names puts every name and
+    // layout name at an offset below 0xFFFF with a length that fits: no
+    // `slot` can refuse, and the walk need not place them.
+    let slots_fit = !some_empty && names_total + layouts_total <= u64::from(NO_OFFSET);
     let mut cursor = Cursor::new(names_total);
     // The names so far in strictly increasing order (then unique), checked
     // on the way; only names out of order need the uniqueness search.
@@ -550,8 +559,12 @@ fn check<S: Sink>(specs: &[TensorSpec<'_>], w: &Writer<S>) -> Result<Plan> {
         // What `Cursor::place` computes, in its order, without building
         // the descriptor: the rules read the spec's fields in place.
         let rank = rank_of(spec)?;
-        slot(spec.name, &mut cursor.name)?;
-        let (_, layout_len) = slot(spec.layout, &mut cursor.layout)?;
+        let layout_len = if slots_fit {
+            spec.layout.map_or(0, |l| l.len() as u16)
+        } else {
+            slot(spec.name, &mut cursor.name)?;
+            slot(spec.layout, &mut cursor.layout)?.1
+        };
         let byte_offset = cursor.payload(spec.payload.len() as u64)?;
         // The spec's own rules, in the wire text's order; out of line, and
         // only for a spec the common case does not vouch for.
@@ -748,5 +761,44 @@ mod tests {
             assert!(plainly_sound(spec));
             assert_eq!(plain.place_plain(spec), checked.place(spec).unwrap());
         }
+    }
+
+    /// A name heap refused for its names' slots, whatever the shortcut for
+    /// a heap that fits: an empty name, a name at offset 0xFFFF, each in
+    /// its place in the walk's order (after the rank of its own tensor,
+    /// before anything of a later one).
+    #[test]
+    fn name_slots_are_refused_in_the_walks_order() {
+        let fault = |specs: &[TensorSpec<'_>]| {
+            let mut buf = std::vec![0u8; 1 << 18];
+            let e = crate::to_slice(&Tensors(specs), &mut buf).unwrap_err();
+            assert_eq!(e.refusal(), Some(Refusal::NotEncodable));
+            e.fault()
+        };
+        let text = |fault: &'static str| {
+            if cfg!(feature = "no-error-text") {
+                ""
+            } else {
+                fault
+            }
+        };
+        let bytes = [0u8; 4];
+        let nine = [1u64; 9];
+        let f32 = |name| TensorSpec::new(Dtype::F32, &[1], &bytes).named(name);
+        let rank9 = |name| TensorSpec::new(Dtype::F32, &nine, &bytes).named(name);
+        let empty = text("empty name or layout name");
+        let rank = text("rank above 8");
+        assert_eq!(fault(&[f32("a"), f32(""), rank9("c")]), empty);
+        assert_eq!(fault(&[f32("a"), rank9("b"), f32("")]), rank);
+        assert_eq!(fault(&[rank9("")]), rank);
+        let layout = [TensorSpec::opaque(4096, "", 4, &[1], &bytes)];
+        assert_eq!(fault(&layout), empty);
+        // 0xFFFF bytes of names fit; one more byte puts a name at 0xFFFF.
+        let long = "a".repeat(0xFFFE);
+        let mut buf = std::vec![0u8; 1 << 18];
+        assert!(crate::to_slice(&Tensors(&[f32(&long), f32("b")]), &mut buf).is_ok());
+        let longer = "a".repeat(0xFFFF);
+        let offset = text("name heap offset does not fit below 0xFFFF");
+        assert_eq!(fault(&[f32(&longer), f32("b"), rank9("c")]), offset);
     }
 }
