@@ -57,6 +57,11 @@ impl<'a> Payload<'a> {
     fn write<S: Sink>(&self, w: &mut Writer<S>) -> Result<()> {
         order::write_host_elements(self.bytes, self.host_width, w)
     }
+
+    /// Whether [`Payload::write`] puts `bytes` as they are.
+    fn in_wire_order(&self) -> bool {
+        order::HOST_IS_LITTLE_ENDIAN || self.host_width <= 1
+    }
 }
 
 /// Quantization links of a tensor to spec, by index in the same list.
@@ -203,6 +208,8 @@ struct Plan {
     name_bytes: u32,
     payload_bytes: u64,
     named: bool,
+    /// Every spec is one [`plainly_sound`] vouches for.
+    plain: bool,
 }
 
 /// The running positions of a walk over the specs: where the next name,
@@ -227,13 +234,69 @@ impl Cursor {
 
     /// The descriptor of `spec`, with canonical heap offsets and the greedy
     /// payload offset; the cursor moves past it.
-    #[inline(always)] // two callers, each its loop's whole body
-    fn place(&mut self, spec: &TensorSpec<'_>) -> Result<Descriptor> {
-        let mut d = bare_descriptor(spec)?;
-        (d.name_off, d.name_len) = slot(spec.name, &mut self.name)?;
-        (d.layout_off, d.layout_len) = slot(spec.layout, &mut self.layout)?;
-        d.byte_offset = self.payload(d.byte_length)?;
-        Ok(d)
+    #[inline(always)] // one caller, its loop's whole body
+    fn place<'s>(&mut self, spec: &TensorSpec<'s>) -> Result<Descriptor<'s>> {
+        let rank = rank_of(spec)?;
+        let (name_off, name_len) = slot(spec.name, &mut self.name)?;
+        let (layout_off, layout_len) = slot(spec.layout, &mut self.layout)?;
+        let byte_length = spec.payload.len() as u64;
+        let byte_offset = self.payload(byte_length)?;
+        let (quant_scheme, quant_axis, group_size, scale_index, outer_index) =
+            quant_fields(spec.quant);
+        Ok(Descriptor {
+            dtype: spec.dtype.code(),
+            rank,
+            name_off,
+            name_len,
+            layout_off,
+            layout_len,
+            block_size: spec.block_size,
+            quant_scheme,
+            quant_axis,
+            group_size,
+            scale_index,
+            outer_index,
+            byte_offset,
+            byte_length,
+            dims: spec.shape,
+        })
+    }
+
+    /// [`Cursor::place`] of a spec [`plainly_sound`] vouched for, in a
+    /// block whose checking pass placed every spec: no layout name, block
+    /// size or quantization, and every position known to fit, so none is
+    /// checked again. For such a spec it gives what `place` gives.
+    #[inline(always)] // one caller, its loop's whole body
+    fn place_plain<'s>(&mut self, spec: &TensorSpec<'s>) -> Descriptor<'s> {
+        let (name_off, name_len) = match spec.name {
+            Some(name) => {
+                let off = u16::try_from(self.name).unwrap_or(NO_OFFSET);
+                let len = u16::try_from(name.len()).unwrap_or(0);
+                self.name = self.name.saturating_add(u64::from(len));
+                (off, len)
+            }
+            None => (NO_OFFSET, 0),
+        };
+        let byte_length = spec.payload.len() as u64;
+        let byte_offset = align_up(self.payload_end).unwrap_or(0);
+        self.payload_end = byte_offset.saturating_add(byte_length);
+        Descriptor {
+            dtype: spec.dtype.code(),
+            rank: u8::try_from(spec.shape.len()).unwrap_or(0),
+            name_off,
+            name_len,
+            layout_off: NO_OFFSET,
+            layout_len: 0,
+            block_size: 0,
+            quant_scheme: 0,
+            quant_axis: NO_AXIS,
+            group_size: 0,
+            scale_index: NO_INDEX,
+            outer_index: NO_INDEX,
+            byte_offset,
+            byte_length,
+            dims: spec.shape,
+        }
     }
 
     /// The offset of the next payload, of `len` bytes: the end of the last
@@ -357,33 +420,95 @@ impl Fields for SpecFields<'_, '_> {
     }
 }
 
-/// The descriptor of one spec with its positions left at zero (the
-/// cursor fills them in).
-#[inline(always)]
-fn bare_descriptor(spec: &TensorSpec<'_>) -> Result<Descriptor> {
-    let rank = rank_of(spec)?;
-    let mut shape = [0u64; 8];
-    for (slot, &dim) in shape.iter_mut().zip(spec.shape) {
-        *slot = dim;
+/// Whether every rule of [`check_spec`] holds for `spec` by the short
+/// argument of the common case: an unquantized spec of a closed dtype of
+/// whole bytes whose payload no rule reads (not bool, not packed), no
+/// layout name or block size, host numbers (if any) of that dtype, and a
+/// payload of exactly the element count times the width. The other rules
+/// of step 9 hold for every spec the checking pass asks this of: the rank
+/// is at most 8 (`rank_of`), the slots past it are zero, and the payload
+/// range ends below 2^64 (`Cursor::payload`) inside an unbounded region.
+/// A spec this does not vouch for goes through [`check_spec`], which finds
+/// its fault: only the cost of an accepted spec changes, never a verdict
+/// or an error.
+#[inline(always)] // one caller, once per spec
+fn plainly_sound(spec: &TensorSpec<'_>) -> bool {
+    let DtypeCode::Closed(dtype) = spec.dtype else {
+        return false;
+    };
+    let width = PLAIN_WIDTH
+        .get(usize::from(dtype.code()))
+        .copied()
+        .unwrap_or(0);
+    let host_matches = spec.payload.host_code.is_none_or(|c| c == dtype.code());
+    if width == 0
+        || !host_matches
+        || spec.layout.is_some()
+        || spec.block_size != 0
+        || spec.quant != QuantSpec::None
+    {
+        return false;
     }
-    let (quant_scheme, quant_axis, group_size, scale_index, outer_index) = quant_fields(spec.quant);
-    Ok(Descriptor {
-        dtype: spec.dtype.code(),
-        rank,
-        name_off: NO_OFFSET,
-        name_len: 0,
-        layout_off: NO_OFFSET,
-        layout_len: 0,
-        block_size: spec.block_size,
-        quant_scheme,
-        quant_axis,
-        group_size,
-        scale_index,
-        outer_index,
-        byte_offset: 0,
-        byte_length: spec.payload.len() as u64,
-        shape,
-    })
+    // The exact product, when no partial product overflows (a zero
+    // dimension keeps it 0); an overflow is left to the rules, for which
+    // a zero dimension after it still makes the count 0.
+    let mut count = 1u64;
+    for &dim in spec.shape {
+        match count.checked_mul(dim) {
+            Some(c) => count = c,
+            None => return false,
+        }
+    }
+    count.checked_mul(u64::from(width)) == Some(spec.payload.len() as u64)
+}
+
+/// [`rules::WHOLE_BYTES`] without `bool`, whose bytes a rule reads: by
+/// dtype code, the width of a closed dtype whose payload no rule reads,
+/// else 0. One load where the dtype's payload rule is a jump.
+#[allow(clippy::indexing_slicing)] // evaluated at compile time: a bad index fails the build
+const PLAIN_WIDTH: [u8; 20] = {
+    let mut table = rules::WHOLE_BYTES;
+    table[Dtype::Bool as usize] = 0;
+    table
+};
+
+/// The rules of one spec (`d`, tensor `i` of `specs`) in the order of the
+/// wire text: its host element type, step 9, the payload bits, then its
+/// quantization links.
+// Cold: the rare path, out of the checking loop. `inline` rather than
+// `inline(never)`: a non-generic function that is not `inline` is compiled
+// into this crate for every user, firmware that never encodes included,
+// and its calls change how the helpers it shares with the parse are
+// inlined there.
+#[cold]
+#[inline]
+fn check_spec(i: u32, d: SpecFields<'_, '_>, specs: &[TensorSpec<'_>], count: u32) -> Result<()> {
+    let spec = d.spec;
+    let in_tensor = |e: Error| refuse(e.fault()).in_tensor(i);
+    if let Some(code) = spec.payload.host_code {
+        if code != d.dtype() {
+            return Err(refuse("host element type does not match the dtype").in_tensor(i));
+        }
+    }
+    rules::check_shape_and_range(d, u64::MAX).map_err(in_tensor)?;
+    rules::check_payload_bits(d, spec.payload.bytes).map_err(in_tensor)?;
+    // The rule holds for an unquantized spec by construction (its fields
+    // are the "none" values); only a quantized one is checked.
+    if spec.quant != QuantSpec::None {
+        // A linked tensor as its descriptor with the positions left at
+        // zero: all the quantization rule reads of it.
+        rules::check_quant(i, d, count, |j| {
+            let spec = specs.get(j as usize)?;
+            Some(SpecFields {
+                spec,
+                rank: rank_of(spec).ok()?,
+                layout_len: 0,
+                byte_offset: 0,
+            })
+        })
+        .map_err(in_tensor)?;
+    }
+    Ok(())
 }
 
 /// The checking pass: every rule the parser applies, on the descriptors
@@ -398,15 +523,20 @@ fn check<S: Sink>(specs: &[TensorSpec<'_>], w: &Writer<S>) -> Result<Plan> {
     // start after all the names, so this comes before the placements.
     let (mut named, mut unnamed) = (false, false);
     let (mut names_total, mut layouts_total) = (0u64, 0u64);
+    let mut some_empty = false;
     for spec in specs {
         match spec.name {
             Some(name) => {
                 named = true;
                 names_total += name.len() as u64;
+                some_empty |= name.is_empty();
             }
             None => unnamed = true,
         }
-        layouts_total += spec.layout.map_or(0, |l| l.len() as u64);
+        if let Some(layout) = spec.layout {
+            layouts_total += layout.len() as u64;
+            some_empty |= layout.is_empty();
+        }
     }
     if named && unnamed {
         return Err(refuse("some tensors are named and some are not"));
@@ -416,51 +546,43 @@ fn check<S: Sink>(specs: &[TensorSpec<'_>], w: &Writer<S>) -> Result<Plan> {
         .filter(|&n| n <= limits.byte_cap)
         .ok_or(refuse("name heap above the byte cap"))?;
 
+    // A heap of at most 0xFFFF bytes of nonempty names puts every name and
+    // layout name at an offset below 0xFFFF with a length that fits: no
+    // `slot` can refuse, and the walk need not place them.
+    let slots_fit = !some_empty && names_total + layouts_total <= u64::from(NO_OFFSET);
     let mut cursor = Cursor::new(names_total);
     // The names so far in strictly increasing order (then unique), checked
     // on the way; only names out of order need the uniqueness search.
     let (mut previous, mut increasing) = (&[][..], true);
+    let mut plain = true;
     for (i, spec) in (0u32..).zip(specs) {
         // What `Cursor::place` computes, in its order, without building
         // the descriptor: the rules read the spec's fields in place.
         let rank = rank_of(spec)?;
-        slot(spec.name, &mut cursor.name)?;
-        let (_, layout_len) = slot(spec.layout, &mut cursor.layout)?;
-        let byte_offset = cursor.payload(spec.payload.len() as u64)?;
-        let d = SpecFields {
-            spec,
-            rank,
-            layout_len,
-            byte_offset,
+        let layout_len = if slots_fit {
+            spec.layout.map_or(0, |l| l.len() as u16)
+        } else {
+            slot(spec.name, &mut cursor.name)?;
+            slot(spec.layout, &mut cursor.layout)?.1
         };
-        let in_tensor = |e: Error| refuse(e.fault()).in_tensor(i);
-        if let Some(code) = spec.payload.host_code {
-            if code != d.dtype() {
-                return Err(refuse("host element type does not match the dtype").in_tensor(i));
-            }
+        let byte_offset = cursor.payload(spec.payload.len() as u64)?;
+        // The spec's own rules, in the wire text's order; out of line, and
+        // only for a spec the common case does not vouch for.
+        let sound = plainly_sound(spec);
+        plain &= sound;
+        if !sound {
+            let d = SpecFields {
+                spec,
+                rank,
+                layout_len,
+                byte_offset,
+            };
+            check_spec(i, d, specs, count)?;
         }
-        rules::check_shape_and_range(d, u64::MAX).map_err(in_tensor)?;
-        rules::check_payload_bits(d, spec.payload.bytes).map_err(in_tensor)?;
         if let Some(name) = spec.name {
             let name = name.as_bytes();
             increasing &= i == 0 || previous < name;
             previous = name;
-        }
-        // The rule holds for an unquantized spec by construction (its
-        // fields are the "none" values); only a quantized one is checked.
-        if spec.quant != QuantSpec::None {
-            // A linked tensor as its descriptor with the positions left
-            // at zero: all the quantization rule reads of it.
-            rules::check_quant(i, d, count, |j| {
-                let spec = specs.get(j as usize)?;
-                Some(SpecFields {
-                    spec,
-                    rank: rank_of(spec).ok()?,
-                    layout_len: 0,
-                    byte_offset: 0,
-                })
-            })
-            .map_err(in_tensor)?;
         }
     }
     let name_of = |i: u32| {
@@ -485,6 +607,7 @@ fn check<S: Sink>(specs: &[TensorSpec<'_>], w: &Writer<S>) -> Result<Plan> {
         name_bytes,
         payload_bytes: cursor.payload_end,
         named,
+        plain,
     })
 }
 
@@ -503,8 +626,17 @@ fn write<S: Sink>(specs: &[TensorSpec<'_>], plan: &Plan, w: &mut Writer<S>) -> R
     w.put_zeros(32)?;
     // Descriptors.
     let mut cursor = Cursor::new(plan.names_total);
-    for spec in specs {
-        cursor.place(spec)?.write(w)?;
+    let mut record = [0u8; DESCRIPTOR_LEN as usize];
+    if plan.plain {
+        for spec in specs {
+            cursor.place_plain(spec).write_into(&mut record);
+            w.put(&record)?;
+        }
+    } else {
+        for spec in specs {
+            cursor.place(spec)?.write_into(&mut record);
+            w.put(&record)?;
+        }
     }
     // Heap: names in order, then layout names in order.
     for name in specs.iter().filter_map(|s| s.name) {
@@ -523,12 +655,150 @@ fn write<S: Sink>(specs: &[TensorSpec<'_>], plan: &Plan, w: &mut Writer<S>) -> R
     for spec in specs {
         let end = cursor.payload_end;
         let at = cursor.payload(spec.payload.len() as u64)?;
-        w.put_zeros(to_usize(at.saturating_sub(end))?)?;
-        spec.payload.write(w)?;
+        let gap = to_usize(at.saturating_sub(end))?;
+        // A small payload in wire order goes with its gap in one put.
+        let joined = gap
+            .checked_add(spec.payload.len())
+            .filter(|&n| n <= SMALL_RUN);
+        match joined {
+            Some(n) if spec.payload.in_wire_order() => {
+                let mut run = [0u8; SMALL_RUN];
+                if let Some(slot) = run.get_mut(gap..n) {
+                    slot.copy_from_slice(spec.payload.bytes);
+                }
+                w.put(run.get(..n).unwrap_or_default())?;
+            }
+            _ => {
+                w.put_zeros(gap)?;
+                spec.payload.write(w)?;
+            }
+        }
     }
     Ok(())
 }
 
+/// Longest alignment gap and payload written as one run: a payload under
+/// the alignment and the gap before it.
+const SMALL_RUN: usize = 2 * ALIGN as usize;
+
 fn to_usize(n: u64) -> Result<usize> {
     usize::try_from(n).map_err(|_| refuse("length does not fit in memory"))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::indexing_slicing, clippy::unwrap_used)]
+
+    use super::*;
+
+    /// What the common case vouches for, the rules accept; and it does
+    /// vouch for the plain tensors a model is made of.
+    #[test]
+    fn the_common_case_agrees_with_the_rules() {
+        let bytes = [0u8; 40];
+        let values = [0f32; 6];
+        let shapes: [&[u64]; 7] = [
+            &[],
+            &[6],
+            &[2, 3],
+            &[0],
+            &[0, u64::MAX, u64::MAX],
+            &[u64::MAX, 2],
+            &[1 << 62],
+        ];
+        let mut vouched = 0;
+        for dtype in Dtype::ALL {
+            for shape in shapes {
+                for len in [0, 1, 2, 4, 6, 12, 24, 25, 40] {
+                    let plain = TensorSpec::new(dtype, shape, &bytes[..len]);
+                    let host = TensorSpec {
+                        dtype: DtypeCode::Closed(dtype),
+                        payload: Payload::host(&values[..len.min(6)]),
+                        ..plain
+                    };
+                    let layout = TensorSpec {
+                        layout: Some("q"),
+                        ..plain
+                    };
+                    let blocked = TensorSpec {
+                        block_size: 4,
+                        ..plain
+                    };
+                    let quantized = plain.quantized(QuantSpec::Scales {
+                        axis: 0,
+                        group_size: 1,
+                        scales: 0,
+                    });
+                    let opaque = TensorSpec::opaque(4096, "q", 4, shape, &bytes[..len]);
+                    for spec in [plain, host, layout, blocked, quantized, opaque] {
+                        let specs = [spec];
+                        let Ok(rank) = rank_of(&spec) else {
+                            continue;
+                        };
+                        let d = SpecFields {
+                            spec: &spec,
+                            rank,
+                            layout_len: spec.layout.map_or(0, |l| l.len() as u16),
+                            byte_offset: 0,
+                        };
+                        if plainly_sound(&spec) {
+                            assert_eq!(check_spec(0, d, &specs, 1), Ok(()), "{spec:?}");
+                            vouched += 1;
+                        }
+                    }
+                }
+            }
+        }
+        assert!(vouched >= 16, "{vouched}");
+        // A plain block writes what the checked walk writes.
+        let specs = [
+            TensorSpec::new(Dtype::F32, &[1], &bytes[..4]).named("a"),
+            TensorSpec::new(Dtype::U8, &[3, 1], &bytes[..3]).named("b"),
+            TensorSpec::new(Dtype::F64, &[], &bytes[..8]).named("c"),
+        ];
+        let (mut checked, mut plain) = (Cursor::new(3), Cursor::new(3));
+        for spec in &specs {
+            assert!(plainly_sound(spec));
+            assert_eq!(plain.place_plain(spec), checked.place(spec).unwrap());
+        }
+    }
+
+    /// A name heap refused for its names' slots, whatever the shortcut for
+    /// a heap that fits: an empty name, a name at offset 0xFFFF, each in
+    /// its place in the walk's order (after the rank of its own tensor,
+    /// before anything of a later one).
+    #[test]
+    fn name_slots_are_refused_in_the_walks_order() {
+        let fault = |specs: &[TensorSpec<'_>]| {
+            let mut buf = std::vec![0u8; 1 << 18];
+            let e = crate::to_slice(&Tensors(specs), &mut buf).unwrap_err();
+            assert_eq!(e.refusal(), Some(Refusal::NotEncodable));
+            e.fault()
+        };
+        let text = |fault: &'static str| {
+            if cfg!(feature = "no-error-text") {
+                ""
+            } else {
+                fault
+            }
+        };
+        let bytes = [0u8; 4];
+        let nine = [1u64; 9];
+        let f32 = |name| TensorSpec::new(Dtype::F32, &[1], &bytes).named(name);
+        let rank9 = |name| TensorSpec::new(Dtype::F32, &nine, &bytes).named(name);
+        let empty = text("empty name or layout name");
+        let rank = text("rank above 8");
+        assert_eq!(fault(&[f32("a"), f32(""), rank9("c")]), empty);
+        assert_eq!(fault(&[f32("a"), rank9("b"), f32("")]), rank);
+        assert_eq!(fault(&[rank9("")]), rank);
+        let layout = [TensorSpec::opaque(4096, "", 4, &[1], &bytes)];
+        assert_eq!(fault(&layout), empty);
+        // 0xFFFF bytes of names fit; one more byte puts a name at 0xFFFF.
+        let long = "a".repeat(0xFFFE);
+        let mut buf = std::vec![0u8; 1 << 18];
+        assert!(crate::to_slice(&Tensors(&[f32(&long), f32("b")]), &mut buf).is_ok());
+        let longer = "a".repeat(0xFFFF);
+        let offset = text("name heap offset does not fit below 0xFFFF");
+        assert_eq!(fault(&[f32(&longer), f32("b"), rank9("c")]), offset);
+    }
 }

@@ -1,9 +1,6 @@
 //! The fixed-width records of a directory block: header constants and the
 //! 128-byte descriptor, read from and written to wire bytes.
 
-use crate::error::Result;
-use crate::wire::{Sink, Writer};
-
 /// ASCII `KLNT`.
 pub const MAGIC: [u8; 4] = *b"KLNT";
 /// The only directory version.
@@ -35,10 +32,10 @@ pub const fn align_up(value: u64) -> Option<u64> {
     }
 }
 
-/// One descriptor's fields, as on the wire. Byte offsets within the
-/// 128-byte record are in the field docs.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
-pub(crate) struct Descriptor {
+/// One descriptor's fields as the builder writes them. Byte offsets
+/// within the 128-byte record are in the field docs.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Descriptor<'s> {
     /// 0: dtype code.
     pub dtype: u16,
     /// 2: rank.
@@ -67,8 +64,9 @@ pub(crate) struct Descriptor {
     pub byte_offset: u64,
     /// 40: payload length.
     pub byte_length: u64,
-    /// 48: eight dimensions.
-    pub shape: [u64; 8],
+    /// 48: the rank's dimensions (at most eight); the slots past them
+    /// are zero.
+    pub dims: &'s [u64],
 }
 
 /// Offsets of the reserved bytes of a descriptor: byte 3 and bytes
@@ -76,9 +74,9 @@ pub(crate) struct Descriptor {
 pub(crate) const RESERVED_BYTE: usize = 3;
 pub(crate) const RESERVED_TAIL: usize = 112;
 
-/// The descriptor fields the rules read, from either a decoded
-/// [`Descriptor`] (the builder) or a borrowed [`Record`] (the parser,
-/// which reads only the fields each step needs).
+/// The descriptor fields the rules read, from either a spec the builder
+/// is about to write or a borrowed [`Record`] (the parser, which reads
+/// only the fields each step needs).
 pub(crate) trait Fields: Copy {
     fn dtype(&self) -> u16;
     fn rank(&self) -> u8;
@@ -99,48 +97,6 @@ pub(crate) trait Fields: Copy {
     /// End of the payload range, or `None` on overflow.
     fn range_end(&self) -> Option<u64> {
         self.byte_offset().checked_add(self.byte_length())
-    }
-}
-
-impl Fields for Descriptor {
-    fn dtype(&self) -> u16 {
-        self.dtype
-    }
-    fn rank(&self) -> u8 {
-        self.rank
-    }
-    fn layout_len(&self) -> u16 {
-        self.layout_len
-    }
-    fn block_size(&self) -> u32 {
-        self.block_size
-    }
-    fn quant_scheme(&self) -> u16 {
-        self.quant_scheme
-    }
-    fn quant_axis(&self) -> u16 {
-        self.quant_axis
-    }
-    fn group_size(&self) -> u32 {
-        self.group_size
-    }
-    fn scale_index(&self) -> u32 {
-        self.scale_index
-    }
-    fn outer_index(&self) -> u32 {
-        self.outer_index
-    }
-    fn byte_offset(&self) -> u64 {
-        self.byte_offset
-    }
-    fn byte_length(&self) -> u64 {
-        self.byte_length
-    }
-    fn shape(&self) -> [u64; 8] {
-        self.shape
-    }
-    fn dim(&self, k: usize) -> u64 {
-        self.shape.get(k).copied().unwrap_or(0)
     }
 }
 
@@ -245,41 +201,46 @@ impl Fields for Record<'_> {
     }
 }
 
-impl Descriptor {
-    /// Writes the 128-byte record, reserved bytes zero: laid out in one
-    /// array and put at once, one sink call rather than one per field.
-    #[inline]
-    pub fn write<S: Sink>(&self, w: &mut Writer<S>) -> Result<()> {
-        let mut record = [0u8; DESCRIPTOR_LEN as usize];
-        // Each field at its constant offset: one store each, and the `None`
-        // arm (never taken, the record is 128 bytes) compiles away.
-        fn at<const N: usize>(record: &mut [u8; 128], offset: usize, bytes: [u8; N]) {
-            if let Some(slot) = record
-                .get_mut(offset..)
-                .and_then(<[u8]>::first_chunk_mut::<N>)
-            {
-                *slot = bytes;
-            }
+impl Descriptor<'_> {
+    /// Stores the 128-byte record into `record`, every byte of it
+    /// (the reserved ones zero): sixteen little-endian words, each at its
+    /// offset, so the record is built in its place in the output.
+    #[inline(always)] // one caller, its loop's whole body
+    pub fn write_into(&self, record: &mut [u8; DESCRIPTOR_LEN as usize]) {
+        let w = |v: u16, shift: u32| u64::from(v) << shift;
+        let dim = |k: usize| self.dims.get(k).copied().unwrap_or(0);
+        let words: [u64; 16] = [
+            // Bytes 0..8: dtype, rank, reserved byte 3 (zero), name slice.
+            w(self.dtype, 0)
+                | u64::from(self.rank) << 16
+                | w(self.name_off, 32)
+                | w(self.name_len, 48),
+            // 8..16: layout name slice, block size.
+            w(self.layout_off, 0) | w(self.layout_len, 16) | u64::from(self.block_size) << 32,
+            // 16..32: quantization scheme, axis, group size, scale and
+            // outer index.
+            w(self.quant_scheme, 0) | w(self.quant_axis, 16) | u64::from(self.group_size) << 32,
+            u64::from(self.scale_index) | u64::from(self.outer_index) << 32,
+            // 32..48: payload offset and length.
+            self.byte_offset,
+            self.byte_length,
+            // 48..112: the eight shape slots, zero past the rank: eight
+            // fixed steps (a copy of `dims.len()` words becomes a call).
+            dim(0),
+            dim(1),
+            dim(2),
+            dim(3),
+            dim(4),
+            dim(5),
+            dim(6),
+            dim(7),
+            // 112..128: reserved.
+            0,
+            0,
+        ];
+        for (bytes, word) in record.chunks_exact_mut(8).zip(words) {
+            bytes.copy_from_slice(&word.to_le_bytes());
         }
-        at(&mut record, 0, self.dtype.to_le_bytes());
-        at(&mut record, 2, [self.rank]);
-        at(&mut record, 4, self.name_off.to_le_bytes());
-        at(&mut record, 6, self.name_len.to_le_bytes());
-        at(&mut record, 8, self.layout_off.to_le_bytes());
-        at(&mut record, 10, self.layout_len.to_le_bytes());
-        at(&mut record, 12, self.block_size.to_le_bytes());
-        at(&mut record, 16, self.quant_scheme.to_le_bytes());
-        at(&mut record, 18, self.quant_axis.to_le_bytes());
-        at(&mut record, 20, self.group_size.to_le_bytes());
-        at(&mut record, 24, self.scale_index.to_le_bytes());
-        at(&mut record, 28, self.outer_index.to_le_bytes());
-        at(&mut record, 32, self.byte_offset.to_le_bytes());
-        at(&mut record, 40, self.byte_length.to_le_bytes());
-        for (k, dim) in self.shape.iter().enumerate() {
-            at(&mut record, 48 + 8 * k, dim.to_le_bytes());
-        }
-        // Byte 3 and the last 16 bytes are reserved and stay zero.
-        w.put(&record)
     }
 }
 

@@ -13,6 +13,7 @@
 //! | descriptor steps (`parse`) | one pass over all steps, the ordered check only for a block that fails it | the ordered check alone |
 //! | UTF-8 of the name heap (`parse`) | skipped for an ASCII heap | always run |
 //! | alignment gaps (`parse`), shape tails (`rules`) | ORed first, searched only when nonzero | searched at once |
+//! | step 9 (`rules`) | a common descriptor (closed whole-byte dtype, no layout name or block size) accepted in a few compares, the ordered rules for any other | the ordered rules |
 //! | unsorted names without alloc or scratch (`names`) | sorted 256-index chunks, O(n²/256) | pairwise, O(n²) |
 //! | name comparison (`names`) | eight bytes at a time, inline | `<[u8]>::cmp` |
 //! | rule functions, name lookups (`rules`, `name_at`) | compiler's choice | inlined into their one caller, or kept out of line where there are several |

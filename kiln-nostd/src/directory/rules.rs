@@ -4,7 +4,7 @@
 //! first byte; callers shift them.
 
 use super::descriptor::{Fields, MAX_RANK, NO_AXIS, NO_INDEX};
-use crate::dtype::{Dtype, DtypeCode, PayloadRule};
+use crate::dtype::{Dtype, DtypeCode, PayloadRule, Width};
 use crate::error::{Code, Error, Result};
 
 const fn type_fault(fault: &'static str, field: usize) -> Error {
@@ -55,11 +55,27 @@ fn grouped_count(d: impl Fields, axis: usize, group: u32) -> Option<u64> {
 /// Step 9 for one descriptor: dtype code, rank, shape tail, shape product,
 /// then the opaque or closed length rules, then the payload range.
 /// Returns the element count.
+///
+/// By default the common descriptor is accepted by the few compares of
+/// [`plain_count`]; any other goes through the rules, in the wire text's
+/// order, which find its fault. `small-code` runs the rules alone.
 // `small-code` inlines the three rule functions into the parse, their one
 // caller there: no call, and no error copied back through memory (the
-// same reason as for `Walk::slice`).
+// same reason as for `Walk::slice`). By default the call stays: the
+// parse inlining even the fast path measured slower.
 #[cfg_attr(feature = "small-code", inline(always))]
 pub(crate) fn check_shape_and_range(d: impl Fields, payload_bytes: u64) -> Result<u64> {
+    if !super::SMALL_CODE {
+        if let Some(count) = plain_count(d, payload_bytes) {
+            return Ok(count);
+        }
+    }
+    ordered_shape_and_range(d, payload_bytes)
+}
+
+/// [`check_shape_and_range`] by the rules alone, in the wire text's order.
+#[cfg_attr(feature = "small-code", inline(always))] // see check_shape_and_range
+fn ordered_shape_and_range(d: impl Fields, payload_bytes: u64) -> Result<u64> {
     // (Errors are built only on their paths, never up front as `ok_or`
     // would: this runs once per descriptor.)
     let Some(code) = DtypeCode::from_code(d.dtype()) else {
@@ -134,6 +150,57 @@ pub(crate) fn check_shape_and_range(d: impl Fields, payload_bytes: u64) -> Resul
         ));
     }
     Ok(count)
+}
+
+/// By dtype code: the bytes per element of a closed dtype of whole bytes;
+/// 0 for the packed dtypes and for every code that is not a closed dtype
+/// (0, and the table's end stands for the rest). One load where
+/// `DtypeCode::from_code` and `Dtype::width` are a range test and a jump.
+#[allow(clippy::indexing_slicing)] // evaluated at compile time: a bad index fails the build
+pub(crate) const WHOLE_BYTES: [u8; 20] = {
+    let mut table = [0u8; 20];
+    let mut k = 0;
+    while k < Dtype::ALL.len() {
+        let dtype = Dtype::ALL[k];
+        if let Width::Bytes(w) = dtype.width() {
+            table[dtype.code() as usize] = w;
+        }
+        k += 1;
+    }
+    table
+};
+
+/// The element count of a descriptor that every rule of
+/// [`check_shape_and_range`] accepts, when the short argument of the
+/// common case shows it: a closed dtype of whole bytes, rank at most 8
+/// with zero slots past it, no layout name or block size, no partial
+/// product of the dimensions above 2^64 - 1, a byte length of exactly the
+/// count times the width, and a range that ends inside the region. Each
+/// is a rule of step 9 (or implies one: a closed code is not 0, reserved
+/// or above 32767); `None` says only that the rules must decide.
+#[inline(always)] // one caller, once per descriptor
+fn plain_count(d: impl Fields, payload_bytes: u64) -> Option<u64> {
+    let width = WHOLE_BYTES
+        .get(usize::from(d.dtype()))
+        .copied()
+        .unwrap_or(0);
+    let rank = usize::from(d.rank());
+    if width == 0 || rank > usize::from(MAX_RANK) || d.layout_len() != 0 || d.block_size() != 0 {
+        return None;
+    }
+    let mut count = 1u64;
+    let mut tail = 0u64;
+    for k in 0..usize::from(MAX_RANK) {
+        let dim = d.dim(k);
+        if k < rank {
+            count = count.checked_mul(dim)?;
+        } else {
+            tail |= dim;
+        }
+    }
+    let length = count.checked_mul(u64::from(width))?;
+    let end = d.byte_offset().checked_add(length)?;
+    (tail == 0 && length == d.byte_length() && end <= payload_bytes).then_some(count)
 }
 
 /// The bytes of a payload of `len` bytes that [`check_payload_bits`]
@@ -305,7 +372,85 @@ pub(crate) fn div_rem_portable(n: u64, d: u32) -> (u64, u32) {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::indexing_slicing, clippy::unwrap_used)]
+
+    use super::super::descriptor::Record;
     use super::*;
+
+    /// A descriptor record with the fields step 9 reads.
+    fn record(
+        dtype: u16,
+        dims: &[u64],
+        layout_len: u16,
+        block_size: u32,
+        range: (u64, u64),
+    ) -> [u8; 128] {
+        let mut r = [0u8; 128];
+        r[0..2].copy_from_slice(&dtype.to_le_bytes());
+        r[2] = dims.len().min(255) as u8;
+        r[10..12].copy_from_slice(&layout_len.to_le_bytes());
+        r[12..16].copy_from_slice(&block_size.to_le_bytes());
+        r[32..40].copy_from_slice(&range.0.to_le_bytes());
+        r[40..48].copy_from_slice(&range.1.to_le_bytes());
+        for (k, dim) in dims.iter().take(8).enumerate() {
+            r[48 + 8 * k..56 + 8 * k].copy_from_slice(&dim.to_le_bytes());
+        }
+        r
+    }
+
+    /// The common case's compares accept only what the ordered rules
+    /// accept, with the same count, and the check gives the ordered
+    /// rules' verdict (error, code and offset) on every descriptor.
+    #[test]
+    fn the_common_case_agrees_with_the_ordered_rules() {
+        let shapes: [&[u64]; 11] = [
+            &[],
+            &[4],
+            &[0],
+            &[3, 5],
+            &[u64::MAX, 2],
+            &[1 << 32, 1 << 32, 0],
+            &[0, u64::MAX, u64::MAX],
+            &[1 << 61],
+            &[2, 2, 2, 2, 2, 2, 2, 2],
+            &[2, 2, 2, 2, 2, 2, 2, 2, 2],
+            &[7, 1, 3],
+        ];
+        let mut fast = 0;
+        for dtype in [
+            0u16, 1, 2, 3, 7, 9, 16, 18, 19, 20, 4095, 4096, 32767, 32768,
+        ] {
+            for dims in shapes {
+                let count = element_count(dims).unwrap_or(0);
+                let width = WHOLE_BYTES.get(usize::from(dtype)).copied().unwrap_or(1);
+                let exact = count.wrapping_mul(u64::from(width.max(1)));
+                for (layout_len, block_size) in [(0, 0), (3, 0), (0, 4), (3, 4)] {
+                    for length in [exact, exact.wrapping_add(1), exact.wrapping_sub(1), 0] {
+                        for offset in [0, 64, u64::MAX - 3] {
+                            for payload_bytes in [u64::MAX, 100] {
+                                let mut r =
+                                    record(dtype, dims, layout_len, block_size, (offset, length));
+                                for tail in [false, true] {
+                                    if tail {
+                                        r[104..112].copy_from_slice(&1u64.to_le_bytes());
+                                    }
+                                    let d = Record(&r);
+                                    let ordered = ordered_shape_and_range(d, payload_bytes);
+                                    if let Some(n) = plain_count(d, payload_bytes) {
+                                        assert_eq!(ordered, Ok(n), "{dtype} {dims:?}");
+                                        fast += 1;
+                                    }
+                                    assert_eq!(check_shape_and_range(d, payload_bytes), ordered);
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        // The common case is taken (a rank-8 f64 tensor, a scalar, ...).
+        assert!(fast > 50, "{fast}");
+    }
 
     #[test]
     fn portable_division_agrees_with_the_machine() {
