@@ -217,6 +217,10 @@ stage_test() {
     # required-features, so these compile and run the rest).
     cargo test --workspace
     cargo test -p kiln-nostd
+    # In a workspace build kiln-wasm-inspect turns on kiln-convert's
+    # small-code (the browser module's size): alone, kiln-convert tests its
+    # default header reader, the one the command line runs.
+    cargo test -p kiln-convert
     cargo test --workspace --all-features
     # Without alloc: the no-allocator paths (name sort, storage) on the host.
     cargo test -p kiln-nostd --features derive
