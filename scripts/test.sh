@@ -239,7 +239,23 @@ stage package "cargo package of every library crate"
 stage_package() {
     # Every library crate packages and its package builds on its own (cargo
     # verifies the set together through a temporary registry).
-    cargo package --allow-dirty -p kiln-derive -p kiln-nostd -p kiln-convert
+    #
+    # cargo treats a registry crate as immutable, and this temporary registry
+    # sits at the same path every run: a kiln-nostd 0.1.0 that an earlier run
+    # unpacked or compiled (with an older API) would be reused, and
+    # kiln-convert's verify build would fail on today's code. So the stage
+    # has its own target directory, and our crates' unpacked copies and
+    # builds go first; third-party builds stay. Local registries are the
+    # source directories whose names start with '-'.
+    local target="$PWD/target/package-check"
+    local cargo_src="${CARGO_HOME:-$HOME/.cargo}/registry/src"
+    local crate
+    for crate in kiln-derive kiln-nostd kiln-convert; do
+        rm -rf "$cargo_src"/-*/"$crate"-* \
+            "$target"/debug/.fingerprint/"$crate"-* "$target"/debug/build/"$crate"-* \
+            "$target"/debug/deps/*"${crate//-/_}"-*
+    done
+    CARGO_TARGET_DIR="$target" cargo package --allow-dirty -p kiln-derive -p kiln-nostd -p kiln-convert
 }
 
 stage demo "the README's main job: kiln check over samples/ (scripts/demo.sh)"
