@@ -61,7 +61,7 @@
 //! remain before anything is allocated from it.
 
 #![deny(missing_docs)]
-#![forbid(unsafe_code)]
+#![deny(unsafe_code)]
 
 mod error;
 pub mod gguf;

@@ -393,8 +393,15 @@ const fn word(bytes: &[u8]) -> u64 {
 /// ([`TensorHead`]).
 fn fast(json: &[u8], file_len: u64) -> Option<SafetensorsHeader<'_>> {
     let n = json.len();
+    // The small build checks the whole header once; the default build
+    // checks each string as it reads it (a name of ASCII bytes by the
+    // words its scan loads anyway), so the header streams through the
+    // cache once. Every other byte the reader takes is one it matched
+    // against ASCII text, so the header it accepts is UTF-8 either way.
+    #[cfg(feature = "small-code")]
     let text = std::str::from_utf8(json).ok()?;
     let mut p = Json {
+        #[cfg(feature = "small-code")]
         text,
         bytes: json,
         at: 0,
@@ -415,7 +422,11 @@ fn fast(json: &[u8], file_len: u64) -> Option<SafetensorsHeader<'_>> {
         loop {
             // `small-code` reads every entry part by part: the same
             // verdicts, without the loop's code (the browser's module).
-            if cfg!(feature = "small-code") || !p.writers_entries(&mut header, &mut order) {
+            #[cfg(not(feature = "small-code"))]
+            let in_loop = p.writers_entries(&mut header, &mut order);
+            #[cfg(feature = "small-code")]
+            let in_loop = false;
+            if !in_loop {
                 let key = p.key(order.last_name)?;
                 p.expect(b':')?;
                 if key.text == "__metadata__" {
@@ -502,6 +513,39 @@ impl InOrder {
     fn end(&self) -> Option<u64> {
         (self.names && self.data).then_some(self.end)
     }
+}
+
+/// What [`Json::writers_entries`] keeps from one entry for the next.
+#[cfg(not(feature = "small-code"))]
+struct WritersRun {
+    /// The last name is all ASCII.
+    last_ascii: bool,
+    /// The text from a name's closing quote to its first dimension,
+    /// `":{"dtype":"F32","shape":[`, of the last entry read by parts.
+    head: Option<TensorHead>,
+    /// The last entry's text from its name's closing quote to its start,
+    /// then the last end and a comma: the text of the next entry when it
+    /// has the same dtype and shape and its data follows.
+    last_text: [u8; 72],
+    /// Its length (zero: none).
+    last_len: usize,
+    /// The length of its text before the start.
+    fixed_len: usize,
+    /// The facts of an entry of that text.
+    facts: EntryFacts,
+    /// The last start read by [`Json::entry_parts`].
+    start: u64,
+}
+
+/// What a tensor entry's text says, apart from its name and offsets.
+#[cfg(not(feature = "small-code"))]
+#[derive(Clone, Copy)]
+struct EntryFacts {
+    dtype: Dtype,
+    /// Its dims in the header's dims: start and rank.
+    dims: (u32, u32),
+    /// The bytes its elements fill, when whole and within 64 bits.
+    bytes: Option<u64>,
 }
 
 /// The keys of a tensor object.
@@ -671,6 +715,8 @@ struct Key<'a> {
 
 /// A cursor over JSON text, for the strict subset.
 struct Json<'a> {
+    /// The header as text (checked once, in the small build).
+    #[cfg(feature = "small-code")]
     text: &'a str,
     bytes: &'a [u8],
     at: usize,
@@ -689,6 +735,8 @@ struct TensorHead {
     /// Its length (at most 32).
     len: usize,
     dtype: Dtype,
+    /// The dtype's bits.
+    bitsize: u64,
 }
 
 impl TensorHead {
@@ -702,6 +750,7 @@ impl TensorHead {
             masks,
             len,
             dtype,
+            bitsize: dtype.bitsize() as u64,
         })
     }
 
@@ -767,8 +816,18 @@ impl<'a> Json<'a> {
         if self.bytes.get(start + len) != Some(&b'"') {
             return None;
         }
+        self.str_at(start, len)
+    }
+
+    /// The `len` bytes at `start`, the text of a string, as `str`: `None`
+    /// when they are not UTF-8 (the crate's error is [`by_serde`]'s).
+    #[inline(always)]
+    fn str_at(&self, start: usize, len: usize) -> Option<&'a str> {
         // The text is UTF-8 and a quote is never inside a character.
-        self.text.get(start..start + len)
+        #[cfg(feature = "small-code")]
+        return self.text.get(start..start + len);
+        #[cfg(not(feature = "small-code"))]
+        return std::str::from_utf8(self.bytes.get(start..start + len)?).ok();
     }
 
     /// A plain string (see [`Json::string_at`]), borrowed.
@@ -811,8 +870,7 @@ impl<'a> Json<'a> {
         if rest.get(len) != Some(&b'"') {
             return None;
         }
-        // The text is UTF-8 and a quote is never inside a character.
-        let text = self.text.get(start..start + len)?;
+        let text = self.str_at(start, len)?;
         let after_last = match last {
             None => true,
             // They differ at `same`, inside `last`: the name is longer,
@@ -945,15 +1003,33 @@ impl<'a> Json<'a> {
     /// another: `"name":{"dtype":...}` and the `,` after each, in one loop.
     /// It stops before an entry laid out any other way (or `__metadata__`),
     /// and after one that no `,` follows: then `true`.
+    #[cfg(not(feature = "small-code"))]
     #[inline(never)]
     fn writers_entries(&mut self, header: &mut SafetensorsHeader<'a>, order: &mut InOrder) -> bool {
+        let mut run = WritersRun {
+            last_ascii: order
+                .last_name
+                .and_then(|(at, len)| self.bytes.get(at..at + len))
+                .map_or(true, <[u8]>::is_ascii),
+            head: None,
+            last_text: [0; 72],
+            last_len: 0,
+            fixed_len: 0,
+            facts: EntryFacts {
+                dtype: Dtype::BOOL,
+                dims: (0, 0),
+                bytes: None,
+            },
+            start: 0,
+        };
         loop {
+            let at = self.at;
             let dims_len = header.dims.len();
-            let Some((key, t)) = self.writers_entry(order.last_name, &mut header.dims) else {
+            let Some(t) = self.writers_entry(&mut run, order, &mut header.dims) else {
+                self.at = at;
                 header.dims.truncate(dims_len);
                 return false;
             };
-            order.push(&key, &t, header.dims.get(dims_len..).unwrap_or_default());
             header.tensors.push(t);
             if self.bytes.get(self.at) != Some(&b',') {
                 return true;
@@ -962,31 +1038,190 @@ impl<'a> Json<'a> {
         }
     }
 
-    /// One entry of [`Json::writers_entries`]: its key and its tensor; the
-    /// cursor does not move when it is laid out any other way.
+    /// One entry of [`Json::writers_entries`], its facts added to `order`;
+    /// `None` when it is laid out any other way (the cursor, `order` and
+    /// `run` may have moved; `dims` may have grown).
+    #[cfg(not(feature = "small-code"))]
     #[inline(always)]
     fn writers_entry(
         &mut self,
-        last: Option<(usize, usize)>,
+        run: &mut WritersRun,
+        order: &mut InOrder,
         dims: &mut Vec<u64>,
-    ) -> Option<(Key<'a>, HeaderTensor<'a>)> {
-        if self.bytes.get(self.at) != Some(&b'"') {
+    ) -> Option<HeaderTensor<'a>> {
+        let bytes = self.bytes;
+        if bytes.get(self.at) != Some(&b'"') {
             return None;
         }
-        let key = self.name_at(self.at + 1, last)?;
-        let value = key.start + key.text.len() + 1;
-        if self.bytes.get(value) != Some(&b':') || key.text == "__metadata__" {
+        let start = self.at + 1;
+        let rest = bytes.get(start..)?;
+        let last = match order.last_name {
+            Some((at, len)) => bytes.get(at..at + len)?,
+            None => &[],
+        };
+        // The bytes shared with the last name hold no quote, backslash or
+        // control character: the scan for the closing quote starts where
+        // the two differ, and so does the compare that sorts them.
+        let same = same_words(rest, last);
+        let mut high = 0u64;
+        let mut scan = same;
+        let name_len = loop {
+            let w = word_of(rest.get(scan..)?);
+            // Bytes past the quote too: a false alarm only costs a check.
+            high |= w;
+            let stops = string_stops(w);
+            if stops != 0 {
+                break scan + first_byte(stops);
+            }
+            scan += 8;
+        };
+        let name_bytes = rest.get(..name_len)?;
+        let ascii = run.last_ascii && high & HIGH == 0;
+        let name = if ascii {
+            // SAFETY: every byte of `name_bytes` is below 0x80, so they
+            // are UTF-8. Those before `same` are the last name's, which
+            // were all below 0x80 (`run.last_ascii`); those from `same` on
+            // lie in the words OR-ed into `high`, whose high bits are
+            // clear.
+            #[allow(unsafe_code)]
+            unsafe {
+                std::str::from_utf8_unchecked(name_bytes)
+            }
+        } else {
+            std::str::from_utf8(name_bytes).ok()?
+        };
+        run.last_ascii = ascii || name_bytes.is_ascii();
+        if name_len == 12 && name == "__metadata__" {
             return None;
         }
-        let at = self.at;
-        self.at = value + 1;
-        match self.compact_tensor(key.text, dims) {
-            Some(t) => Some((key, t)),
-            None => {
-                self.at = at;
-                None
+        // Name order: the first difference is at `same` or within the 8
+        // bytes from it (both names compared there as big-endian words,
+        // zero past their ends: no name holds a zero byte).
+        let after_last = match order.last_name {
+            None => true,
+            Some((_, last_len)) => {
+                let here = word_of(rest.get(same..)?) & mask(name_len - same);
+                let there = word_of(last.get(same..)?) & mask(last_len - same);
+                here.swap_bytes() > there.swap_bytes()
+            }
+        };
+        // From the closing quote to the end's first digit: mostly the
+        // last entry's text, with the last end as the start.
+        let r = rest.get(name_len..)?;
+        let begin = order.end;
+        let last_len = run.last_len;
+        let (facts, start_ok, fixed_len, after) =
+            if last_len != 0 && r.get(..last_len) == run.last_text.get(..last_len) {
+                (run.facts, true, run.fixed_len, r.get(last_len..)?)
+            } else {
+                let (facts, s, fixed_len, after) = Self::entry_parts(run, r, dims)?;
+                // The text up to the start, for the next entry.
+                run.last_len = 0;
+                if let (Some(to), Some(from)) =
+                    (run.last_text.get_mut(..fixed_len), r.get(..fixed_len))
+                {
+                    to.copy_from_slice(from);
+                }
+                run.facts = facts;
+                run.fixed_len = fixed_len;
+                (facts, s == begin, fixed_len, after)
+            };
+        let (end, len) = digits(after)?;
+        let r = after.get(len..)?.strip_prefix(b"]}")?;
+        // This end and a comma after the fixed text: the next entry's start
+        // when its data follows.
+        run.last_len = 0;
+        if len < 8 {
+            if let Some(to) = run.last_text.get_mut(fixed_len..fixed_len + 8) {
+                let word = (word_of(after) & mask(len)) | (u64::from(b',') << (8 * len));
+                to.copy_from_slice(&word.to_le_bytes());
+                run.last_len = fixed_len + len + 1;
             }
         }
+        order.data &= start_ok && end >= begin && facts.bytes == Some(end - begin);
+        order.names &= after_last;
+        order.end = end;
+        order.last_name = Some((start, name_len));
+        self.at = bytes.len() - r.len();
+        // The start: `begin` when `start_ok`, else the data is out of
+        // order and the start was read by `entry_parts`.
+        let s = if start_ok { begin } else { run.start };
+        Some(HeaderTensor {
+            name: Cow::Borrowed(name),
+            dtype: facts.dtype,
+            dims: facts.dims,
+            data_offsets: (s, end),
+        })
+    }
+
+    /// The parts of an entry after its name, from the closing quote `r`
+    /// on: `":{"dtype":"F32","shape":[...],"data_offsets":[` and the start
+    /// and comma after it (the start kept in `run.start`). Its facts, the
+    /// start, the length of the text before the start, and the bytes
+    /// after the comma.
+    #[cfg(not(feature = "small-code"))]
+    #[inline(never)]
+    fn entry_parts<'r>(
+        run: &mut WritersRun,
+        r: &'r [u8],
+        dims: &mut Vec<u64>,
+    ) -> Option<(EntryFacts, u64, usize, &'r [u8])> {
+        let whole = r;
+        // `":{"dtype":"F32","shape":[`, mostly the last entry's.
+        let (dtype, bitsize, mut r) = match run.head.as_ref().and_then(|h| h.matches(r)) {
+            Some((dtype, after)) => (dtype, run.head.as_ref()?.bitsize, after),
+            None => {
+                let after = r.strip_prefix(b"\":{\"dtype\":\"")?;
+                let w = word_of(after);
+                let quote = first_byte(
+                    (w ^ (ONES * u64::from(b'"'))).wrapping_sub(ONES)
+                        & !(w ^ (ONES * u64::from(b'"')))
+                        & HIGH,
+                );
+                if quote == 8 {
+                    return None;
+                }
+                let dtype = dtype_of_word(w & mask(quote))?;
+                let after = after.get(quote + 1..)?.strip_prefix(b",\"shape\":[")?;
+                run.head = TensorHead::of(r, r.len() - after.len(), dtype);
+                (dtype, dtype.bitsize() as u64, after)
+            }
+        };
+        // The dims, and the elements they hold (`None` past 64 bits).
+        let at = dims.len();
+        let mut elements = Some(1u64);
+        if let [b']', rest @ ..] = r {
+            r = rest;
+        } else {
+            loop {
+                let (d, len) = digits(r)?;
+                dims.push(d);
+                elements = elements.and_then(|n| n.checked_mul(d));
+                match r.get(len..)? {
+                    [b']', rest @ ..] => {
+                        r = rest;
+                        break;
+                    }
+                    [b',', rest @ ..] => r = rest,
+                    _ => return None,
+                }
+            }
+        }
+        let r = r.strip_prefix(b",\"data_offsets\":[")?;
+        let fixed_len = whole.len() - r.len();
+        let (s, len) = digits(r)?;
+        let r = r.get(len..)?.strip_prefix(b",")?;
+        run.start = s;
+        let facts = EntryFacts {
+            dtype,
+            // The dims' count is below the header's length, below 2^32.
+            dims: (at as u32, (dims.len() - at) as u32),
+            bytes: elements
+                .and_then(|n| n.checked_mul(bitsize))
+                .filter(|bits| bits % 8 == 0)
+                .map(|bits| bits / 8),
+        };
+        Some((facts, s, fixed_len, r))
     }
 
     /// One tensor object: [`Json::compact_tensor`] when it is laid out as
