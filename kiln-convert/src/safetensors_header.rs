@@ -65,6 +65,12 @@ pub struct SafetensorsHeader<'a> {
     pub tensors: Vec<HeaderTensor<'a>>,
     /// Every tensor's dimensions, end to end.
     dims: Vec<u64>,
+    /// The dtypes of the tensors, one bit each ([`dtype_bit`]).
+    dtypes: u32,
+    /// The largest rank of a tensor.
+    max_rank: u32,
+    /// The length of the data section (where the last tensor ends).
+    data_len: u64,
 }
 
 impl SafetensorsHeader<'_> {
@@ -78,6 +84,33 @@ impl SafetensorsHeader<'_> {
     /// Where the data section starts in the file.
     pub fn data_start(&self) -> usize {
         8 + self.header_len
+    }
+
+    /// The length of the data section: every tensor's data lies in its
+    /// first bytes, and covers them.
+    pub(crate) fn data_len(&self) -> u64 {
+        self.data_len
+    }
+
+    /// The largest rank of a tensor (0 when there is none).
+    pub(crate) fn max_rank(&self) -> usize {
+        self.max_rank as usize
+    }
+
+    /// Every dtype some tensor has, each once.
+    pub(crate) fn dtypes(&self) -> impl Iterator<Item = Dtype> + '_ {
+        DTYPES
+            .iter()
+            .zip(0..)
+            .filter(|&(_, i)| self.dtypes & (1 << i) != 0)
+            .map(|(&d, _)| d)
+    }
+
+    /// Notes tensor `t` in [`SafetensorsHeader::dtypes`] and
+    /// [`SafetensorsHeader::max_rank`].
+    fn note(&mut self, dtype: Dtype, rank: u32) {
+        self.dtypes |= dtype_bit(dtype);
+        self.max_rank = self.max_rank.max(rank);
     }
 }
 
@@ -201,13 +234,22 @@ fn by_serde(json: &[u8], file_len: u64) -> Result<SafetensorsHeader<'static>, Sa
         sort_pairs(&mut pairs);
         pairs
     });
-    let header = SafetensorsHeader {
+    let mut header = SafetensorsHeader {
         header_len: json.len(),
         metadata,
         tensors,
         dims,
+        dtypes: 0,
+        max_rank: 0,
+        data_len: 0,
     };
-    check(&header, file_len)?;
+    for i in 0..header.tensors.len() {
+        if let Some(t) = header.tensors.get(i) {
+            let (dtype, rank) = (t.dtype, t.dims.1);
+            header.note(dtype, rank);
+        }
+    }
+    header.data_len = check(&header, file_len)?;
     Ok(header)
 }
 
@@ -288,7 +330,7 @@ fn end_in_name_order(header: &SafetensorsHeader<'_>) -> Option<u64> {
 /// exactly its bytes; the last ends at the end of the file. A file of one
 /// dtype has its data in name order: checked in that order first, sorted
 /// only when that fails.
-fn check(header: &SafetensorsHeader<'_>, file_len: u64) -> Result<(), SafeTensorError> {
+fn check(header: &SafetensorsHeader<'_>, file_len: u64) -> Result<u64, SafeTensorError> {
     let end = match end_in_name_order(header) {
         Some(end) => end,
         None => {
@@ -311,7 +353,7 @@ fn check(header: &SafetensorsHeader<'_>, file_len: u64) -> Result<(), SafeTensor
     if (header.data_start() as u64).checked_add(end) != Some(file_len) {
         return Err(SafeTensorError::MetadataIncompleteBuffer);
     }
-    Ok(())
+    Ok(end)
 }
 
 /// The dtype names the crate's `Deserialize` takes, and their dtypes. A
@@ -319,6 +361,10 @@ fn check(header: &SafetensorsHeader<'_>, file_len: u64) -> Result<(), SafeTensor
 /// differential test checks every name against the crate.
 macro_rules! dtype_names {
     ($($name:literal => $dtype:ident,)*) => {
+        /// Every dtype the crate takes, in the order of their bits
+        /// ([`dtype_bit`]).
+        const DTYPES: [Dtype; 22] = [$(Dtype::$dtype,)*];
+
         /// The dtype of `name`, a dtype name the crate takes.
         pub(crate) fn dtype_of_name(name: &str) -> Option<Dtype> {
             Some(match name {
@@ -364,6 +410,15 @@ dtype_names! {
     "F64" => F64,
     "I64" => I64,
     "U64" => U64,
+}
+
+/// The bit of `dtype` in [`SafetensorsHeader`]'s set of dtypes: its
+/// place in [`DTYPES`].
+fn dtype_bit(dtype: Dtype) -> u32 {
+    DTYPES
+        .iter()
+        .position(|&d| d == dtype)
+        .map_or(0, |i| 1 << i)
 }
 
 /// The first (up to) 8 bytes of `bytes` as a little-endian word, zero
@@ -415,6 +470,9 @@ fn fast(json: &[u8], file_len: u64) -> Option<SafetensorsHeader<'_>> {
         metadata: None,
         tensors: Vec::with_capacity(n / 64),
         dims: Vec::with_capacity(n / 64),
+        dtypes: 0,
+        max_rank: 0,
+        data_len: 0,
     };
     let mut order = InOrder::new();
     p.expect(b'{')?;
@@ -437,6 +495,7 @@ fn fast(json: &[u8], file_len: u64) -> Option<SafetensorsHeader<'_>> {
                 } else {
                     let t = p.tensor(key.text, &mut header.dims)?;
                     order.push(&key, &t, header.shape(&t));
+                    header.note(t.dtype, t.dims.1);
                     header.tensors.push(t);
                 }
             }
@@ -465,10 +524,10 @@ fn fast(json: &[u8], file_len: u64) -> Option<SafetensorsHeader<'_>> {
         }
     }
     // A refusal is left to [`by_serde`], which gives the error.
-    match order.end() {
+    header.data_len = match order.end() {
         // What [`check`] finds of such a header, without a second walk.
         Some(end) => {
-            ((header.data_start() as u64).checked_add(end) == Some(file_len)).then_some(())
+            ((header.data_start() as u64).checked_add(end) == Some(file_len)).then_some(end)
         }
         None => check(&header, file_len).ok(),
     }?;
@@ -1025,11 +1084,15 @@ impl<'a> Json<'a> {
         loop {
             let at = self.at;
             let dims_len = header.dims.len();
-            let Some(t) = self.writers_entry(&mut run, order, &mut header.dims) else {
+            let Some((t, parts)) = self.writers_entry(&mut run, order, &mut header.dims) else {
                 self.at = at;
                 header.dims.truncate(dims_len);
                 return false;
             };
+            // An entry of the last one's text has its dtype and rank.
+            if parts {
+                header.note(t.dtype, t.dims.1);
+            }
             header.tensors.push(t);
             if self.bytes.get(self.at) != Some(&b',') {
                 return true;
@@ -1038,8 +1101,8 @@ impl<'a> Json<'a> {
         }
     }
 
-    /// One entry of [`Json::writers_entries`], its facts added to `order`;
-    /// `None` when it is laid out any other way (the cursor, `order` and
+    /// One entry of [`Json::writers_entries`], its facts added to `order`,
+    /// and whether it was read by [`Json::entry_parts`]; `None` when it is laid out any other way (the cursor, `order` and
     /// `run` may have moved; `dims` may have grown).
     #[cfg(not(feature = "small-code"))]
     #[inline(always)]
@@ -1048,7 +1111,7 @@ impl<'a> Json<'a> {
         run: &mut WritersRun,
         order: &mut InOrder,
         dims: &mut Vec<u64>,
-    ) -> Option<HeaderTensor<'a>> {
+    ) -> Option<(HeaderTensor<'a>, bool)> {
         let bytes = self.bytes;
         if bytes.get(self.at) != Some(&b'"') {
             return None;
@@ -1110,22 +1173,22 @@ impl<'a> Json<'a> {
         let r = rest.get(name_len..)?;
         let begin = order.end;
         let last_len = run.last_len;
-        let (facts, start_ok, fixed_len, after) =
-            if last_len != 0 && r.get(..last_len) == run.last_text.get(..last_len) {
-                (run.facts, true, run.fixed_len, r.get(last_len..)?)
-            } else {
-                let (facts, s, fixed_len, after) = Self::entry_parts(run, r, dims)?;
-                // The text up to the start, for the next entry.
-                run.last_len = 0;
-                if let (Some(to), Some(from)) =
-                    (run.last_text.get_mut(..fixed_len), r.get(..fixed_len))
-                {
-                    to.copy_from_slice(from);
-                }
-                run.facts = facts;
-                run.fixed_len = fixed_len;
-                (facts, s == begin, fixed_len, after)
-            };
+        let (facts, start_ok, fixed_len, after, parts) = if last_len != 0
+            && r.get(..last_len) == run.last_text.get(..last_len)
+        {
+            (run.facts, true, run.fixed_len, r.get(last_len..)?, false)
+        } else {
+            let (facts, s, fixed_len, after) = Self::entry_parts(run, r, dims)?;
+            // The text up to the start, for the next entry.
+            run.last_len = 0;
+            if let (Some(to), Some(from)) = (run.last_text.get_mut(..fixed_len), r.get(..fixed_len))
+            {
+                to.copy_from_slice(from);
+            }
+            run.facts = facts;
+            run.fixed_len = fixed_len;
+            (facts, s == begin, fixed_len, after, true)
+        };
         let (end, len) = digits(after)?;
         let r = after.get(len..)?.strip_prefix(b"]}")?;
         // This end and a comma after the fixed text: the next entry's start
@@ -1146,12 +1209,13 @@ impl<'a> Json<'a> {
         // The start: `begin` when `start_ok`, else the data is out of
         // order and the start was read by `entry_parts`.
         let s = if start_ok { begin } else { run.start };
-        Some(HeaderTensor {
+        let t = HeaderTensor {
             name: Cow::Borrowed(name),
             dtype: facts.dtype,
             dims: facts.dims,
             data_offsets: (s, end),
-        })
+        };
+        Some((t, parts))
     }
 
     /// The parts of an entry after its name, from the closing quote `r`

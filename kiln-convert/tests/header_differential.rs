@@ -556,3 +556,173 @@ fn files_in_the_writers_order_read_as_the_crate_reads_them() {
     assert!(stats.iter().all(|&s| s > 100), "{stats:?}");
     assert!(in_order > 1000, "{in_order}");
 }
+
+/// Name bytes for [`writers_bytes_file`]: ASCII, UTF-8 of two, three and
+/// four bytes, and bytes that are not UTF-8 (a lone continuation byte, a
+/// lead byte without its continuation, 0xff), at every place of the
+/// reader's eight-byte words; an escape; a quote's neighbours.
+fn edge_name(rng: &mut Rng) -> Vec<u8> {
+    const PIECES: [&[u8]; 12] = [
+        b"a",
+        b"z",
+        b"model.layers.",
+        b".",
+        "\u{e9}".as_bytes(),
+        "\u{20ac}".as_bytes(),
+        "\u{1f600}".as_bytes(),
+        b"\x80",
+        b"\xc3",
+        b"\xff",
+        b"\\u0041",
+        b"!",
+    ];
+    let mut name = b"model.layers.1.mlp.experts.".to_vec();
+    name.truncate(rng.below(name.len() + 1));
+    for _ in 0..rng.below(4) {
+        // Mostly valid bytes, so that files reach the fast reader's
+        // acceptance and its checks of later names.
+        let piece = if rng.below(4) == 0 {
+            *rng.pick(&PIECES)
+        } else {
+            *rng.pick(&PIECES[..7])
+        };
+        name.extend_from_slice(piece);
+    }
+    name
+}
+
+/// A header as the writers lay it out, of raw name bytes, dtypes, shapes
+/// and data offsets as given (the data's length from the largest end).
+fn writers_bytes_file(entries: &[(Vec<u8>, &str, String, u64, u64)], metadata: &[u8]) -> Vec<u8> {
+    let mut json = b"{".to_vec();
+    json.extend_from_slice(metadata);
+    for (i, (name, dtype, shape, start, end)) in entries.iter().enumerate() {
+        if i > 0 || !metadata.is_empty() {
+            json.push(b',');
+        }
+        json.push(b'"');
+        json.extend_from_slice(name);
+        json.extend_from_slice(
+            format!(
+                "\":{{\"dtype\":\"{dtype}\",\"shape\":[{shape}],\"data_offsets\":[{start},{end}]}}"
+            )
+            .as_bytes(),
+        );
+    }
+    json.push(b'}');
+    let data = entries.iter().map(|e| e.4).max().unwrap_or(0);
+    let mut file = (json.len() as u64).to_le_bytes().to_vec();
+    file.extend(&json);
+    file.resize(file.len() + data as usize, 0);
+    file
+}
+
+#[test]
+fn names_of_any_bytes_in_the_writers_order_read_as_the_crate_reads_them() {
+    let mut rng = Rng(0x00c0_ffee_0bad_0003);
+    let mut stats = [0usize; 3];
+    let (mut not_ascii, mut long) = (0, 0);
+    let metadatas: [&[u8]; 5] = [
+        b"",
+        b"\"__metadata__\":{\"format\":\"pt\"}",
+        "\"__metadata__\":{\"note\":\"caf\u{e9}\"}".as_bytes(),
+        b"\"__metadata__\":{\"note\":\"caf\xe9\"}",
+        b"\"__metadata__\":{\"\xc3\":\"pt\"}",
+    ];
+    for _ in 0..6000 {
+        let count = 1 + rng.below(6);
+        let mut names: Vec<Vec<u8>> = (0..count).map(|_| edge_name(&mut rng)).collect();
+        if rng.below(4) != 0 {
+            names.sort();
+        }
+        // Mostly one dtype and shape, as the experts of a model, so that
+        // entries repeat the last one's text; sometimes another.
+        let (dtype, width) = *rng.pick(&[("F32", 4u64), ("BF16", 2), ("U8", 1)]);
+        // Now and then a first tensor of some 10 MB, so that the ends
+        // after it cross from 7 digits to 8 (the last end's text as one
+        // word holds 7 digits and its comma).
+        let mut offset = 0;
+        let mut entries = Vec::new();
+        if rng.below(200) == 0 {
+            offset = 9_999_990 + rng.below(8) as u64;
+            entries.push((b"\x01".to_vec(), "U8", offset.to_string(), 0, offset));
+            entries[0].0 = b"!".to_vec();
+        }
+        for name in names {
+            let (dtype, width, shape, elements) = match rng.below(6) {
+                0 => ("F32", 4, "2,3".to_string(), 6),
+                1 => (dtype, width, String::new(), 1),
+                _ => (dtype, width, "4".to_string(), 4),
+            };
+            let len = elements * width;
+            // Now and then a gap, an overlap or the wrong length.
+            let (start, end) = match rng.below(30) {
+                0 => (offset + 1, offset + 1 + len),
+                1 => (offset.saturating_sub(1), offset + len),
+                2 => (offset, offset + len + 1),
+                _ => (offset, offset + len),
+            };
+            offset = end;
+            entries.push((name, dtype, shape, start, end));
+        }
+        let metadata = *rng.pick(&metadatas);
+        let file = writers_bytes_file(&entries, metadata);
+        compare(&file, &mut stats);
+        let fast = fast_reader(&file, file.len() as u64).is_some();
+        if fast && entries.iter().any(|e| !e.0.is_ascii()) {
+            not_ascii += 1;
+        }
+        if fast && entries.len() > 2 {
+            long += 1;
+        }
+    }
+    println!(
+        "{} files: fast reader accepted {}, left to the crate and accepted {}, refused {}",
+        stats.iter().sum::<usize>(),
+        stats[0],
+        stats[1],
+        stats[2]
+    );
+    assert!(stats.iter().all(|&s| s > 100), "{stats:?}");
+    // The fast reader read names that are not ASCII, and runs of entries.
+    assert!(not_ascii > 100 && long > 100, "{not_ascii} {long}");
+}
+
+#[test]
+fn a_name_that_shares_part_of_a_character_with_the_last_is_checked_whole() {
+    // A valid character, then the same lead bytes with an ASCII byte where
+    // its continuation was: the two names agree up to the middle of the
+    // character, and the second is not UTF-8 though its bytes from there
+    // on are ASCII.
+    let pairs: [(&[u8], &[u8]); 6] = [
+        ("\u{e9}".as_bytes(), b"\xc3A"),
+        ("\u{20ac}".as_bytes(), b"\xe2\x82A"),
+        ("\u{20ac}".as_bytes(), b"\xe2A"),
+        ("\u{1f600}".as_bytes(), b"\xf0\x9f\x98A"),
+        (b"\xc3A", "\u{e9}".as_bytes()),
+        ("\u{e9}".as_bytes(), "\u{e9}A".as_bytes()),
+    ];
+    let mut stats = [0usize; 3];
+    let mut refused = 0;
+    for prefix in 0..=17 {
+        for (first, second) in pairs {
+            for order in [[first, second], [second, first]] {
+                let mut entries = Vec::new();
+                let mut offset = 0;
+                for tail in order.iter().chain([&&b"~"[..]]) {
+                    let mut name = vec![b'p'; prefix];
+                    name.extend_from_slice(tail);
+                    entries.push((name, "F32", "4".to_string(), offset, offset + 16));
+                    offset += 16;
+                }
+                let file = writers_bytes_file(&entries, b"");
+                compare(&file, &mut stats);
+                if entries.iter().any(|e| std::str::from_utf8(&e.0).is_err()) {
+                    refused += 1;
+                    assert!(read_safetensors_header(&file, file.len() as u64).is_err());
+                }
+            }
+        }
+    }
+    assert!(refused > 0 && stats[0] > 0, "{refused} {stats:?}");
+}
