@@ -65,10 +65,13 @@ pub struct SafetensorsHeader<'a> {
     pub tensors: Vec<HeaderTensor<'a>>,
     /// Every tensor's dimensions, end to end.
     dims: Vec<u64>,
+    #[cfg(not(feature = "small-code"))]
     /// The dtypes of the tensors, one bit each ([`dtype_bit`]).
     dtypes: u32,
+    #[cfg(not(feature = "small-code"))]
     /// The largest rank of a tensor.
     max_rank: u32,
+    #[cfg(not(feature = "small-code"))]
     /// The length of the data section (where the last tensor ends).
     data_len: u64,
 }
@@ -86,17 +89,20 @@ impl SafetensorsHeader<'_> {
         8 + self.header_len
     }
 
+    #[cfg(not(feature = "small-code"))]
     /// The length of the data section: every tensor's data lies in its
     /// first bytes, and covers them.
     pub(crate) fn data_len(&self) -> u64 {
         self.data_len
     }
 
+    #[cfg(not(feature = "small-code"))]
     /// The largest rank of a tensor (0 when there is none).
     pub(crate) fn max_rank(&self) -> usize {
         self.max_rank as usize
     }
 
+    #[cfg(not(feature = "small-code"))]
     /// Every dtype some tensor has, each once.
     pub(crate) fn dtypes(&self) -> impl Iterator<Item = Dtype> + '_ {
         DTYPES
@@ -106,6 +112,7 @@ impl SafetensorsHeader<'_> {
             .map(|(&d, _)| d)
     }
 
+    #[cfg(not(feature = "small-code"))]
     /// Notes tensor `t` in [`SafetensorsHeader::dtypes`] and
     /// [`SafetensorsHeader::max_rank`].
     fn note(&mut self, dtype: Dtype, rank: u32) {
@@ -234,22 +241,31 @@ fn by_serde(json: &[u8], file_len: u64) -> Result<SafetensorsHeader<'static>, Sa
         sort_pairs(&mut pairs);
         pairs
     });
+    #[cfg_attr(feature = "small-code", allow(unused_mut))]
     let mut header = SafetensorsHeader {
         header_len: json.len(),
         metadata,
         tensors,
         dims,
+        #[cfg(not(feature = "small-code"))]
         dtypes: 0,
+        #[cfg(not(feature = "small-code"))]
         max_rank: 0,
+        #[cfg(not(feature = "small-code"))]
         data_len: 0,
     };
+    #[cfg(not(feature = "small-code"))]
     for i in 0..header.tensors.len() {
         if let Some(t) = header.tensors.get(i) {
             let (dtype, rank) = (t.dtype, t.dims.1);
             header.note(dtype, rank);
         }
     }
-    header.data_len = check(&header, file_len)?;
+    let _data_len = check(&header, file_len)?;
+    #[cfg(not(feature = "small-code"))]
+    {
+        header.data_len = _data_len;
+    }
     Ok(header)
 }
 
@@ -361,6 +377,7 @@ fn check(header: &SafetensorsHeader<'_>, file_len: u64) -> Result<u64, SafeTenso
 /// differential test checks every name against the crate.
 macro_rules! dtype_names {
     ($($name:literal => $dtype:ident,)*) => {
+        #[cfg(not(feature = "small-code"))]
         /// Every dtype the crate takes, in the order of their bits
         /// ([`dtype_bit`]).
         const DTYPES: [Dtype; 22] = [$(Dtype::$dtype,)*];
@@ -412,6 +429,7 @@ dtype_names! {
     "U64" => U64,
 }
 
+#[cfg(not(feature = "small-code"))]
 /// The bit of `dtype` in [`SafetensorsHeader`]'s set of dtypes: its
 /// place in [`DTYPES`].
 fn dtype_bit(dtype: Dtype) -> u32 {
@@ -470,8 +488,11 @@ fn fast(json: &[u8], file_len: u64) -> Option<SafetensorsHeader<'_>> {
         metadata: None,
         tensors: Vec::with_capacity(n / 64),
         dims: Vec::with_capacity(n / 64),
+        #[cfg(not(feature = "small-code"))]
         dtypes: 0,
+        #[cfg(not(feature = "small-code"))]
         max_rank: 0,
+        #[cfg(not(feature = "small-code"))]
         data_len: 0,
     };
     let mut order = InOrder::new();
@@ -495,6 +516,7 @@ fn fast(json: &[u8], file_len: u64) -> Option<SafetensorsHeader<'_>> {
                 } else {
                     let t = p.tensor(key.text, &mut header.dims)?;
                     order.push(&key, &t, header.shape(&t));
+                    #[cfg(not(feature = "small-code"))]
                     header.note(t.dtype, t.dims.1);
                     header.tensors.push(t);
                 }
@@ -524,13 +546,17 @@ fn fast(json: &[u8], file_len: u64) -> Option<SafetensorsHeader<'_>> {
         }
     }
     // A refusal is left to [`by_serde`], which gives the error.
-    header.data_len = match order.end() {
+    let _data_len = match order.end() {
         // What [`check`] finds of such a header, without a second walk.
         Some(end) => {
             ((header.data_start() as u64).checked_add(end) == Some(file_len)).then_some(end)
         }
         None => check(&header, file_len).ok(),
     }?;
+    #[cfg(not(feature = "small-code"))]
+    {
+        header.data_len = _data_len;
+    }
     Some(header)
 }
 
@@ -794,8 +820,6 @@ struct TensorHead {
     /// Its length (at most 32).
     len: usize,
     dtype: Dtype,
-    /// The dtype's bits.
-    bitsize: u64,
 }
 
 impl TensorHead {
@@ -809,7 +833,6 @@ impl TensorHead {
             masks,
             len,
             dtype,
-            bitsize: dtype.bitsize() as u64,
         })
     }
 
@@ -1069,7 +1092,7 @@ impl<'a> Json<'a> {
             last_ascii: order
                 .last_name
                 .and_then(|(at, len)| self.bytes.get(at..at + len))
-                .map_or(true, <[u8]>::is_ascii),
+                .is_none_or(<[u8]>::is_ascii),
             head: None,
             last_text: [0; 72],
             last_len: 0,
@@ -1233,7 +1256,7 @@ impl<'a> Json<'a> {
         let whole = r;
         // `":{"dtype":"F32","shape":[`, mostly the last entry's.
         let (dtype, bitsize, mut r) = match run.head.as_ref().and_then(|h| h.matches(r)) {
-            Some((dtype, after)) => (dtype, run.head.as_ref()?.bitsize, after),
+            Some((dtype, after)) => (dtype, dtype.bitsize() as u64, after),
             None => {
                 let after = r.strip_prefix(b"\":{\"dtype\":\"")?;
                 let w = word_of(after);
