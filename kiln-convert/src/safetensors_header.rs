@@ -710,6 +710,29 @@ fn string_stops(x: u64) -> u64 {
     below(x ^ (ONES * 0x02), 0x21) | below(x ^ (ONES * u64::from(b'\\')), 1)
 }
 
+/// [`string_len`] of `bytes` from `from` on, and the OR of the words it
+/// read (all from `from` to past the stop), whose high bits say whether
+/// those bytes can hold one of 0x80 or above. Not inlined: the loop keeps
+/// its constants in registers.
+#[cfg(not(feature = "small-code"))]
+#[inline(never)]
+fn string_end(bytes: &[u8], from: usize) -> (usize, u64) {
+    let mut high = 0u64;
+    let mut at = from;
+    while let Some(w) = bytes.get(at..at + 8) {
+        let w = u64::from_le_bytes(w.try_into().unwrap_or_default());
+        high |= w;
+        let stops = string_stops(w);
+        if stops != 0 {
+            return (at + first_byte(stops), high);
+        }
+        at += 8;
+    }
+    // The last bytes, zeros after them: a zero byte is a stop.
+    let w = word_of(bytes.get(at..).unwrap_or_default());
+    (at + first_byte(string_stops(w)), high | w)
+}
+
 /// How many bytes `bytes` and `last` have in common at their start,
 /// compared in whole words of `last`: where they first differ, or the
 /// bytes of those words when they do not differ in them.
@@ -1149,18 +1172,7 @@ impl<'a> Json<'a> {
         // control character: the scan for the closing quote starts where
         // the two differ, and so does the compare that sorts them.
         let same = same_words(rest, last);
-        let mut high = 0u64;
-        let mut scan = same;
-        let name_len = loop {
-            let w = word_of(rest.get(scan..)?);
-            // Bytes past the quote too: a false alarm only costs a check.
-            high |= w;
-            let stops = string_stops(w);
-            if stops != 0 {
-                break scan + first_byte(stops);
-            }
-            scan += 8;
-        };
+        let (name_len, high) = string_end(rest, same);
         let name_bytes = rest.get(..name_len)?;
         let ascii = run.last_ascii && high & HIGH == 0;
         let name = if ascii {
@@ -1185,6 +1197,8 @@ impl<'a> Json<'a> {
         // zero past their ends: no name holds a zero byte).
         let after_last = match order.last_name {
             None => true,
+            // They differ at `same`, inside both.
+            Some((_, last_len)) if same < name_len.min(last_len) => rest.get(same) > last.get(same),
             Some((_, last_len)) => {
                 let here = word_of(rest.get(same..)?) & mask(name_len - same);
                 let there = word_of(last.get(same..)?) & mask(last_len - same);
