@@ -1430,6 +1430,67 @@ mod tests {
         Some((value, len))
     }
 
+    /// A file of `entries` (name, dtype, shape text, start, end) in the
+    /// order given, zero data up to the largest end.
+    #[cfg(not(feature = "small-code"))]
+    fn file_of(entries: &[(&str, &str, &str, u64, u64)]) -> Vec<u8> {
+        let texts: Vec<String> = entries
+            .iter()
+            .map(|(name, dtype, shape, s, e)| {
+                format!("\"{name}\":{{\"dtype\":\"{dtype}\",\"shape\":[{shape}],\"data_offsets\":[{s},{e}]}}")
+            })
+            .collect();
+        let json = format!("{{{}}}", texts.join(","));
+        let data = entries.iter().map(|e| e.4).max().unwrap_or(0);
+        let mut file = (json.len() as u64).to_le_bytes().to_vec();
+        file.extend(json.as_bytes());
+        file.resize(file.len() + data as usize, 0);
+        file
+    }
+
+    #[cfg(not(feature = "small-code"))]
+    #[test]
+    fn a_header_tallies_the_dtypes_ranks_and_data_of_its_tensors() {
+        let files = [
+            // The writers' order, one entry's text repeated, then others.
+            file_of(&[
+                ("a", "F32", "4", 0, 16),
+                ("b", "F32", "4", 16, 32),
+                ("c", "BF16", "2,2", 32, 40),
+                ("d", "BF16", "2,2", 40, 48),
+                ("e", "U8", "1,1,1,1,1,1,1,1,1", 48, 49),
+                ("f", "F32", "", 49, 53),
+            ]),
+            // Names out of order, data out of order: the second walk.
+            file_of(&[("z", "I64", "1", 8, 16), ("y", "F16", "2,2", 0, 8)]),
+            // A dtype Kiln lacks, a tensor of no bytes.
+            file_of(&[("m", "F8_E5M2FNUZ", "3", 0, 3), ("n", "F64", "0", 3, 3)]),
+            file_of(&[]),
+        ];
+        for file in &files {
+            let len = file.len() as u64;
+            let fast = fast_reader(file, len).unwrap();
+            let serde = serde_reader(file, len).unwrap();
+            for header in [&fast, &serde] {
+                let mut dtypes: Vec<Dtype> = header.tensors.iter().map(|t| t.dtype).collect();
+                dtypes.sort();
+                dtypes.dedup();
+                let mut tallied: Vec<Dtype> = header.dtypes().collect();
+                tallied.sort();
+                assert_eq!(tallied, dtypes);
+                let rank = header.tensors.iter().map(|t| header.shape(t).len()).max();
+                assert_eq!(header.max_rank(), rank.unwrap_or(0));
+                let bytes: u64 = header
+                    .tensors
+                    .iter()
+                    .map(|t| t.data_offsets.1 - t.data_offsets.0)
+                    .sum();
+                assert_eq!(header.data_len(), bytes);
+                assert_eq!(header.data_len(), len - header.data_start() as u64);
+            }
+        }
+    }
+
     #[test]
     fn numbers_read_as_one_digit_at_a_time() {
         let mut texts: Vec<String> = Vec::new();
