@@ -463,7 +463,11 @@ const fn word(bytes: &[u8]) -> u64 {
 /// a second walk over its tensors; a name is compared with the last one
 /// and scanned only from where they differ ([`Json::key`]); a tensor
 /// object that starts as the last one did is matched in one compare
-/// ([`TensorHead`]).
+/// ([`TensorHead`]). In the default build a run of such entries is read
+/// by one loop (`Json::writers_entries`), where an entry of the last
+/// one's dtype and shape whose data follows the last one's matches the
+/// last one's text up to its end offset in one compare, and a name of
+/// ASCII bytes needs no UTF-8 check of its own.
 fn fast(json: &[u8], file_len: u64) -> Option<SafetensorsHeader<'_>> {
     let n = json.len();
     // The small build checks the whole header once; the default build
