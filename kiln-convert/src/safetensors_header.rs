@@ -63,7 +63,8 @@ pub struct SafetensorsHeader<'a> {
     pub metadata: Option<Vec<(Cow<'a, str>, Cow<'a, str>)>>,
     /// The tensors, sorted by name bytes.
     pub tensors: Vec<HeaderTensor<'a>>,
-    /// Every tensor's dimensions, end to end.
+    /// Every tensor's dimensions, end to end (tensors of one shape in a
+    /// row may share theirs).
     dims: Vec<u64>,
     #[cfg(not(feature = "small-code"))]
     /// The dtypes of the tensors, one bit each ([`dtype_bit`]).
