@@ -268,12 +268,14 @@ impl Cursor {
     /// checked again. For such a spec it gives what `place` gives.
     #[inline(always)] // one caller, its loop's whole body
     fn place_plain<'s>(&mut self, spec: &TensorSpec<'s>) -> Descriptor<'s> {
+        // The heap is at most 0xFFFF bytes: every offset and length fits
+        // in 16 bits as it is.
+        #[allow(clippy::cast_possible_truncation)]
         let (name_off, name_len) = match spec.name {
             Some(name) => {
-                let off = u16::try_from(self.name).unwrap_or(NO_OFFSET);
-                let len = u16::try_from(name.len()).unwrap_or(0);
-                self.name = self.name.saturating_add(u64::from(len));
-                (off, len)
+                let off = self.name as u16;
+                self.name = self.name.wrapping_add(name.len() as u64);
+                (off, name.len() as u16)
             }
             None => (NO_OFFSET, 0),
         };
@@ -511,10 +513,79 @@ fn check_spec(i: u32, d: SpecFields<'_, '_>, specs: &[TensorSpec<'_>], count: u3
     Ok(())
 }
 
+/// The checking pass of a block whose every spec [`plainly_sound`]
+/// vouches for, with nonempty names in a heap of at most 0xFFFF bytes (or
+/// no names): the names, placements and rules in one walk, where
+/// [`check`] needs two. `None` for any other block and for any block
+/// something would refuse: [`check`] then walks it again and decides, so
+/// this changes no verdict and no error, only the cost of an accepted
+/// plain block.
+#[inline(always)] // one caller
+fn check_plain(specs: &[TensorSpec<'_>], limits: crate::limits::Limits) -> Option<Plan> {
+    let count = u32::try_from(specs.len())
+        .ok()
+        .filter(|&c| c <= limits.count_cap)?;
+    let (mut named, mut unnamed, mut some_empty) = (false, false, false);
+    let mut names_total = 0u64;
+    let mut payload_end = 0u64;
+    let (mut previous, mut increasing) = (&[][..], true);
+    for (i, spec) in (0u32..).zip(specs) {
+        if spec.shape.len() > usize::from(MAX_RANK) || !plainly_sound(spec) {
+            return None;
+        }
+        // `Cursor::payload`, with the refusal left to `check`.
+        payload_end = align_up(payload_end)?.checked_add(spec.payload.len() as u64)?;
+        match spec.name {
+            Some(name) => {
+                named = true;
+                names_total += name.len() as u64;
+                some_empty |= name.is_empty();
+                let name = name.as_bytes();
+                increasing &= i == 0 || previous < name;
+                previous = name;
+            }
+            None => unnamed = true,
+        }
+    }
+    if (named && unnamed) || some_empty || names_total > u64::from(NO_OFFSET) {
+        return None;
+    }
+    let name_bytes = u32::try_from(names_total)
+        .ok()
+        .filter(|&n| n <= limits.byte_cap)?;
+    if named && !increasing {
+        let name_of = |i: u32| {
+            specs
+                .get(i as usize)
+                .and_then(|s| s.name)
+                .unwrap_or("")
+                .as_bytes()
+        };
+        if super::names::first_repeat_unordered(count, name_of, None).0.is_some() {
+            return None;
+        }
+    }
+    let directory_end = HEADER_LEN + u64::from(count) * DESCRIPTOR_LEN + u64::from(name_bytes);
+    align_up(directory_end)?.checked_add(payload_end)?;
+    Some(Plan {
+        count,
+        names_total,
+        name_bytes,
+        payload_bytes: payload_end,
+        named,
+        plain: true,
+    })
+}
+
 /// The checking pass: every rule the parser applies, on the descriptors
 /// the writing pass will emit.
 fn check<S: Sink>(specs: &[TensorSpec<'_>], w: &Writer<S>) -> Result<Plan> {
     let limits = w.limits();
+    if !super::SMALL_CODE {
+        if let Some(plan) = check_plain(specs, limits) {
+            return Ok(plan);
+        }
+    }
     let count = u32::try_from(specs.len())
         .ok()
         .filter(|&c| c <= limits.count_cap)
@@ -625,25 +696,29 @@ fn write<S: Sink>(specs: &[TensorSpec<'_>], plan: &Plan, w: &mut Writer<S>) -> R
     w.u64(directory_bytes)?;
     w.put_zeros(32)?;
     // Descriptors.
+    // Each built where the sink will keep it (`put_built`), not copied.
     let mut cursor = Cursor::new(plan.names_total);
-    let mut record = [0u8; DESCRIPTOR_LEN as usize];
+    const RECORD: usize = DESCRIPTOR_LEN as usize;
     if plan.plain {
         for spec in specs {
-            cursor.place_plain(spec).write_into(&mut record);
-            w.put(&record)?;
+            let d = cursor.place_plain(spec);
+            w.put_built::<RECORD>(RECORD, |record| d.write_into(record))?;
         }
     } else {
         for spec in specs {
-            cursor.place(spec)?.write_into(&mut record);
-            w.put(&record)?;
+            let d = cursor.place(spec)?;
+            w.put_built::<RECORD>(RECORD, |record| d.write_into(record))?;
         }
     }
-    // Heap: names in order, then layout names in order.
+    // Heap: names in order, then layout names in order (a plain block has
+    // none).
     for name in specs.iter().filter_map(|s| s.name) {
         w.put(name.as_bytes())?;
     }
-    for layout in specs.iter().filter_map(|s| s.layout) {
-        w.put(layout.as_bytes())?;
+    if !plan.plain {
+        for layout in specs.iter().filter_map(|s| s.layout) {
+            w.put(layout.as_bytes())?;
+        }
     }
     // Padding to the payload base.
     let heap_end = HEADER_LEN + directory_bytes;
@@ -662,11 +737,16 @@ fn write<S: Sink>(specs: &[TensorSpec<'_>], plan: &Plan, w: &mut Writer<S>) -> R
             .filter(|&n| n <= SMALL_RUN);
         match joined {
             Some(n) if spec.payload.in_wire_order() => {
-                let mut run = [0u8; SMALL_RUN];
-                if let Some(slot) = run.get_mut(gap..n) {
-                    slot.copy_from_slice(spec.payload.bytes);
-                }
-                w.put(run.get(..n).unwrap_or_default())?;
+                w.put_built::<SMALL_RUN>(n, |run| {
+                    // The gap is below ALIGN bytes: zero that many (a
+                    // fixed-length store), then the payload over the rest.
+                    if let Some(zeros) = run.first_chunk_mut::<{ ALIGN as usize }>() {
+                        *zeros = [0; ALIGN as usize];
+                    }
+                    if let Some(slot) = run.get_mut(gap..n) {
+                        slot.copy_from_slice(spec.payload.bytes);
+                    }
+                })?;
             }
             _ => {
                 w.put_zeros(gap)?;
