@@ -267,6 +267,64 @@ mod tests {
         assert_eq!(written, expected.len() as u64);
     }
 
+    /// A run built in the buffer is kept as built, the bytes past `len`
+    /// dropped: in the room left, across the buffer's end (the buffer is
+    /// flushed first), and longer than the whole buffer (it grows).
+    #[test]
+    fn built_runs_land_in_order() {
+        let fill = |run: &mut [u8; 128]| {
+            for (i, b) in run.iter_mut().enumerate() {
+                *b = i as u8;
+            }
+        };
+        let mut sink = WriteSink::new(Vec::new());
+        sink.put_built(100, fill).unwrap();
+        // Buffered (each below DIRECT_LEN), leaving 60 bytes of room.
+        let head = vec![9u8; BUFFER_LEN - 100 - 60];
+        for piece in head.chunks(1024) {
+            sink.put(piece).unwrap();
+        }
+        assert_eq!(sink.out.len(), 0);
+        sink.put_built(128, fill).unwrap();
+        assert_eq!(sink.out.len(), BUFFER_LEN - 60);
+        sink.put_built(0, fill).unwrap();
+        let mut long = vec![0u8; BUFFER_LEN + 5];
+        sink.put_built::<{ BUFFER_LEN + 8 }>(BUFFER_LEN + 5, |run| {
+            run.fill(3);
+            long.fill(3);
+        })
+        .unwrap();
+        sink.put(b"end").unwrap();
+        assert_eq!(sink.written(), 100 + head.len() + 128 + long.len() + 3);
+        let (bytes, written) = sink.finish().unwrap();
+        let run: Vec<u8> = (0..128).collect();
+        let expected = [&run[..100], &head, &run, &long, b"end"].concat();
+        assert_eq!(bytes, expected);
+        assert_eq!(written, expected.len() as u64);
+    }
+
+    #[test]
+    fn a_failed_flush_before_a_built_run_is_the_io_error() {
+        let mut sink = WriteSink::new(Full { left: 10 });
+        let piece = [1u8; 1024];
+        for _ in 0..BUFFER_LEN / piece.len() - 1 {
+            sink.put(&piece).unwrap(); // buffered: the writer not yet called
+        }
+        sink.put(&piece[..piece.len() - 8]).unwrap();
+        assert!(sink
+            .put_built(16, |run: &mut [u8; 16]| *run = [2; 16])
+            .is_err());
+        // Stopped: nothing more goes in, and finish gives the I/O error.
+        assert!(sink.put(b"x").is_err());
+        assert!(sink.put_built(1, |run: &mut [u8; 1]| *run = [2]).is_err());
+        assert_eq!(sink.finish().unwrap_err().kind(), crate::ErrorKind::Io);
+        // A write that fails in `finish` is its error too.
+        let mut sink = WriteSink::new(Full { left: 10 });
+        sink.put_built(16, |run: &mut [u8; 16]| *run = [2; 16])
+            .unwrap();
+        assert_eq!(sink.finish().unwrap_err().kind(), crate::ErrorKind::Io);
+    }
+
     /// Takes `left` bytes, then fails.
     #[derive(Debug)]
     struct Full {

@@ -556,7 +556,11 @@ pub trait Sink {
     /// `fill` must write every byte that is kept. By default the run is
     /// built on the stack, then [`Sink::put`].
     #[inline]
-    fn put_built<const N: usize>(&mut self, len: usize, fill: impl FnOnce(&mut [u8; N])) -> Result<()>
+    fn put_built<const N: usize>(
+        &mut self,
+        len: usize,
+        fill: impl FnOnce(&mut [u8; N]),
+    ) -> Result<()>
     where
         Self: Sized,
     {
@@ -648,9 +652,17 @@ impl Sink for SliceSink<'_> {
     /// Built in the buffer when its next `N` bytes are free; else on the
     /// stack, so a run whose kept bytes fit still fits.
     #[inline]
-    fn put_built<const N: usize>(&mut self, len: usize, fill: impl FnOnce(&mut [u8; N])) -> Result<()> {
+    fn put_built<const N: usize>(
+        &mut self,
+        len: usize,
+        fill: impl FnOnce(&mut [u8; N]),
+    ) -> Result<()> {
         let len = len.min(N);
-        match self.buf.get_mut(self.len..).and_then(<[u8]>::first_chunk_mut::<N>) {
+        match self
+            .buf
+            .get_mut(self.len..)
+            .and_then(<[u8]>::first_chunk_mut::<N>)
+        {
             Some(run) => {
                 fill(run);
                 self.len = self.len.saturating_add(len);
@@ -702,7 +714,11 @@ impl Sink for CountingSink {
 
     /// Counts the kept bytes; nothing is built.
     #[inline]
-    fn put_built<const N: usize>(&mut self, len: usize, _: impl FnOnce(&mut [u8; N])) -> Result<()> {
+    fn put_built<const N: usize>(
+        &mut self,
+        len: usize,
+        _: impl FnOnce(&mut [u8; N]),
+    ) -> Result<()> {
         self.put_zeros(len.min(N))
     }
 

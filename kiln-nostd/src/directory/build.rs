@@ -202,6 +202,7 @@ fn refuse(fault: &'static str) -> Error {
 }
 
 /// What the checking pass learned and the writing pass needs.
+#[derive(Debug, PartialEq, Eq)]
 struct Plan {
     count: u32,
     names_total: u64,
@@ -561,7 +562,10 @@ fn check_plain(specs: &[TensorSpec<'_>], limits: crate::limits::Limits) -> Optio
                 .unwrap_or("")
                 .as_bytes()
         };
-        if super::names::first_repeat_unordered(count, name_of, None).0.is_some() {
+        if super::names::first_repeat_unordered(count, name_of, None)
+            .0
+            .is_some()
+        {
             return None;
         }
     }
@@ -579,6 +583,8 @@ fn check_plain(specs: &[TensorSpec<'_>], limits: crate::limits::Limits) -> Optio
 
 /// The checking pass: every rule the parser applies, on the descriptors
 /// the writing pass will emit.
+/// By default a block of plain specs takes [`check_plain`]'s one walk;
+/// any other (and every block with `small-code`) [`check_ordered`]'s.
 fn check<S: Sink>(specs: &[TensorSpec<'_>], w: &Writer<S>) -> Result<Plan> {
     let limits = w.limits();
     if !super::SMALL_CODE {
@@ -586,6 +592,11 @@ fn check<S: Sink>(specs: &[TensorSpec<'_>], w: &Writer<S>) -> Result<Plan> {
             return Ok(plan);
         }
     }
+    check_ordered(specs, limits)
+}
+
+/// [`check`] by the rules in the order of the wire text.
+fn check_ordered(specs: &[TensorSpec<'_>], limits: crate::limits::Limits) -> Result<Plan> {
     let count = u32::try_from(specs.len())
         .ok()
         .filter(|&c| c <= limits.count_cap)
@@ -841,6 +852,71 @@ mod tests {
             assert!(plainly_sound(spec));
             assert_eq!(plain.place_plain(spec), checked.place(spec).unwrap());
         }
+    }
+
+    /// The one walk of a plain block plans what the ordered walk plans,
+    /// and declines every block the ordered walk refuses or that is not
+    /// plain (which the ordered walk then decides alone).
+    #[test]
+    fn the_plain_walk_plans_what_the_ordered_walk_plans() {
+        let bytes = [0u8; 24];
+        let values = [0f32; 2];
+        let long = "n".repeat(0xFFFE);
+        let f32 = |name| TensorSpec::new(Dtype::F32, &[2], &bytes[..8]).named(name);
+        let u8s = |name, len| TensorSpec::new(Dtype::U8, &[3, 1], &bytes[..len]).named(name);
+        let blocks: [&[TensorSpec<'_>]; 16] = [
+            &[],
+            &[f32("a"), u8s("b", 3), f32("c")],
+            &[f32("a"), f32("a")],
+            &[f32("b"), f32("a")],
+            &[f32("b"), f32("a"), f32("b")],
+            &[f32("a"), f32("")],
+            &[f32("a"), TensorSpec::new(Dtype::F32, &[2], &bytes[..8])],
+            &[
+                TensorSpec::new(Dtype::F32, &[2], &bytes[..8]),
+                TensorSpec::new(Dtype::F64, &[], &bytes[..8]),
+            ],
+            &[f32("a"), u8s("b", 4)],
+            &[
+                f32("a"),
+                TensorSpec::new(Dtype::Bool, &[1], &bytes[..1]).named("b"),
+            ],
+            &[f32("a"), TensorSpec::from_host(&[2], &values).named("b")],
+            &[
+                f32("a"),
+                TensorSpec::opaque(4096, "q", 4, &[1], &bytes[..4]).named("b"),
+            ],
+            &[f32(&long), f32("o")],
+            &[f32(&long), f32("op"), f32("q")],
+            &[
+                f32("a"),
+                TensorSpec::new(Dtype::F32, &[1; 9], &bytes[..4]).named("b"),
+            ],
+            &[
+                f32("a"),
+                TensorSpec::new(Dtype::U8, &[1 << 40, 1 << 40], &[]).named("b"),
+            ],
+        ];
+        let mut planned = 0;
+        for limits in [
+            crate::limits::Limits::DEFAULT,
+            crate::limits::Limits::uniform(2),
+        ] {
+            for specs in blocks {
+                let ordered = check_ordered(specs, limits);
+                match check_plain(specs, limits) {
+                    Some(plan) => {
+                        assert_eq!(Ok(plan), ordered, "{specs:?}");
+                        planned += 1;
+                    }
+                    None => {
+                        let plain = specs.iter().all(plainly_sound);
+                        assert!(ordered.is_err() || !plain, "{specs:?}");
+                    }
+                }
+            }
+        }
+        assert!(planned >= 5, "{planned}");
     }
 
     /// A name heap refused for its names' slots, whatever the shortcut for
