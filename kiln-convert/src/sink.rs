@@ -209,6 +209,25 @@ impl<W: Write> Sink for WriteSink<W> {
         Ok(())
     }
 
+    /// Lends bytes of the buffer past those waiting (after a flush when
+    /// the room left is short); declines a loan longer than the buffer,
+    /// and once a write failed. What is not kept stays unwritten scratch.
+    #[inline]
+    fn put_lent(&mut self, len: usize, fill: impl FnOnce(&mut [u8]) -> bool) -> bool {
+        if len > BUFFER_LEN {
+            return false;
+        }
+        if self.buf.len() - self.len < len && self.make_room(len).is_err() {
+            return false;
+        }
+        let end = self.len + len;
+        let kept = self.buf.get_mut(self.len..end).is_some_and(fill);
+        if kept {
+            self.len = end;
+        }
+        kept
+    }
+
     fn written(&self) -> usize {
         self.sent.saturating_add(self.len)
     }

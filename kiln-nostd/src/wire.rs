@@ -569,6 +569,24 @@ pub trait Sink {
         self.put(run.get(..len).unwrap_or(&run))
     }
 
+    /// Lends `len` bytes of the sink's own memory to `fill`, to keep all
+    /// of them if `fill` returns `true` and none if it returns `false`;
+    /// returns whether they were kept. A sink that has no memory of its own
+    /// to lend declines (the default): `fill` is not called and nothing is
+    /// written. Lent bytes may hold anything before `fill` runs, and bytes
+    /// that are not kept must not be seen by anyone: so a sink over a
+    /// caller's buffer, whose bytes past the written ones the caller sees,
+    /// declines. The directory builder checks a block and writes its
+    /// descriptors in one walk through such a loan.
+    #[inline]
+    fn put_lent(&mut self, len: usize, fill: impl FnOnce(&mut [u8]) -> bool) -> bool
+    where
+        Self: Sized,
+    {
+        let _ = (len, fill);
+        false
+    }
+
     /// Bytes written so far.
     fn written(&self) -> usize;
 }
@@ -848,6 +866,12 @@ impl<S: Sink> Writer<S> {
     #[inline]
     pub fn put_zeros(&mut self, count: usize) -> Result<()> {
         self.sink.put_zeros(count)
+    }
+
+    /// Lends `len` bytes of the sink's memory to `fill`: [`Sink::put_lent`].
+    #[inline]
+    pub fn put_lent(&mut self, len: usize, fill: impl FnOnce(&mut [u8]) -> bool) -> bool {
+        self.sink.put_lent(len, fill)
     }
 
     /// Appends the first `len` bytes (at most `N`) of an `N`-byte run that

@@ -192,6 +192,11 @@ impl Frozen for Tensors<'_> {
 
 impl Encode for Tensors<'_> {
     fn encode<S: Sink>(&self, w: &mut Writer<S>) -> Result<()> {
+        if !super::SMALL_CODE {
+            if let Some(plan) = check_plain_lent(self.0, w) {
+                return write_heap_and_payloads(self.0, &plan, w);
+            }
+        }
         let plan = check(self.0, w)?;
         write(self.0, &plan, w)
     }
@@ -521,8 +526,16 @@ fn check_spec(i: u32, d: SpecFields<'_, '_>, specs: &[TensorSpec<'_>], count: u3
 /// something would refuse: [`check`] then walks it again and decides, so
 /// this changes no verdict and no error, only the cost of an accepted
 /// plain block.
-#[inline(always)] // one caller
-fn check_plain(specs: &[TensorSpec<'_>], limits: crate::limits::Limits) -> Option<Plan> {
+///
+/// `emit` is given each spec's descriptor as the walk places it (the
+/// heap offsets only as the low 16 bits, which are the offsets when the
+/// walk gives a plan).
+#[inline(always)] // two callers, one with a closure that does nothing
+fn check_plain<'s>(
+    specs: &[TensorSpec<'s>],
+    limits: crate::limits::Limits,
+    mut emit: impl FnMut(Descriptor<'s>),
+) -> Option<Plan> {
     let count = u32::try_from(specs.len())
         .ok()
         .filter(|&c| c <= limits.count_cap)?;
@@ -535,18 +548,44 @@ fn check_plain(specs: &[TensorSpec<'_>], limits: crate::limits::Limits) -> Optio
             return None;
         }
         // `Cursor::payload`, with the refusal left to `check`.
-        payload_end = align_up(payload_end)?.checked_add(spec.payload.len() as u64)?;
-        match spec.name {
+        let byte_offset = align_up(payload_end)?;
+        let byte_length = spec.payload.len() as u64;
+        payload_end = byte_offset.checked_add(byte_length)?;
+        #[allow(clippy::cast_possible_truncation)] // see `emit` above
+        let (name_off, name_len) = match spec.name {
             Some(name) => {
+                let off = names_total as u16;
                 named = true;
                 names_total += name.len() as u64;
                 some_empty |= name.is_empty();
                 let name = name.as_bytes();
                 increasing &= i == 0 || previous < name;
                 previous = name;
+                (off, name.len() as u16)
             }
-            None => unnamed = true,
-        }
+            None => {
+                unnamed = true;
+                (NO_OFFSET, 0)
+            }
+        };
+        emit(Descriptor {
+            dtype: spec.dtype.code(),
+            #[allow(clippy::cast_possible_truncation)] // at most 8
+            rank: spec.shape.len() as u8,
+            name_off,
+            name_len,
+            layout_off: NO_OFFSET,
+            layout_len: 0,
+            block_size: 0,
+            quant_scheme: 0,
+            quant_axis: NO_AXIS,
+            group_size: 0,
+            scale_index: NO_INDEX,
+            outer_index: NO_INDEX,
+            byte_offset,
+            byte_length,
+            dims: spec.shape,
+        });
     }
     if (named && unnamed) || some_empty || names_total > u64::from(NO_OFFSET) {
         return None;
@@ -588,11 +627,44 @@ fn check_plain(specs: &[TensorSpec<'_>], limits: crate::limits::Limits) -> Optio
 fn check<S: Sink>(specs: &[TensorSpec<'_>], w: &Writer<S>) -> Result<Plan> {
     let limits = w.limits();
     if !super::SMALL_CODE {
-        if let Some(plan) = check_plain(specs, limits) {
+        if let Some(plan) = check_plain(specs, limits, |_| {}) {
             return Ok(plan);
         }
     }
     check_ordered(specs, limits)
+}
+
+/// [`check_plain`] writing the header and descriptors as it goes, into
+/// bytes the sink lends ([`Sink::put_lent`]) and keeps only when the walk
+/// gives a plan: one walk where [`check`] and [`write`] take two. `None`
+/// when the sink declines the loan or the walk gives no plan; nothing is
+/// written then.
+#[inline(always)] // one caller
+fn check_plain_lent<S: Sink>(specs: &[TensorSpec<'_>], w: &mut Writer<S>) -> Option<Plan> {
+    const RECORD: usize = DESCRIPTOR_LEN as usize;
+    let limits = w.limits();
+    let len = specs.len().checked_mul(RECORD)?.checked_add(HEADER_LEN as usize)?;
+    let mut plan = None;
+    w.put_lent(len, |region| {
+        let Some((header, records)) = region.split_first_chunk_mut::<{ HEADER_LEN as usize }>()
+        else {
+            return false;
+        };
+        let mut records = records.as_chunks_mut::<RECORD>().0.iter_mut();
+        plan = check_plain(specs, limits, |d| {
+            if let Some(record) = records.next() {
+                d.write_into(record);
+            }
+        });
+        match &plan {
+            Some(plan) => {
+                *header = header_bytes(plan);
+                true
+            }
+            None => false,
+        }
+    });
+    plan
 }
 
 /// [`check`] by the rules in the order of the wire text.
@@ -695,17 +767,7 @@ fn check_ordered(specs: &[TensorSpec<'_>], limits: crate::limits::Limits) -> Res
 
 /// The writing pass: header, descriptors, heap, padding, payloads.
 fn write<S: Sink>(specs: &[TensorSpec<'_>], plan: &Plan, w: &mut Writer<S>) -> Result<()> {
-    let directory_bytes = u64::from(plan.count) * DESCRIPTOR_LEN + u64::from(plan.name_bytes);
-    // Header.
-    w.put(&MAGIC)?;
-    w.u8(DIRECTORY_VERSION)?;
-    w.u8(FLAG_LITTLE_ENDIAN | if plan.named { FLAG_NAMES } else { 0 })?;
-    w.u16(0)?;
-    w.u32(plan.count)?;
-    w.u32(plan.name_bytes)?;
-    w.u64(plan.payload_bytes)?;
-    w.u64(directory_bytes)?;
-    w.put_zeros(32)?;
+    w.put(&header_bytes(plan))?;
     // Descriptors.
     // Each built where the sink will keep it (`put_built`), not copied.
     let mut cursor = Cursor::new(plan.names_total);
@@ -721,6 +783,39 @@ fn write<S: Sink>(specs: &[TensorSpec<'_>], plan: &Plan, w: &mut Writer<S>) -> R
             w.put_built::<RECORD>(RECORD, |record| d.write_into(record))?;
         }
     }
+    write_heap_and_payloads(specs, plan, w)
+}
+
+/// The 64-byte header of the block `plan` describes.
+fn header_bytes(plan: &Plan) -> [u8; HEADER_LEN as usize] {
+    let directory_bytes = u64::from(plan.count) * DESCRIPTOR_LEN + u64::from(plan.name_bytes);
+    let flags = FLAG_LITTLE_ENDIAN | if plan.named { FLAG_NAMES } else { 0 };
+    let mut header = [0u8; HEADER_LEN as usize];
+    let fields = [
+        &MAGIC[..],
+        &[DIRECTORY_VERSION, flags, 0, 0],
+        &plan.count.to_le_bytes(),
+        &plan.name_bytes.to_le_bytes(),
+        &plan.payload_bytes.to_le_bytes(),
+        &directory_bytes.to_le_bytes(),
+    ];
+    let mut at = 0;
+    for field in fields {
+        if let Some(slot) = header.get_mut(at..at + field.len()) {
+            slot.copy_from_slice(field);
+        }
+        at += field.len();
+    }
+    header
+}
+
+/// The writing pass after the descriptors: heap, padding, payloads.
+fn write_heap_and_payloads<S: Sink>(
+    specs: &[TensorSpec<'_>],
+    plan: &Plan,
+    w: &mut Writer<S>,
+) -> Result<()> {
+    let directory_bytes = u64::from(plan.count) * DESCRIPTOR_LEN + u64::from(plan.name_bytes);
     // Heap: names in order, then layout names in order (a plain block has
     // none).
     for name in specs.iter().filter_map(|s| s.name) {
@@ -904,7 +999,7 @@ mod tests {
         ] {
             for specs in blocks {
                 let ordered = check_ordered(specs, limits);
-                match check_plain(specs, limits) {
+                match check_plain(specs, limits, |_| {}) {
                     Some(plan) => {
                         assert_eq!(Ok(plan), ordered, "{specs:?}");
                         planned += 1;
