@@ -213,6 +213,8 @@ struct Plan {
     names_total: u64,
     name_bytes: u32,
     payload_bytes: u64,
+    /// The longest payload's length.
+    longest_payload: u64,
     named: bool,
     /// Every spec is one [`plainly_sound`] vouches for.
     plain: bool,
@@ -542,6 +544,7 @@ fn check_plain<'s>(
     let (mut named, mut unnamed, mut some_empty) = (false, false, false);
     let mut names_total = 0u64;
     let mut payload_end = 0u64;
+    let mut longest_payload = 0u64;
     let (mut previous, mut increasing) = (&[][..], true);
     for (i, spec) in (0u32..).zip(specs) {
         if spec.shape.len() > usize::from(MAX_RANK) || !plainly_sound(spec) {
@@ -551,6 +554,7 @@ fn check_plain<'s>(
         let byte_offset = align_up(payload_end)?;
         let byte_length = spec.payload.len() as u64;
         payload_end = byte_offset.checked_add(byte_length)?;
+        longest_payload = longest_payload.max(byte_length);
         #[allow(clippy::cast_possible_truncation)] // see `emit` above
         let (name_off, name_len) = match spec.name {
             Some(name) => {
@@ -615,6 +619,7 @@ fn check_plain<'s>(
         names_total,
         name_bytes,
         payload_bytes: payload_end,
+        longest_payload,
         named,
         plain: true,
     })
@@ -709,6 +714,7 @@ fn check_ordered(specs: &[TensorSpec<'_>], limits: crate::limits::Limits) -> Res
     // on the way; only names out of order need the uniqueness search.
     let (mut previous, mut increasing) = (&[][..], true);
     let mut plain = true;
+    let mut longest_payload = 0u64;
     for (i, spec) in (0u32..).zip(specs) {
         // What `Cursor::place` computes, in its order, without building
         // the descriptor: the rules read the spec's fields in place.
@@ -720,6 +726,7 @@ fn check_ordered(specs: &[TensorSpec<'_>], limits: crate::limits::Limits) -> Res
             slot(spec.layout, &mut cursor.layout)?.1
         };
         let byte_offset = cursor.payload(spec.payload.len() as u64)?;
+        longest_payload = longest_payload.max(spec.payload.len() as u64);
         // The spec's own rules, in the wire text's order; out of line, and
         // only for a spec the common case does not vouch for.
         let sound = plainly_sound(spec);
@@ -760,6 +767,7 @@ fn check_ordered(specs: &[TensorSpec<'_>], limits: crate::limits::Limits) -> Res
         names_total,
         name_bytes,
         payload_bytes: cursor.payload_end,
+        longest_payload,
         named,
         plain,
     })
@@ -815,6 +823,9 @@ fn write_heap_and_payloads<S: Sink>(
     plan: &Plan,
     w: &mut Writer<S>,
 ) -> Result<()> {
+    if !super::SMALL_CODE && lent_tail(specs, plan, w) {
+        return Ok(());
+    }
     let directory_bytes = u64::from(plan.count) * DESCRIPTOR_LEN + u64::from(plan.name_bytes);
     // Heap: names in order, then layout names in order (a plain block has
     // none).
@@ -861,6 +872,58 @@ fn write_heap_and_payloads<S: Sink>(
         }
     }
     Ok(())
+}
+
+/// The heap, padding and payloads of a plain block of payloads of at most
+/// [`ALIGN`] bytes in wire order (each of which [`write_heap_and_payloads`]
+/// copies through a run too) written into bytes the sink lends: one copy
+/// a name or payload, and no room to check between them. `false` (nothing
+/// written) for any other block, and when the sink declines.
+#[inline(always)] // one caller
+fn lent_tail<S: Sink>(specs: &[TensorSpec<'_>], plan: &Plan, w: &mut Writer<S>) -> bool {
+    if !plan.plain || plan.longest_payload > ALIGN || !order::HOST_IS_LITTLE_ENDIAN {
+        return false;
+    }
+    let heap = plan.name_bytes as usize;
+    let heap_end = HEADER_LEN + u64::from(plan.count) * DESCRIPTOR_LEN + u64::from(plan.name_bytes);
+    // `check` bounded the block's end.
+    let padding = (align_up(heap_end).unwrap_or(heap_end) - heap_end) as usize;
+    let Some(len) = usize::try_from(plan.payload_bytes)
+        .ok()
+        .and_then(|p| p.checked_add(heap + padding))
+    else {
+        return false;
+    };
+    w.put_lent(len, |region| {
+        let (names, rest) = region.split_at_mut(heap.min(region.len()));
+        let mut at = 0;
+        for name in specs.iter().filter_map(|s| s.name) {
+            if let Some(slot) = names.get_mut(at..at + name.len()) {
+                slot.copy_from_slice(name.as_bytes());
+            }
+            at += name.len();
+        }
+        let (pad, payloads) = rest.split_at_mut(padding.min(rest.len()));
+        pad.fill(0);
+        // Each payload at its greedy offset after a gap of under ALIGN
+        // bytes: ALIGN zero bytes from the last one's end (a fixed-length
+        // store; the rest of the region's end when shorter), then the
+        // payload over them.
+        let mut end = 0;
+        for spec in specs {
+            let bytes = spec.payload.bytes;
+            let at = (end + ALIGN as usize - 1) & !(ALIGN as usize - 1);
+            match payloads.get_mut(end..).and_then(<[u8]>::first_chunk_mut::<{ ALIGN as usize }>) {
+                Some(zeros) => *zeros = [0; ALIGN as usize],
+                None => payloads.get_mut(end..).unwrap_or_default().fill(0),
+            }
+            if let Some(slot) = payloads.get_mut(at..at + bytes.len()) {
+                slot.copy_from_slice(bytes);
+            }
+            end = at + bytes.len();
+        }
+        true
+    })
 }
 
 /// Longest alignment gap and payload written as one run: a payload under
