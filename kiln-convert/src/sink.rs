@@ -322,6 +322,42 @@ mod tests {
         assert_eq!(written, expected.len() as u64);
     }
 
+    /// A loan is of the buffer past what waits (flushed first when the
+    /// room is short); a declined fill keeps nothing; a loan longer than
+    /// the buffer, or after a failed write, is declined.
+    #[test]
+    fn loans_keep_what_fill_keeps() {
+        let mut sink = WriteSink::new(Vec::new());
+        sink.put(b"ab").unwrap();
+        assert!(!sink.put_lent(4, |region| {
+            region.copy_from_slice(b"nope");
+            false
+        }));
+        assert!(sink.put_lent(3, |region| {
+            region.copy_from_slice(b"cde");
+            true
+        }));
+        let head = vec![9u8; BUFFER_LEN - 10];
+        for piece in head.chunks(1024) {
+            sink.put(piece).unwrap();
+        }
+        assert!(sink.put_lent(20, |region| {
+            region.fill(4);
+            true
+        }));
+        assert_eq!(sink.out.len(), 5 + head.len());
+        assert!(!sink.put_lent(BUFFER_LEN + 1, |_| true));
+        let (bytes, written) = sink.finish().unwrap();
+        let expected = [&b"abcde"[..], &head, &[4; 20]].concat();
+        assert_eq!(bytes, expected);
+        assert_eq!(written, expected.len() as u64);
+        let mut sink = WriteSink::new(Full { left: 0 });
+        sink.put(b"x").unwrap();
+        assert!(!sink.put_lent(BUFFER_LEN, |_| true));
+        assert!(!sink.put_lent(1, |_| true));
+        assert_eq!(sink.finish().unwrap_err().kind(), crate::ErrorKind::Io);
+    }
+
     #[test]
     fn a_failed_flush_before_a_built_run_is_the_io_error() {
         let mut sink = WriteSink::new(Full { left: 10 });

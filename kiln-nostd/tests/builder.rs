@@ -226,6 +226,96 @@ impl kiln_nostd::Sink for PutOnly {
     }
 }
 
+/// A sink that lends bytes of its own (`put_lent`), holding garbage before
+/// each loan, as a buffered writer's do; it counts its loans.
+#[derive(Default)]
+struct Lending {
+    kept: Vec<u8>,
+    loans: usize,
+}
+
+impl kiln_nostd::Sink for Lending {
+    fn put(&mut self, bytes: &[u8]) -> kiln_nostd::Result<()> {
+        self.kept.extend_from_slice(bytes);
+        Ok(())
+    }
+    fn put_lent(&mut self, len: usize, fill: impl FnOnce(&mut [u8]) -> bool) -> bool {
+        self.loans += 1;
+        let mut lent = vec![0xEE; len];
+        let kept = fill(&mut lent);
+        if kept {
+            self.kept.extend_from_slice(&lent);
+        }
+        kept
+    }
+    fn written(&self) -> usize {
+        self.kept.len()
+    }
+}
+
+/// A sink that lends its bytes gets the bytes every other sink gets, and
+/// nothing at all for a block that is refused (a loan the check declines
+/// keeps nothing).
+#[test]
+fn a_lending_sink_gets_the_same_block_and_nothing_when_refused() {
+    let bytes: Vec<u8> = (0..=255u8).cycle().take(300).collect();
+    let short = |name, len| TensorSpec::new(Dtype::U8, &[], &bytes[..len]).named(name);
+    let shapes: Vec<[u64; 1]> = (0..=300u64).map(|n| [n]).collect();
+    let u8s =
+        |name, len: usize| TensorSpec::new(Dtype::U8, &shapes[len], &bytes[..len]).named(name);
+    let blocks: Vec<Vec<TensorSpec>> = vec![
+        // Plain, payloads of at most 64 bytes: heap and payloads lent too.
+        vec![u8s("a", 1), u8s("b", 64), u8s("c", 0), u8s("d", 17)],
+        // Plain with a longer payload: only the descriptors are lent.
+        vec![u8s("a", 3), u8s("b", 300), u8s("c", 5)],
+        vec![u8s("a", 65)],
+        // Names out of order (allowed; searched for a repeat).
+        vec![u8s("b", 2), u8s("a", 2)],
+        // Unnamed, and not plain.
+        vec![TensorSpec::new(Dtype::F64, &[], &bytes[..8])],
+        vec![
+            TensorSpec::opaque(4096, "q4", 4, &[8], &bytes[..8]).named("q"),
+            TensorSpec::new(Dtype::Bool, &[3], &[1, 0, 1]).named("r"),
+        ],
+        vec![],
+    ];
+    for specs in &blocks {
+        let mut put_only = Writer::new(PutOnly(Vec::new()));
+        Tensors(specs).encode(&mut put_only).unwrap();
+        let mut lending = Writer::new(Lending::default());
+        Tensors(specs).encode(&mut lending).unwrap();
+        let lending = lending.into_sink();
+        assert_eq!(lending.kept, put_only.into_sink().0, "{specs:?}");
+        assert!(lending.loans <= 2);
+    }
+    let refused: Vec<Vec<TensorSpec>> = vec![
+        vec![u8s("b", 1), u8s("a", 1), u8s("b", 1)],
+        vec![u8s("a", 1), u8s("a", 1)],
+        vec![u8s("a", 1), u8s("", 1)],
+        vec![u8s("a", 1), TensorSpec::new(Dtype::U8, &[1], &bytes[..1])],
+        vec![
+            u8s("a", 1),
+            TensorSpec::new(Dtype::U8, &[2], &bytes[..1]).named("b"),
+        ],
+        vec![short("a", 2)],
+    ];
+    for specs in &refused {
+        let mut lending = Writer::new(Lending::default());
+        let err = Tensors(specs)
+            .encode(&mut lending)
+            .expect_err(&format!("{specs:?}"));
+        assert_eq!(
+            err.kind(),
+            Kind::Refused(Refusal::NotEncodable),
+            "{specs:?}"
+        );
+        assert_eq!(lending.written(), 0);
+        // The refusal is the one a sink that does not lend gets.
+        let mut put_only = Writer::new(PutOnly(Vec::new()));
+        assert_eq!(Tensors(specs).encode(&mut put_only).unwrap_err(), err);
+    }
+}
+
 /// Every sink gets the same block, whether it lends its own bytes to
 /// `put_built` (a slice with room, one whose end cuts a descriptor's or a
 /// payload run's room short) or not (the trait's default, the counter);

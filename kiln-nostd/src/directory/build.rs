@@ -648,7 +648,10 @@ fn check<S: Sink>(specs: &[TensorSpec<'_>], w: &Writer<S>) -> Result<Plan> {
 fn check_plain_lent<S: Sink>(specs: &[TensorSpec<'_>], w: &mut Writer<S>) -> Option<Plan> {
     const RECORD: usize = DESCRIPTOR_LEN as usize;
     let limits = w.limits();
-    let len = specs.len().checked_mul(RECORD)?.checked_add(HEADER_LEN as usize)?;
+    let len = specs
+        .len()
+        .checked_mul(RECORD)?
+        .checked_add(HEADER_LEN as usize)?;
     let mut plan = None;
     w.put_lent(len, |region| {
         let Some((header, records)) = region.split_first_chunk_mut::<{ HEADER_LEN as usize }>()
@@ -913,7 +916,10 @@ fn lent_tail<S: Sink>(specs: &[TensorSpec<'_>], plan: &Plan, w: &mut Writer<S>) 
         for spec in specs {
             let bytes = spec.payload.bytes;
             let at = (end + ALIGN as usize - 1) & !(ALIGN as usize - 1);
-            match payloads.get_mut(end..).and_then(<[u8]>::first_chunk_mut::<{ ALIGN as usize }>) {
+            match payloads
+                .get_mut(end..)
+                .and_then(<[u8]>::first_chunk_mut::<{ ALIGN as usize }>)
+            {
                 Some(zeros) => *zeros = [0; ALIGN as usize],
                 None => payloads.get_mut(end..).unwrap_or_default().fill(0),
             }
