@@ -541,12 +541,15 @@ fn check_plain<'s>(
     let count = u32::try_from(specs.len())
         .ok()
         .filter(|&c| c <= limits.count_cap)?;
-    let (mut named, mut unnamed, mut some_empty) = (false, false, false);
+    // Few values live across the loop (each one more is a spill): how
+    // many names, the shortest, and the previous one (an empty slice
+    // first, below every nonempty name).
+    let (mut named_count, mut shortest) = (0usize, usize::MAX);
     let mut names_total = 0u64;
     let mut payload_end = 0u64;
     let mut longest_payload = 0u64;
     let (mut previous, mut increasing) = (&[][..], true);
-    for (i, spec) in (0u32..).zip(specs) {
+    for spec in specs {
         if spec.shape.len() > usize::from(MAX_RANK) || !plainly_sound(spec) {
             return None;
         }
@@ -559,18 +562,15 @@ fn check_plain<'s>(
         let (name_off, name_len) = match spec.name {
             Some(name) => {
                 let off = names_total as u16;
-                named = true;
+                named_count += 1;
                 names_total += name.len() as u64;
-                some_empty |= name.is_empty();
+                shortest = shortest.min(name.len());
                 let name = name.as_bytes();
-                increasing &= i == 0 || previous < name;
+                increasing &= previous < name;
                 previous = name;
                 (off, name.len() as u16)
             }
-            None => {
-                unnamed = true;
-                (NO_OFFSET, 0)
-            }
+            None => (NO_OFFSET, 0),
         };
         emit(Descriptor {
             dtype: spec.dtype.code(),
@@ -591,7 +591,9 @@ fn check_plain<'s>(
             dims: spec.shape,
         });
     }
-    if (named && unnamed) || some_empty || names_total > u64::from(NO_OFFSET) {
+    let named = named_count != 0;
+    if (named && named_count != specs.len()) || shortest == 0 || names_total > u64::from(NO_OFFSET)
+    {
         return None;
     }
     let name_bytes = u32::try_from(names_total)
