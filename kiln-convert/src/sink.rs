@@ -121,7 +121,8 @@ impl<W: Write> WriteSink<W> {
         }
         let pending = self.buf.get(..self.len).unwrap_or_default();
         if let Err(e) = self.out.write_all(pending) {
-            return Err(self.fail(e));
+            self.fail(e);
+            return Err(());
         }
         self.sent = self.sent.saturating_add(self.len);
         self.len = 0;
