@@ -678,6 +678,10 @@ fn check_plain_lent<S: Sink>(specs: &[TensorSpec<'_>], w: &mut Writer<S>) -> Opt
 }
 
 /// [`check`] by the rules in the order of the wire text.
+// `inline` for the reason `check_spec` is: not compiled into this crate
+// for firmware that never encodes, where it changes how the rules the
+// parse shares are inlined.
+#[inline]
 fn check_ordered(specs: &[TensorSpec<'_>], limits: crate::limits::Limits) -> Result<Plan> {
     let count = u32::try_from(specs.len())
         .ok()
@@ -800,6 +804,7 @@ fn write<S: Sink>(specs: &[TensorSpec<'_>], plan: &Plan, w: &mut Writer<S>) -> R
 }
 
 /// The 64-byte header of the block `plan` describes.
+#[inline] // as `check_ordered`
 fn header_bytes(plan: &Plan) -> [u8; HEADER_LEN as usize] {
     let directory_bytes = u64::from(plan.count) * DESCRIPTOR_LEN + u64::from(plan.name_bytes);
     let flags = FLAG_LITTLE_ENDIAN | if plan.named { FLAG_NAMES } else { 0 };
