@@ -909,7 +909,7 @@ fn lent_tail<S: Sink>(specs: &[TensorSpec<'_>], plan: &Plan, w: &mut Writer<S>) 
         let mut at = 0;
         for name in specs.iter().filter_map(|s| s.name) {
             if let Some(slot) = names.get_mut(at..at + name.len()) {
-                slot.copy_from_slice(name.as_bytes());
+                copy_short(slot, name.as_bytes());
             }
             at += name.len();
         }
@@ -931,12 +931,44 @@ fn lent_tail<S: Sink>(specs: &[TensorSpec<'_>], plan: &Plan, w: &mut Writer<S>) 
                 None => payloads.get_mut(end..).unwrap_or_default().fill(0),
             }
             if let Some(slot) = payloads.get_mut(at..at + bytes.len()) {
-                slot.copy_from_slice(bytes);
+                copy_short(slot, bytes);
             }
             end = at + bytes.len();
         }
         true
     })
+}
+
+/// `dst.copy_from_slice(src)` for slices of the same length, up to 64
+/// bytes by a few fixed-size moves (overlapping when the length is not
+/// their size) rather than a call: names and short payloads, one of each a
+/// tensor. Longer ones go to `copy_from_slice`.
+#[inline(always)]
+fn copy_short(dst: &mut [u8], src: &[u8]) {
+    fn pair<const W: usize>(dst: &mut [u8], src: &[u8]) {
+        if let (Some(d), Some(s)) = (dst.first_chunk_mut::<W>(), src.first_chunk::<W>()) {
+            *d = *s;
+        }
+        if let (Some(d), Some(s)) = (dst.last_chunk_mut::<W>(), src.last_chunk::<W>()) {
+            *d = *s;
+        }
+    }
+    let n = src.len();
+    if n != dst.len() || n > 64 {
+        dst.copy_from_slice(src);
+    } else if n >= 32 {
+        pair::<32>(dst, src);
+    } else if n >= 16 {
+        pair::<16>(dst, src);
+    } else if n >= 8 {
+        pair::<8>(dst, src);
+    } else if n >= 4 {
+        pair::<4>(dst, src);
+    } else {
+        for (d, s) in dst.iter_mut().zip(src) {
+            *d = *s;
+        }
+    }
 }
 
 /// Longest alignment gap and payload written as one run: a payload under
@@ -1088,6 +1120,16 @@ mod tests {
             }
         }
         assert!(planned >= 5, "{planned}");
+    }
+
+    #[test]
+    fn short_copies_copy_every_byte() {
+        let src: std::vec::Vec<u8> = (1..=80).collect();
+        for n in 0..=80 {
+            let mut dst = std::vec![0u8; n];
+            copy_short(&mut dst, &src[..n]);
+            assert_eq!(dst, &src[..n], "{n}");
+        }
     }
 
     /// A name heap refused for its names' slots, whatever the shortcut for
