@@ -236,14 +236,22 @@ impl<'a> ShardIn<'a> {
         what: &str,
     ) -> Result<()> {
         specs.clear();
-        for t in self.header.tensors.get(range).unwrap_or_default() {
-            // `read_shard` found every tensor to convert: the spec without
-            // the words of a refusal, which only `tensor_spec` builds.
-            // (Two pushes: one shared push of either spec costs the fast
-            // one its constant fields, spilled to meet the other.)
-            match plain_spec(self.header, self.data, t) {
-                Some(spec) => specs.push(spec),
-                None => specs.push(tensor_spec(self.header, self.data, t, what)?),
+        let tensors = self.header.tensors.get(range).unwrap_or_default();
+        // `read_shard` found every tensor to convert: the spec without the
+        // words of a refusal, which only `tensor_spec` builds. One `extend`
+        // over the slice, which knows its length: no room check a spec.
+        let mut all = true;
+        specs.extend(tensors.iter().map(|t| {
+            plain_spec(self.header, self.data, t).unwrap_or_else(|| {
+                all = false;
+                TensorSpec::new(Dtype::U8, &[], &[])
+            })
+        }));
+        if !all {
+            // Never taken (see above): the refusal, in `tensor_spec`'s words.
+            specs.clear();
+            for t in tensors {
+                specs.push(tensor_spec(self.header, self.data, t, what)?);
             }
         }
         Ok(())

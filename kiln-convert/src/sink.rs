@@ -1,18 +1,17 @@
 //! A Kiln [`Sink`] over any [`std::io::Write`], so the canonical builder
 //! writes header, descriptors and payloads straight into a file.
 
-use std::io::{BufWriter, Write};
+use std::io::Write;
 
 use kiln_nostd::{Refusal, Sink};
 
 use crate::error::{Error, Result};
 
-/// Buffer size of the [`BufWriter`] inside a [`WriteSink`]: 256 KiB. A
-/// larger one makes fewer `write` calls but touches more fresh pages (each
-/// a page fault) and falls out of the cache: converting the 18,867-tensor
-/// MoE file, 1 MiB took 8% and 14% longer than 256 KiB in two
-/// interleaved runs (and made 194 more page faults); 64 KiB and 128 KiB
-/// were no faster than 256 KiB.
+/// Buffer size of a [`WriteSink`]: 256 KiB. A larger one makes fewer
+/// `write` calls but touches more fresh pages (each a page fault) and falls
+/// out of the cache: converting the 18,867-tensor MoE file, 1 MiB took 8%
+/// and 14% longer than 256 KiB in two interleaved runs (and made 194 more
+/// page faults); 64 KiB and 128 KiB were no faster than 256 KiB.
 pub const BUFFER_LEN: usize = 256 << 10;
 
 /// Writes at least this long (payloads) go straight from the input slice
@@ -21,11 +20,16 @@ pub const BUFFER_LEN: usize = 256 << 10;
 /// mid-sized tensors was a fifth of the conversion's time.
 const DIRECT_LEN: usize = 64 << 10;
 
-/// A [`Sink`] that appends to a [`BufWriter`] over `W`.
+/// A [`Sink`] that gathers bytes in a buffer of its own in front of `W`.
+///
+/// The buffer is the sink's rather than a [`std::io::BufWriter`]'s so that
+/// the encoder can build a descriptor in it ([`Sink::put_built`]) instead
+/// of building it aside and copying it in.
 ///
 /// `Sink::put` can only report a Kiln error, so the first I/O error is kept
 /// here and every later `put` fails at once; [`WriteSink::finish`] (or
-/// [`WriteSink::take_error`]) gives the I/O error back.
+/// [`WriteSink::take_error`]) gives the I/O error back. What is buffered is
+/// written by `finish`, not when the sink is dropped.
 ///
 /// ```
 /// use kiln_convert::WriteSink;
@@ -39,8 +43,14 @@ const DIRECT_LEN: usize = 64 << 10;
 /// ```
 #[derive(Debug)]
 pub struct WriteSink<W: Write> {
-    out: BufWriter<W>,
-    written: usize,
+    out: W,
+    /// [`BUFFER_LEN`] bytes, zeroed once; empty once a write failed, so
+    /// that every later write takes the slow path, which fails it.
+    buf: Box<[u8]>,
+    /// The first `len` bytes of `buf` wait for `out`.
+    len: usize,
+    /// Bytes given to `out` so far.
+    sent: usize,
     failed: Option<std::io::Error>,
 }
 
@@ -48,8 +58,10 @@ impl<W: Write> WriteSink<W> {
     /// A sink that buffers [`BUFFER_LEN`] bytes in front of `out`.
     pub fn new(out: W) -> WriteSink<W> {
         WriteSink {
-            out: BufWriter::with_capacity(BUFFER_LEN, out),
-            written: 0,
+            out,
+            buf: vec![0; BUFFER_LEN].into_boxed_slice(),
+            len: 0,
+            sent: 0,
             failed: None,
         }
     }
@@ -85,70 +97,140 @@ impl<W: Write> WriteSink<W> {
 
     /// Bytes written so far.
     pub fn written_len(&self) -> u64 {
-        self.written as u64
+        self.written() as u64
     }
 
-    /// Flushes the buffer and gives back the writer and how many bytes were
-    /// written, or the first I/O error.
+    /// Writes what is buffered and gives back the writer and how many bytes
+    /// were written, or the first I/O error.
     pub fn finish(mut self) -> Result<(W, u64)> {
         if let Some(e) = self.failed.take() {
             return Err(Error::io(e));
         }
-        let written = self.written as u64;
-        let out = self
-            .out
-            .into_inner()
-            .map_err(|e| Error::io(e.into_error()))?;
-        Ok((out, written))
+        self.flush().map_err(|()| match self.failed.take() {
+            Some(e) => Error::io(e),
+            None => Error::io(std::io::Error::other("the output write failed")),
+        })?;
+        Ok((self.out, self.sent as u64))
     }
-}
 
-impl<W: Write> Sink for WriteSink<W> {
-    // Inlined, so that the encoder's many small fields (a descriptor is 25
-    // of them) are copied into the buffer without a call each.
-    #[inline]
-    fn put(&mut self, bytes: &[u8]) -> kiln_nostd::Result<()> {
+    /// Gives the buffered bytes to the writer; `Err` once a write failed
+    /// (the error is in `failed`).
+    fn flush(&mut self) -> core::result::Result<(), ()> {
         if self.failed.is_some() {
-            return Err(stopped());
+            return Err(());
         }
-        if bytes.len() >= DIRECT_LEN {
-            return self.put_direct(bytes);
+        let pending = self.buf.get(..self.len).unwrap_or_default();
+        if let Err(e) = self.out.write_all(pending) {
+            self.fail(e);
+            return Err(());
         }
-        match self.out.write_all(bytes) {
-            Ok(()) => {
-                self.written = self.written.saturating_add(bytes.len());
-                Ok(())
-            }
-            Err(e) => {
-                self.failed = Some(e);
-                Err(stopped())
-            }
-        }
+        self.sent = self.sent.saturating_add(self.len);
+        self.len = 0;
+        Ok(())
     }
 
-    fn written(&self) -> usize {
-        self.written
+    /// Keeps the first I/O error and stops the sink.
+    #[cold]
+    fn fail(&mut self, e: std::io::Error) {
+        self.failed = Some(e);
+        self.buf = Box::default();
+        self.len = 0;
+    }
+
+    /// [`Sink::put`] of what does not fit in the room left: the buffer is
+    /// flushed, then `bytes` go into it, or to the writer when long.
+    #[inline(never)]
+    fn put_past_room(&mut self, bytes: &[u8]) -> kiln_nostd::Result<()> {
+        self.flush().map_err(|()| stopped())?;
+        if bytes.len() >= DIRECT_LEN || bytes.len() > self.buf.len() {
+            if let Err(e) = self.out.write_all(bytes) {
+                self.fail(e);
+                return Err(stopped());
+            }
+            self.sent = self.sent.saturating_add(bytes.len());
+            return Ok(());
+        }
+        self.put(bytes)
     }
 }
 
 impl<W: Write> WriteSink<W> {
-    /// Flushes the buffer, then writes `bytes` to the writer itself.
+    /// Makes room for a [`Sink::put_built`] run of `n` bytes: flushes the
+    /// buffer, and grows it if it is shorter than `n`. Out of line, and not
+    /// generic over the run's `fill`, which `put_built` then calls in one
+    /// place (so it is inlined there).
+    #[cold]
     #[inline(never)]
-    fn put_direct(&mut self, bytes: &[u8]) -> kiln_nostd::Result<()> {
-        let result = self
-            .out
-            .flush()
-            .and_then(|()| self.out.get_mut().write_all(bytes));
-        match result {
-            Ok(()) => {
-                self.written = self.written.saturating_add(bytes.len());
+    fn make_room(&mut self, n: usize) -> kiln_nostd::Result<()> {
+        self.flush().map_err(|()| stopped())?;
+        if self.buf.len() < n {
+            self.buf = vec![0; n].into_boxed_slice();
+        }
+        Ok(())
+    }
+}
+
+impl<W: Write> Sink for WriteSink<W> {
+    // Inlined (always: the compiler declines for this many callers), so
+    // that the encoder's names and small fields are copied into the buffer
+    // without a call each.
+    #[inline(always)]
+    fn put(&mut self, bytes: &[u8]) -> kiln_nostd::Result<()> {
+        let end = self.len.wrapping_add(bytes.len());
+        match self.buf.get_mut(self.len..end) {
+            Some(room) if bytes.len() < DIRECT_LEN => {
+                room.copy_from_slice(bytes);
+                self.len = end;
                 Ok(())
             }
-            Err(e) => {
-                self.failed = Some(e);
-                Err(stopped())
-            }
+            _ => self.put_past_room(bytes),
         }
+    }
+
+    /// Built in the buffer itself, after a flush when the room left is
+    /// short. Inlined with `fill`, whose stores then go straight to the
+    /// buffer.
+    #[inline(always)]
+    fn put_built<const N: usize>(
+        &mut self,
+        len: usize,
+        fill: impl FnOnce(&mut [u8; N]),
+    ) -> kiln_nostd::Result<()> {
+        if self.buf.len() - self.len < N {
+            self.make_room(N)?;
+        }
+        // Never `None`: `make_room` made room, or failed.
+        let run = self
+            .buf
+            .get_mut(self.len..)
+            .and_then(<[u8]>::first_chunk_mut::<N>)
+            .ok_or_else(stopped)?;
+        fill(run);
+        self.len += len.min(N);
+        Ok(())
+    }
+
+    /// Lends bytes of the buffer past those waiting (after a flush when
+    /// the room left is short); declines a loan longer than the buffer,
+    /// and once a write failed. What is not kept stays unwritten scratch.
+    #[inline]
+    fn put_lent(&mut self, len: usize, fill: impl FnOnce(&mut [u8]) -> bool) -> bool {
+        if len > BUFFER_LEN {
+            return false;
+        }
+        if self.buf.len() - self.len < len && self.make_room(len).is_err() {
+            return false;
+        }
+        let end = self.len + len;
+        let kept = self.buf.get_mut(self.len..end).is_some_and(fill);
+        if kept {
+            self.len = end;
+        }
+        kept
+    }
+
+    fn written(&self) -> usize {
+        self.sent.saturating_add(self.len)
     }
 }
 
@@ -203,6 +285,100 @@ mod tests {
         let expected = [&b"head"[..], &long, b"tail", &long].concat();
         assert_eq!(bytes, expected);
         assert_eq!(written, expected.len() as u64);
+    }
+
+    /// A run built in the buffer is kept as built, the bytes past `len`
+    /// dropped: in the room left, across the buffer's end (the buffer is
+    /// flushed first), and longer than the whole buffer (it grows).
+    #[test]
+    fn built_runs_land_in_order() {
+        let fill = |run: &mut [u8; 128]| {
+            for (i, b) in run.iter_mut().enumerate() {
+                *b = i as u8;
+            }
+        };
+        let mut sink = WriteSink::new(Vec::new());
+        sink.put_built(100, fill).unwrap();
+        // Buffered (each below DIRECT_LEN), leaving 60 bytes of room.
+        let head = vec![9u8; BUFFER_LEN - 100 - 60];
+        for piece in head.chunks(1024) {
+            sink.put(piece).unwrap();
+        }
+        assert_eq!(sink.out.len(), 0);
+        sink.put_built(128, fill).unwrap();
+        assert_eq!(sink.out.len(), BUFFER_LEN - 60);
+        sink.put_built(0, fill).unwrap();
+        let mut long = vec![0u8; BUFFER_LEN + 5];
+        sink.put_built::<{ BUFFER_LEN + 8 }>(BUFFER_LEN + 5, |run| {
+            run.fill(3);
+            long.fill(3);
+        })
+        .unwrap();
+        sink.put(b"end").unwrap();
+        assert_eq!(sink.written(), 100 + head.len() + 128 + long.len() + 3);
+        let (bytes, written) = sink.finish().unwrap();
+        let run: Vec<u8> = (0..128).collect();
+        let expected = [&run[..100], &head, &run, &long, b"end"].concat();
+        assert_eq!(bytes, expected);
+        assert_eq!(written, expected.len() as u64);
+    }
+
+    /// A loan is of the buffer past what waits (flushed first when the
+    /// room is short); a declined fill keeps nothing; a loan longer than
+    /// the buffer, or after a failed write, is declined.
+    #[test]
+    fn loans_keep_what_fill_keeps() {
+        let mut sink = WriteSink::new(Vec::new());
+        sink.put(b"ab").unwrap();
+        assert!(!sink.put_lent(4, |region| {
+            region.copy_from_slice(b"nope");
+            false
+        }));
+        assert!(sink.put_lent(3, |region| {
+            region.copy_from_slice(b"cde");
+            true
+        }));
+        let head = vec![9u8; BUFFER_LEN - 10];
+        for piece in head.chunks(1024) {
+            sink.put(piece).unwrap();
+        }
+        assert!(sink.put_lent(20, |region| {
+            region.fill(4);
+            true
+        }));
+        assert_eq!(sink.out.len(), 5 + head.len());
+        assert!(!sink.put_lent(BUFFER_LEN + 1, |_| true));
+        let (bytes, written) = sink.finish().unwrap();
+        let expected = [&b"abcde"[..], &head, &[4; 20]].concat();
+        assert_eq!(bytes, expected);
+        assert_eq!(written, expected.len() as u64);
+        let mut sink = WriteSink::new(Full { left: 0 });
+        sink.put(b"x").unwrap();
+        assert!(!sink.put_lent(BUFFER_LEN, |_| true));
+        assert!(!sink.put_lent(1, |_| true));
+        assert_eq!(sink.finish().unwrap_err().kind(), crate::ErrorKind::Io);
+    }
+
+    #[test]
+    fn a_failed_flush_before_a_built_run_is_the_io_error() {
+        let mut sink = WriteSink::new(Full { left: 10 });
+        let piece = [1u8; 1024];
+        for _ in 0..BUFFER_LEN / piece.len() - 1 {
+            sink.put(&piece).unwrap(); // buffered: the writer not yet called
+        }
+        sink.put(&piece[..piece.len() - 8]).unwrap();
+        assert!(sink
+            .put_built(16, |run: &mut [u8; 16]| *run = [2; 16])
+            .is_err());
+        // Stopped: nothing more goes in, and finish gives the I/O error.
+        assert!(sink.put(b"x").is_err());
+        assert!(sink.put_built(1, |run: &mut [u8; 1]| *run = [2]).is_err());
+        assert_eq!(sink.finish().unwrap_err().kind(), crate::ErrorKind::Io);
+        // A write that fails in `finish` is its error too.
+        let mut sink = WriteSink::new(Full { left: 10 });
+        sink.put_built(16, |run: &mut [u8; 16]| *run = [2; 16])
+            .unwrap();
+        assert_eq!(sink.finish().unwrap_err().kind(), crate::ErrorKind::Io);
     }
 
     /// Takes `left` bytes, then fails.

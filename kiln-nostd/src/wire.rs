@@ -548,6 +548,45 @@ pub trait Sink {
         self.put(bytes)
     }
 
+    /// Appends the first `len` bytes (at most `N`) of an `N`-byte run
+    /// that `fill` writes: a fixed-size record, or a short payload with its
+    /// alignment gap. A sink over memory may lend `fill` its own next `N`
+    /// bytes, so the record is built where it goes instead of built and
+    /// then copied; those bytes may hold anything before `fill` runs, so
+    /// `fill` must write every byte that is kept. By default the run is
+    /// built on the stack, then [`Sink::put`].
+    #[inline]
+    fn put_built<const N: usize>(
+        &mut self,
+        len: usize,
+        fill: impl FnOnce(&mut [u8; N]),
+    ) -> Result<()>
+    where
+        Self: Sized,
+    {
+        let mut run = [0u8; N];
+        fill(&mut run);
+        self.put(run.get(..len).unwrap_or(&run))
+    }
+
+    /// Lends `len` bytes of the sink's own memory to `fill`, to keep all
+    /// of them if `fill` returns `true` and none if it returns `false`;
+    /// returns whether they were kept. A sink that has no memory of its own
+    /// to lend declines (the default): `fill` is not called and nothing is
+    /// written. Lent bytes may hold anything before `fill` runs, and bytes
+    /// that are not kept must not be seen by anyone: so a sink over a
+    /// caller's buffer, whose bytes past the written ones the caller sees,
+    /// declines. The directory builder checks a block and writes its
+    /// descriptors in one walk through such a loan.
+    #[inline]
+    fn put_lent(&mut self, len: usize, fill: impl FnOnce(&mut [u8]) -> bool) -> bool
+    where
+        Self: Sized,
+    {
+        let _ = (len, fill);
+        false
+    }
+
     /// Bytes written so far.
     fn written(&self) -> usize;
 }
@@ -628,6 +667,33 @@ impl Sink for SliceSink<'_> {
         Ok(())
     }
 
+    /// Built in the buffer when its next `N` bytes are free; else on the
+    /// stack, so a run whose kept bytes fit still fits.
+    #[inline]
+    fn put_built<const N: usize>(
+        &mut self,
+        len: usize,
+        fill: impl FnOnce(&mut [u8; N]),
+    ) -> Result<()> {
+        let len = len.min(N);
+        match self
+            .buf
+            .get_mut(self.len..)
+            .and_then(<[u8]>::first_chunk_mut::<N>)
+        {
+            Some(run) => {
+                fill(run);
+                self.len = self.len.saturating_add(len);
+                Ok(())
+            }
+            None => {
+                let mut run = [0u8; N];
+                fill(&mut run);
+                self.put(run.get(..len).unwrap_or(&run))
+            }
+        }
+    }
+
     #[inline]
     fn written(&self) -> usize {
         self.len
@@ -662,6 +728,16 @@ impl Sink for CountingSink {
             "encoded length overflows usize",
         ))?;
         Ok(())
+    }
+
+    /// Counts the kept bytes; nothing is built.
+    #[inline]
+    fn put_built<const N: usize>(
+        &mut self,
+        len: usize,
+        _: impl FnOnce(&mut [u8; N]),
+    ) -> Result<()> {
+        self.put_zeros(len.min(N))
     }
 
     #[inline]
@@ -790,6 +866,23 @@ impl<S: Sink> Writer<S> {
     #[inline]
     pub fn put_zeros(&mut self, count: usize) -> Result<()> {
         self.sink.put_zeros(count)
+    }
+
+    /// Lends `len` bytes of the sink's memory to `fill`: [`Sink::put_lent`].
+    #[inline]
+    pub fn put_lent(&mut self, len: usize, fill: impl FnOnce(&mut [u8]) -> bool) -> bool {
+        self.sink.put_lent(len, fill)
+    }
+
+    /// Appends the first `len` bytes (at most `N`) of an `N`-byte run that
+    /// `fill` writes, every byte of them: [`Sink::put_built`].
+    #[inline]
+    pub fn put_built<const N: usize>(
+        &mut self,
+        len: usize,
+        fill: impl FnOnce(&mut [u8; N]),
+    ) -> Result<()> {
+        self.sink.put_built(len, fill)
     }
 
     /// One byte.

@@ -2,8 +2,8 @@
 //! cannot write canonically before writing anything.
 
 use kiln_nostd::{
-    from_bytes, to_slice, Directory, Dtype, Kind, Limits, QuantSpec, Reader, Refusal, TensorSpec,
-    Tensors, Writer,
+    from_bytes, to_slice, Directory, Dtype, Encode, Kind, Limits, QuantSpec, Reader, Refusal,
+    TensorSpec, Tensors, Writer,
 };
 
 // wasm-bindgen-test-runner runs only #[wasm_bindgen_test] functions.
@@ -210,4 +210,178 @@ fn names_read_back_from_the_heap_text() {
     let dir = Directory::parse_trusted(&split, Limits::DEFAULT).unwrap();
     let read: Vec<_> = dir.iter().map(|t| t.name()).collect();
     assert_eq!(read, [None, None, Some("ü_x"), Some("日本")]);
+}
+
+/// A sink with only `put`: the trait's own `put_built`, which builds each
+/// run on the stack (what a sink over a UART or a checksum gets).
+struct PutOnly(Vec<u8>);
+
+impl kiln_nostd::Sink for PutOnly {
+    fn put(&mut self, bytes: &[u8]) -> kiln_nostd::Result<()> {
+        self.0.extend_from_slice(bytes);
+        Ok(())
+    }
+    fn written(&self) -> usize {
+        self.0.len()
+    }
+}
+
+/// A sink that lends bytes of its own (`put_lent`), holding garbage before
+/// each loan, as a buffered writer's do; it counts its loans.
+#[derive(Default)]
+struct Lending {
+    kept: Vec<u8>,
+    loans: usize,
+}
+
+impl kiln_nostd::Sink for Lending {
+    fn put(&mut self, bytes: &[u8]) -> kiln_nostd::Result<()> {
+        self.kept.extend_from_slice(bytes);
+        Ok(())
+    }
+    fn put_lent(&mut self, len: usize, fill: impl FnOnce(&mut [u8]) -> bool) -> bool {
+        self.loans += 1;
+        let mut lent = vec![0xEE; len];
+        let kept = fill(&mut lent);
+        if kept {
+            self.kept.extend_from_slice(&lent);
+        }
+        kept
+    }
+    fn written(&self) -> usize {
+        self.kept.len()
+    }
+}
+
+/// A sink that lends its bytes gets the bytes every other sink gets, and
+/// nothing at all for a block that is refused (a loan the check declines
+/// keeps nothing).
+#[test]
+fn a_lending_sink_gets_the_same_block_and_nothing_when_refused() {
+    let bytes: Vec<u8> = (0..=255u8).cycle().take(300).collect();
+    let short = |name, len| TensorSpec::new(Dtype::U8, &[], &bytes[..len]).named(name);
+    let shapes: Vec<[u64; 1]> = (0..=300u64).map(|n| [n]).collect();
+    let u8s =
+        |name, len: usize| TensorSpec::new(Dtype::U8, &shapes[len], &bytes[..len]).named(name);
+    let blocks: Vec<Vec<TensorSpec>> = vec![
+        // Plain, payloads of at most 64 bytes: heap and payloads lent too.
+        vec![u8s("a", 1), u8s("b", 64), u8s("c", 0), u8s("d", 17)],
+        // Plain with a longer payload: only the descriptors are lent.
+        vec![u8s("a", 3), u8s("b", 300), u8s("c", 5)],
+        vec![u8s("a", 65)],
+        // Names out of order (allowed; searched for a repeat).
+        vec![u8s("b", 2), u8s("a", 2)],
+        // Unnamed, and not plain.
+        vec![TensorSpec::new(Dtype::F64, &[], &bytes[..8])],
+        vec![
+            TensorSpec::opaque(4096, "q4", 4, &[8], &bytes[..8]).named("q"),
+            TensorSpec::new(Dtype::Bool, &[3], &[1, 0, 1]).named("r"),
+        ],
+        vec![],
+    ];
+    for specs in &blocks {
+        let mut put_only = Writer::new(PutOnly(Vec::new()));
+        Tensors(specs).encode(&mut put_only).unwrap();
+        let mut lending = Writer::new(Lending::default());
+        Tensors(specs).encode(&mut lending).unwrap();
+        let lending = lending.into_sink();
+        assert_eq!(lending.kept, put_only.into_sink().0, "{specs:?}");
+        assert!(lending.loans <= 2);
+    }
+    let refused: Vec<Vec<TensorSpec>> = vec![
+        vec![u8s("b", 1), u8s("a", 1), u8s("b", 1)],
+        vec![u8s("a", 1), u8s("a", 1)],
+        vec![u8s("a", 1), u8s("", 1)],
+        vec![u8s("a", 1), TensorSpec::new(Dtype::U8, &[1], &bytes[..1])],
+        vec![
+            u8s("a", 1),
+            TensorSpec::new(Dtype::U8, &[2], &bytes[..1]).named("b"),
+        ],
+        vec![short("a", 2)],
+    ];
+    for specs in &refused {
+        let mut lending = Writer::new(Lending::default());
+        let err = Tensors(specs)
+            .encode(&mut lending)
+            .expect_err(&format!("{specs:?}"));
+        assert_eq!(
+            err.kind(),
+            Kind::Refused(Refusal::NotEncodable),
+            "{specs:?}"
+        );
+        assert_eq!(lending.written(), 0);
+        // The refusal is the one a sink that does not lend gets.
+        let mut put_only = Writer::new(PutOnly(Vec::new()));
+        assert_eq!(Tensors(specs).encode(&mut put_only).unwrap_err(), err);
+    }
+}
+
+/// Every sink gets the same block, whether it lends its own bytes to
+/// `put_built` (a slice with room, one whose end cuts a descriptor's or a
+/// payload run's room short) or not (the trait's default, the counter);
+/// a slice one byte short refuses with the length the block needs.
+#[test]
+fn every_sink_gets_the_same_block() {
+    let bytes: Vec<u8> = (0..200u8).collect();
+    let names = ["a", "bb", "ccc", "dddd"];
+    let blocks: Vec<Vec<TensorSpec>> = vec![
+        // Plain: a long payload alone, then short ones joined with their
+        // gaps, the last run ending the block.
+        vec![
+            TensorSpec::new(Dtype::U8, &[200], &bytes[..200]).named(names[0]),
+            TensorSpec::new(Dtype::U8, &[4], &bytes[..4]).named(names[1]),
+            TensorSpec::new(Dtype::U16, &[8], &bytes[..16]).named(names[2]),
+            TensorSpec::new(Dtype::F32, &[4, 4], &bytes[..64]).named(names[3]),
+        ],
+        // Not plain: an opaque tensor with a layout name, then a bool.
+        vec![
+            TensorSpec::opaque(4096, "q4", 4, &[8], &bytes[..8]),
+            TensorSpec::new(Dtype::Bool, &[3], &[1, 0, 1]),
+        ],
+        vec![],
+    ];
+    for specs in &blocks {
+        let mut put_only = Writer::new(PutOnly(Vec::new()));
+        Tensors(specs).encode(&mut put_only).unwrap();
+        let expected = put_only.into_sink().0;
+        let mut big = vec![0x55u8; expected.len() + 256];
+        assert_eq!(to_slice(&Tensors(specs), &mut big).unwrap(), &expected[..]);
+        // Exactly the block's length: the last runs have less room than
+        // they are built in, and are built on the stack.
+        let mut exact = vec![0x55u8; expected.len()];
+        assert_eq!(
+            to_slice(&Tensors(specs), &mut exact).unwrap(),
+            &expected[..]
+        );
+        let mut counter = Writer::new(kiln_nostd::CountingSink::new());
+        Tensors(specs).encode(&mut counter).unwrap();
+        assert_eq!(counter.written(), expected.len());
+        if let Some(short) = expected.len().checked_sub(1) {
+            let mut short = vec![0x55u8; short];
+            let err = to_slice(&Tensors(specs), &mut short).unwrap_err();
+            assert_eq!(err.kind(), Kind::Refused(Refusal::BufferTooSmall));
+        }
+    }
+}
+
+/// `put_built` keeps the first `len` bytes of what `fill` writes, from any
+/// sink, where a sink that lends its bytes holds other bytes before.
+#[test]
+fn put_built_keeps_the_first_len_bytes() {
+    use kiln_nostd::Sink;
+    let fill = |run: &mut [u8; 8]| *run = *b"01234567";
+    let mut buf = [0xEEu8; 12];
+    let mut slice = kiln_nostd::SliceSink::new(&mut buf);
+    slice.put(b"ab").unwrap();
+    slice.put_built(3, fill).unwrap(); // room for all 8
+    slice.put_built(5, fill).unwrap(); // 7 left: on the stack
+    assert_eq!(
+        slice.put_built(3, fill).unwrap_err().kind(),
+        Kind::Refused(Refusal::BufferTooSmall)
+    );
+    assert_eq!(slice.into_written(), b"ab01201234");
+    let mut put_only = PutOnly(Vec::new());
+    put_only.put_built(9, fill).unwrap(); // at most N
+    put_only.put_built(0, fill).unwrap();
+    assert_eq!(put_only.0, b"01234567");
 }

@@ -192,6 +192,11 @@ impl Frozen for Tensors<'_> {
 
 impl Encode for Tensors<'_> {
     fn encode<S: Sink>(&self, w: &mut Writer<S>) -> Result<()> {
+        if !super::SMALL_CODE {
+            if let Some(plan) = check_plain_lent(self.0, w) {
+                return write_heap_and_payloads(self.0, &plan, w);
+            }
+        }
         let plan = check(self.0, w)?;
         write(self.0, &plan, w)
     }
@@ -202,11 +207,14 @@ fn refuse(fault: &'static str) -> Error {
 }
 
 /// What the checking pass learned and the writing pass needs.
+#[derive(Debug, PartialEq, Eq)]
 struct Plan {
     count: u32,
     names_total: u64,
     name_bytes: u32,
     payload_bytes: u64,
+    /// The longest payload's length.
+    longest_payload: u64,
     named: bool,
     /// Every spec is one [`plainly_sound`] vouches for.
     plain: bool,
@@ -268,12 +276,14 @@ impl Cursor {
     /// checked again. For such a spec it gives what `place` gives.
     #[inline(always)] // one caller, its loop's whole body
     fn place_plain<'s>(&mut self, spec: &TensorSpec<'s>) -> Descriptor<'s> {
+        // The heap is at most 0xFFFF bytes: every offset and length fits
+        // in 16 bits as it is.
+        #[allow(clippy::cast_possible_truncation)]
         let (name_off, name_len) = match spec.name {
             Some(name) => {
-                let off = u16::try_from(self.name).unwrap_or(NO_OFFSET);
-                let len = u16::try_from(name.len()).unwrap_or(0);
-                self.name = self.name.saturating_add(u64::from(len));
-                (off, len)
+                let off = self.name as u16;
+                self.name = self.name.wrapping_add(name.len() as u64);
+                (off, name.len() as u16)
             }
             None => (NO_OFFSET, 0),
         };
@@ -511,10 +521,168 @@ fn check_spec(i: u32, d: SpecFields<'_, '_>, specs: &[TensorSpec<'_>], count: u3
     Ok(())
 }
 
+/// The checking pass of a block whose every spec [`plainly_sound`]
+/// vouches for, with nonempty names in a heap of at most 0xFFFF bytes (or
+/// no names): the names, placements and rules in one walk, where
+/// [`check`] needs two. `None` for any other block and for any block
+/// something would refuse: [`check`] then walks it again and decides, so
+/// this changes no verdict and no error, only the cost of an accepted
+/// plain block.
+///
+/// `emit` is given each spec's descriptor as the walk places it (the
+/// heap offsets only as the low 16 bits, which are the offsets when the
+/// walk gives a plan).
+#[inline(always)] // two callers, one with a closure that does nothing
+fn check_plain<'s>(
+    specs: &[TensorSpec<'s>],
+    limits: crate::limits::Limits,
+    mut emit: impl FnMut(Descriptor<'s>),
+) -> Option<Plan> {
+    let count = u32::try_from(specs.len())
+        .ok()
+        .filter(|&c| c <= limits.count_cap)?;
+    // Few values live across the loop (each one more is a spill): how
+    // many names, the shortest, and the previous one (an empty slice
+    // first, below every nonempty name).
+    let (mut named_count, mut shortest) = (0usize, usize::MAX);
+    let mut names_total = 0u64;
+    let mut payload_end = 0u64;
+    let mut longest_payload = 0u64;
+    let (mut previous, mut increasing) = (&[][..], true);
+    for spec in specs {
+        if spec.shape.len() > usize::from(MAX_RANK) || !plainly_sound(spec) {
+            return None;
+        }
+        // `Cursor::payload`, with the refusal left to `check`.
+        let byte_offset = align_up(payload_end)?;
+        let byte_length = spec.payload.len() as u64;
+        payload_end = byte_offset.checked_add(byte_length)?;
+        longest_payload = longest_payload.max(byte_length);
+        #[allow(clippy::cast_possible_truncation)] // see `emit` above
+        let (name_off, name_len) = match spec.name {
+            Some(name) => {
+                let off = names_total as u16;
+                named_count += 1;
+                names_total += name.len() as u64;
+                shortest = shortest.min(name.len());
+                let name = name.as_bytes();
+                increasing &= previous < name;
+                previous = name;
+                (off, name.len() as u16)
+            }
+            None => (NO_OFFSET, 0),
+        };
+        emit(Descriptor {
+            dtype: spec.dtype.code(),
+            #[allow(clippy::cast_possible_truncation)] // at most 8
+            rank: spec.shape.len() as u8,
+            name_off,
+            name_len,
+            layout_off: NO_OFFSET,
+            layout_len: 0,
+            block_size: 0,
+            quant_scheme: 0,
+            quant_axis: NO_AXIS,
+            group_size: 0,
+            scale_index: NO_INDEX,
+            outer_index: NO_INDEX,
+            byte_offset,
+            byte_length,
+            dims: spec.shape,
+        });
+    }
+    let named = named_count != 0;
+    if (named && named_count != specs.len()) || shortest == 0 || names_total > u64::from(NO_OFFSET)
+    {
+        return None;
+    }
+    let name_bytes = u32::try_from(names_total)
+        .ok()
+        .filter(|&n| n <= limits.byte_cap)?;
+    if named && !increasing {
+        let name_of = |i: u32| {
+            specs
+                .get(i as usize)
+                .and_then(|s| s.name)
+                .unwrap_or("")
+                .as_bytes()
+        };
+        if super::names::first_repeat_unordered(count, name_of, None)
+            .0
+            .is_some()
+        {
+            return None;
+        }
+    }
+    let directory_end = HEADER_LEN + u64::from(count) * DESCRIPTOR_LEN + u64::from(name_bytes);
+    align_up(directory_end)?.checked_add(payload_end)?;
+    Some(Plan {
+        count,
+        names_total,
+        name_bytes,
+        payload_bytes: payload_end,
+        longest_payload,
+        named,
+        plain: true,
+    })
+}
+
 /// The checking pass: every rule the parser applies, on the descriptors
 /// the writing pass will emit.
+/// By default a block of plain specs takes [`check_plain`]'s one walk;
+/// any other (and every block with `small-code`) [`check_ordered`]'s.
 fn check<S: Sink>(specs: &[TensorSpec<'_>], w: &Writer<S>) -> Result<Plan> {
     let limits = w.limits();
+    if !super::SMALL_CODE {
+        if let Some(plan) = check_plain(specs, limits, |_| {}) {
+            return Ok(plan);
+        }
+    }
+    check_ordered(specs, limits)
+}
+
+/// [`check_plain`] writing the header and descriptors as it goes, into
+/// bytes the sink lends ([`Sink::put_lent`]) and keeps only when the walk
+/// gives a plan: one walk where [`check`] and [`write`] take two. `None`
+/// when the sink declines the loan or the walk gives no plan; nothing is
+/// written then.
+#[inline(always)] // one caller
+fn check_plain_lent<S: Sink>(specs: &[TensorSpec<'_>], w: &mut Writer<S>) -> Option<Plan> {
+    const RECORD: usize = DESCRIPTOR_LEN as usize;
+    let limits = w.limits();
+    let len = specs
+        .len()
+        .checked_mul(RECORD)?
+        .checked_add(HEADER_LEN as usize)?;
+    let mut plan = None;
+    w.put_lent(len, |region| {
+        let Some((header, records)) = region.split_first_chunk_mut::<{ HEADER_LEN as usize }>()
+        else {
+            return false;
+        };
+        let mut records = records.as_chunks_mut::<RECORD>().0.iter_mut();
+        plan = check_plain(specs, limits, |d| {
+            if let Some(record) = records.next() {
+                d.write_into(record);
+            }
+        });
+        match &plan {
+            Some(plan) => {
+                *header = header_bytes(plan);
+                true
+            }
+            None => false,
+        }
+    });
+    plan
+}
+
+/// [`check`] by the rules in the order of the wire text.
+// `inline` for the reason `check_spec` is: not compiled into this crate
+// for firmware that never encodes, where it changes how the rules the
+// parse shares are inlined.
+#[inline]
+fn check_ordered(specs: &[TensorSpec<'_>], limits: crate::limits::Limits) -> Result<Plan> {
     let count = u32::try_from(specs.len())
         .ok()
         .filter(|&c| c <= limits.count_cap)
@@ -555,6 +723,7 @@ fn check<S: Sink>(specs: &[TensorSpec<'_>], w: &Writer<S>) -> Result<Plan> {
     // on the way; only names out of order need the uniqueness search.
     let (mut previous, mut increasing) = (&[][..], true);
     let mut plain = true;
+    let mut longest_payload = 0u64;
     for (i, spec) in (0u32..).zip(specs) {
         // What `Cursor::place` computes, in its order, without building
         // the descriptor: the rules read the spec's fields in place.
@@ -566,6 +735,7 @@ fn check<S: Sink>(specs: &[TensorSpec<'_>], w: &Writer<S>) -> Result<Plan> {
             slot(spec.layout, &mut cursor.layout)?.1
         };
         let byte_offset = cursor.payload(spec.payload.len() as u64)?;
+        longest_payload = longest_payload.max(spec.payload.len() as u64);
         // The spec's own rules, in the wire text's order; out of line, and
         // only for a spec the common case does not vouch for.
         let sound = plainly_sound(spec);
@@ -606,6 +776,7 @@ fn check<S: Sink>(specs: &[TensorSpec<'_>], w: &Writer<S>) -> Result<Plan> {
         names_total,
         name_bytes,
         payload_bytes: cursor.payload_end,
+        longest_payload,
         named,
         plain,
     })
@@ -613,37 +784,68 @@ fn check<S: Sink>(specs: &[TensorSpec<'_>], w: &Writer<S>) -> Result<Plan> {
 
 /// The writing pass: header, descriptors, heap, padding, payloads.
 fn write<S: Sink>(specs: &[TensorSpec<'_>], plan: &Plan, w: &mut Writer<S>) -> Result<()> {
-    let directory_bytes = u64::from(plan.count) * DESCRIPTOR_LEN + u64::from(plan.name_bytes);
-    // Header.
-    w.put(&MAGIC)?;
-    w.u8(DIRECTORY_VERSION)?;
-    w.u8(FLAG_LITTLE_ENDIAN | if plan.named { FLAG_NAMES } else { 0 })?;
-    w.u16(0)?;
-    w.u32(plan.count)?;
-    w.u32(plan.name_bytes)?;
-    w.u64(plan.payload_bytes)?;
-    w.u64(directory_bytes)?;
-    w.put_zeros(32)?;
+    w.put(&header_bytes(plan))?;
     // Descriptors.
+    // Each built where the sink will keep it (`put_built`), not copied.
     let mut cursor = Cursor::new(plan.names_total);
-    let mut record = [0u8; DESCRIPTOR_LEN as usize];
+    const RECORD: usize = DESCRIPTOR_LEN as usize;
     if plan.plain {
         for spec in specs {
-            cursor.place_plain(spec).write_into(&mut record);
-            w.put(&record)?;
+            let d = cursor.place_plain(spec);
+            w.put_built::<RECORD>(RECORD, |record| d.write_into(record))?;
         }
     } else {
         for spec in specs {
-            cursor.place(spec)?.write_into(&mut record);
-            w.put(&record)?;
+            let d = cursor.place(spec)?;
+            w.put_built::<RECORD>(RECORD, |record| d.write_into(record))?;
         }
     }
-    // Heap: names in order, then layout names in order.
+    write_heap_and_payloads(specs, plan, w)
+}
+
+/// The 64-byte header of the block `plan` describes.
+#[inline] // as `check_ordered`
+fn header_bytes(plan: &Plan) -> [u8; HEADER_LEN as usize] {
+    let directory_bytes = u64::from(plan.count) * DESCRIPTOR_LEN + u64::from(plan.name_bytes);
+    let flags = FLAG_LITTLE_ENDIAN | if plan.named { FLAG_NAMES } else { 0 };
+    let mut header = [0u8; HEADER_LEN as usize];
+    let fields = [
+        &MAGIC[..],
+        &[DIRECTORY_VERSION, flags, 0, 0],
+        &plan.count.to_le_bytes(),
+        &plan.name_bytes.to_le_bytes(),
+        &plan.payload_bytes.to_le_bytes(),
+        &directory_bytes.to_le_bytes(),
+    ];
+    let mut at = 0;
+    for field in fields {
+        if let Some(slot) = header.get_mut(at..at + field.len()) {
+            slot.copy_from_slice(field);
+        }
+        at += field.len();
+    }
+    header
+}
+
+/// The writing pass after the descriptors: heap, padding, payloads.
+fn write_heap_and_payloads<S: Sink>(
+    specs: &[TensorSpec<'_>],
+    plan: &Plan,
+    w: &mut Writer<S>,
+) -> Result<()> {
+    if !super::SMALL_CODE && lent_tail(specs, plan, w) {
+        return Ok(());
+    }
+    let directory_bytes = u64::from(plan.count) * DESCRIPTOR_LEN + u64::from(plan.name_bytes);
+    // Heap: names in order, then layout names in order (a plain block has
+    // none).
     for name in specs.iter().filter_map(|s| s.name) {
         w.put(name.as_bytes())?;
     }
-    for layout in specs.iter().filter_map(|s| s.layout) {
-        w.put(layout.as_bytes())?;
+    if !plan.plain {
+        for layout in specs.iter().filter_map(|s| s.layout) {
+            w.put(layout.as_bytes())?;
+        }
     }
     // Padding to the payload base.
     let heap_end = HEADER_LEN + directory_bytes;
@@ -662,11 +864,16 @@ fn write<S: Sink>(specs: &[TensorSpec<'_>], plan: &Plan, w: &mut Writer<S>) -> R
             .filter(|&n| n <= SMALL_RUN);
         match joined {
             Some(n) if spec.payload.in_wire_order() => {
-                let mut run = [0u8; SMALL_RUN];
-                if let Some(slot) = run.get_mut(gap..n) {
-                    slot.copy_from_slice(spec.payload.bytes);
-                }
-                w.put(run.get(..n).unwrap_or_default())?;
+                w.put_built::<SMALL_RUN>(n, |run| {
+                    // The gap is below ALIGN bytes: zero that many (a
+                    // fixed-length store), then the payload over the rest.
+                    if let Some(zeros) = run.first_chunk_mut::<{ ALIGN as usize }>() {
+                        *zeros = [0; ALIGN as usize];
+                    }
+                    if let Some(slot) = run.get_mut(gap..n) {
+                        slot.copy_from_slice(spec.payload.bytes);
+                    }
+                })?;
             }
             _ => {
                 w.put_zeros(gap)?;
@@ -675,6 +882,93 @@ fn write<S: Sink>(specs: &[TensorSpec<'_>], plan: &Plan, w: &mut Writer<S>) -> R
         }
     }
     Ok(())
+}
+
+/// The heap, padding and payloads of a plain block of payloads of at most
+/// [`ALIGN`] bytes in wire order (each of which [`write_heap_and_payloads`]
+/// copies through a run too) written into bytes the sink lends: one copy
+/// a name or payload, and no room to check between them. `false` (nothing
+/// written) for any other block, and when the sink declines.
+#[inline(always)] // one caller
+fn lent_tail<S: Sink>(specs: &[TensorSpec<'_>], plan: &Plan, w: &mut Writer<S>) -> bool {
+    if !plan.plain || plan.longest_payload > ALIGN || !order::HOST_IS_LITTLE_ENDIAN {
+        return false;
+    }
+    let heap = plan.name_bytes as usize;
+    let heap_end = HEADER_LEN + u64::from(plan.count) * DESCRIPTOR_LEN + u64::from(plan.name_bytes);
+    // `check` bounded the block's end.
+    let padding = (align_up(heap_end).unwrap_or(heap_end) - heap_end) as usize;
+    let Some(len) = usize::try_from(plan.payload_bytes)
+        .ok()
+        .and_then(|p| p.checked_add(heap + padding))
+    else {
+        return false;
+    };
+    w.put_lent(len, |region| {
+        let (names, rest) = region.split_at_mut(heap.min(region.len()));
+        let mut at = 0;
+        for name in specs.iter().filter_map(|s| s.name) {
+            if let Some(slot) = names.get_mut(at..at + name.len()) {
+                copy_short(slot, name.as_bytes());
+            }
+            at += name.len();
+        }
+        let (pad, payloads) = rest.split_at_mut(padding.min(rest.len()));
+        pad.fill(0);
+        // Each payload at its greedy offset after a gap of under ALIGN
+        // bytes: ALIGN zero bytes from the last one's end (a fixed-length
+        // store; the rest of the region's end when shorter), then the
+        // payload over them.
+        let mut end = 0;
+        for spec in specs {
+            let bytes = spec.payload.bytes;
+            let at = (end + ALIGN as usize - 1) & !(ALIGN as usize - 1);
+            match payloads
+                .get_mut(end..)
+                .and_then(<[u8]>::first_chunk_mut::<{ ALIGN as usize }>)
+            {
+                Some(zeros) => *zeros = [0; ALIGN as usize],
+                None => payloads.get_mut(end..).unwrap_or_default().fill(0),
+            }
+            if let Some(slot) = payloads.get_mut(at..at + bytes.len()) {
+                copy_short(slot, bytes);
+            }
+            end = at + bytes.len();
+        }
+        true
+    })
+}
+
+/// `dst.copy_from_slice(src)` for slices of the same length, up to 64
+/// bytes by a few fixed-size moves (overlapping when the length is not
+/// their size) rather than a call: names and short payloads, one of each a
+/// tensor. Longer ones go to `copy_from_slice`.
+#[inline(always)]
+fn copy_short(dst: &mut [u8], src: &[u8]) {
+    fn pair<const W: usize>(dst: &mut [u8], src: &[u8]) {
+        if let (Some(d), Some(s)) = (dst.first_chunk_mut::<W>(), src.first_chunk::<W>()) {
+            *d = *s;
+        }
+        if let (Some(d), Some(s)) = (dst.last_chunk_mut::<W>(), src.last_chunk::<W>()) {
+            *d = *s;
+        }
+    }
+    let n = src.len();
+    if n != dst.len() || n > 64 {
+        dst.copy_from_slice(src);
+    } else if n >= 32 {
+        pair::<32>(dst, src);
+    } else if n >= 16 {
+        pair::<16>(dst, src);
+    } else if n >= 8 {
+        pair::<8>(dst, src);
+    } else if n >= 4 {
+        pair::<4>(dst, src);
+    } else {
+        for (d, s) in dst.iter_mut().zip(src) {
+            *d = *s;
+        }
+    }
 }
 
 /// Longest alignment gap and payload written as one run: a payload under
@@ -760,6 +1054,81 @@ mod tests {
         for spec in &specs {
             assert!(plainly_sound(spec));
             assert_eq!(plain.place_plain(spec), checked.place(spec).unwrap());
+        }
+    }
+
+    /// The one walk of a plain block plans what the ordered walk plans,
+    /// and declines every block the ordered walk refuses or that is not
+    /// plain (which the ordered walk then decides alone).
+    #[test]
+    fn the_plain_walk_plans_what_the_ordered_walk_plans() {
+        let bytes = [0u8; 24];
+        let values = [0f32; 2];
+        let long = "n".repeat(0xFFFE);
+        let f32 = |name| TensorSpec::new(Dtype::F32, &[2], &bytes[..8]).named(name);
+        let u8s = |name, len| TensorSpec::new(Dtype::U8, &[3, 1], &bytes[..len]).named(name);
+        let blocks: [&[TensorSpec<'_>]; 16] = [
+            &[],
+            &[f32("a"), u8s("b", 3), f32("c")],
+            &[f32("a"), f32("a")],
+            &[f32("b"), f32("a")],
+            &[f32("b"), f32("a"), f32("b")],
+            &[f32("a"), f32("")],
+            &[f32("a"), TensorSpec::new(Dtype::F32, &[2], &bytes[..8])],
+            &[
+                TensorSpec::new(Dtype::F32, &[2], &bytes[..8]),
+                TensorSpec::new(Dtype::F64, &[], &bytes[..8]),
+            ],
+            &[f32("a"), u8s("b", 4)],
+            &[
+                f32("a"),
+                TensorSpec::new(Dtype::Bool, &[1], &bytes[..1]).named("b"),
+            ],
+            &[f32("a"), TensorSpec::from_host(&[2], &values).named("b")],
+            &[
+                f32("a"),
+                TensorSpec::opaque(4096, "q", 4, &[1], &bytes[..4]).named("b"),
+            ],
+            &[f32(&long), f32("o")],
+            &[f32(&long), f32("op"), f32("q")],
+            &[
+                f32("a"),
+                TensorSpec::new(Dtype::F32, &[1; 9], &bytes[..4]).named("b"),
+            ],
+            &[
+                f32("a"),
+                TensorSpec::new(Dtype::U8, &[1 << 40, 1 << 40], &[]).named("b"),
+            ],
+        ];
+        let mut planned = 0;
+        for limits in [
+            crate::limits::Limits::DEFAULT,
+            crate::limits::Limits::uniform(2),
+        ] {
+            for specs in blocks {
+                let ordered = check_ordered(specs, limits);
+                match check_plain(specs, limits, |_| {}) {
+                    Some(plan) => {
+                        assert_eq!(Ok(plan), ordered, "{specs:?}");
+                        planned += 1;
+                    }
+                    None => {
+                        let plain = specs.iter().all(plainly_sound);
+                        assert!(ordered.is_err() || !plain, "{specs:?}");
+                    }
+                }
+            }
+        }
+        assert!(planned >= 5, "{planned}");
+    }
+
+    #[test]
+    fn short_copies_copy_every_byte() {
+        let src: std::vec::Vec<u8> = (1..=80).collect();
+        for n in 0..=80 {
+            let mut dst = std::vec![0u8; n];
+            copy_short(&mut dst, &src[..n]);
+            assert_eq!(dst, &src[..n], "{n}");
         }
     }
 
