@@ -67,12 +67,19 @@ pub struct SafetensorsHeader<'a> {
     /// row may share theirs).
     dims: Vec<u64>,
     #[cfg(not(feature = "small-code"))]
+    /// What its tensors hold, so that a converter needs no walk of them.
+    tally: Tally,
+}
+
+/// The facts of a header's tensors that a converter checks: which dtypes,
+/// the largest rank, and the data section's length.
+#[cfg(not(feature = "small-code"))]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct Tally {
     /// The dtypes of the tensors, one bit each ([`dtype_bit`]).
     dtypes: u32,
-    #[cfg(not(feature = "small-code"))]
     /// The largest rank of a tensor.
     max_rank: u32,
-    #[cfg(not(feature = "small-code"))]
     /// The length of the data section (where the last tensor ends).
     data_len: u64,
 }
@@ -94,13 +101,13 @@ impl SafetensorsHeader<'_> {
     /// The length of the data section: every tensor's data lies in its
     /// first bytes, and covers them.
     pub(crate) fn data_len(&self) -> u64 {
-        self.data_len
+        self.tally.data_len
     }
 
     #[cfg(not(feature = "small-code"))]
     /// The largest rank of a tensor (0 when there is none).
     pub(crate) fn max_rank(&self) -> usize {
-        self.max_rank as usize
+        self.tally.max_rank as usize
     }
 
     #[cfg(not(feature = "small-code"))]
@@ -109,7 +116,7 @@ impl SafetensorsHeader<'_> {
         DTYPES
             .iter()
             .zip(0..)
-            .filter(|&(_, i)| self.dtypes & (1 << i) != 0)
+            .filter(|&(_, i)| self.tally.dtypes & (1 << i) != 0)
             .map(|(&d, _)| d)
     }
 
@@ -117,8 +124,8 @@ impl SafetensorsHeader<'_> {
     /// Notes tensor `t` in [`SafetensorsHeader::dtypes`] and
     /// [`SafetensorsHeader::max_rank`].
     fn note(&mut self, dtype: Dtype, rank: u32) {
-        self.dtypes |= dtype_bit(dtype);
-        self.max_rank = self.max_rank.max(rank);
+        self.tally.dtypes |= dtype_bit(dtype);
+        self.tally.max_rank = self.tally.max_rank.max(rank);
     }
 }
 
@@ -249,11 +256,7 @@ fn by_serde(json: &[u8], file_len: u64) -> Result<SafetensorsHeader<'static>, Sa
         tensors,
         dims,
         #[cfg(not(feature = "small-code"))]
-        dtypes: 0,
-        #[cfg(not(feature = "small-code"))]
-        max_rank: 0,
-        #[cfg(not(feature = "small-code"))]
-        data_len: 0,
+        tally: Tally::default(),
     };
     #[cfg(not(feature = "small-code"))]
     for i in 0..header.tensors.len() {
@@ -265,7 +268,7 @@ fn by_serde(json: &[u8], file_len: u64) -> Result<SafetensorsHeader<'static>, Sa
     let _data_len = check(&header, file_len)?;
     #[cfg(not(feature = "small-code"))]
     {
-        header.data_len = _data_len;
+        header.tally.data_len = _data_len;
     }
     Ok(header)
 }
@@ -494,11 +497,7 @@ fn fast(json: &[u8], file_len: u64) -> Option<SafetensorsHeader<'_>> {
         tensors: Vec::with_capacity(n / 64),
         dims: Vec::with_capacity(n / 64),
         #[cfg(not(feature = "small-code"))]
-        dtypes: 0,
-        #[cfg(not(feature = "small-code"))]
-        max_rank: 0,
-        #[cfg(not(feature = "small-code"))]
-        data_len: 0,
+        tally: Tally::default(),
     };
     let mut order = InOrder::new();
     p.expect(b'{')?;
@@ -560,7 +559,7 @@ fn fast(json: &[u8], file_len: u64) -> Option<SafetensorsHeader<'_>> {
     }?;
     #[cfg(not(feature = "small-code"))]
     {
-        header.data_len = _data_len;
+        header.tally.data_len = _data_len;
     }
     Some(header)
 }

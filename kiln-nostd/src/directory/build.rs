@@ -290,23 +290,7 @@ impl Cursor {
         let byte_length = spec.payload.len() as u64;
         let byte_offset = align_up(self.payload_end).unwrap_or(0);
         self.payload_end = byte_offset.saturating_add(byte_length);
-        Descriptor {
-            dtype: spec.dtype.code(),
-            rank: u8::try_from(spec.shape.len()).unwrap_or(0),
-            name_off,
-            name_len,
-            layout_off: NO_OFFSET,
-            layout_len: 0,
-            block_size: 0,
-            quant_scheme: 0,
-            quant_axis: NO_AXIS,
-            group_size: 0,
-            scale_index: NO_INDEX,
-            outer_index: NO_INDEX,
-            byte_offset,
-            byte_length,
-            dims: spec.shape,
-        }
+        plain_descriptor(spec, (name_off, name_len), byte_offset, byte_length)
     }
 
     /// The offset of the next payload, of `len` bytes: the end of the last
@@ -317,6 +301,36 @@ impl Cursor {
         let at = align_up(self.payload_end).ok_or_else(overflow)?;
         self.payload_end = at.checked_add(len).ok_or_else(overflow)?;
         Ok(at)
+    }
+}
+
+/// The descriptor of a plain spec (no layout name, block size or
+/// quantization) whose name and payload are already placed.
+#[inline(always)] // inside the loops of the plain walks
+fn plain_descriptor<'s>(
+    spec: &TensorSpec<'s>,
+    (name_off, name_len): (u16, u16),
+    byte_offset: u64,
+    byte_length: u64,
+) -> Descriptor<'s> {
+    Descriptor {
+        dtype: spec.dtype.code(),
+        // At most 8 (the spec was checked).
+        #[allow(clippy::cast_possible_truncation)]
+        rank: spec.shape.len() as u8,
+        name_off,
+        name_len,
+        layout_off: NO_OFFSET,
+        layout_len: 0,
+        block_size: 0,
+        quant_scheme: 0,
+        quant_axis: NO_AXIS,
+        group_size: 0,
+        scale_index: NO_INDEX,
+        outer_index: NO_INDEX,
+        byte_offset,
+        byte_length,
+        dims: spec.shape,
     }
 }
 
@@ -572,24 +586,12 @@ fn check_plain<'s>(
             }
             None => (NO_OFFSET, 0),
         };
-        emit(Descriptor {
-            dtype: spec.dtype.code(),
-            #[allow(clippy::cast_possible_truncation)] // at most 8
-            rank: spec.shape.len() as u8,
-            name_off,
-            name_len,
-            layout_off: NO_OFFSET,
-            layout_len: 0,
-            block_size: 0,
-            quant_scheme: 0,
-            quant_axis: NO_AXIS,
-            group_size: 0,
-            scale_index: NO_INDEX,
-            outer_index: NO_INDEX,
+        emit(plain_descriptor(
+            spec,
+            (name_off, name_len),
             byte_offset,
             byte_length,
-            dims: spec.shape,
-        });
+        ));
     }
     let named = named_count != 0;
     if (named && named_count != specs.len()) || shortest == 0 || names_total > u64::from(NO_OFFSET)
