@@ -241,14 +241,51 @@ mod prefetch {
     pub fn rest(_: &Input, _: usize, _: &AtomicU64, _: &AtomicBool) {}
 }
 
-/// Counts the bytes written, for the prefetcher.
-struct Counting<'a, W> {
+/// The output file, written through a progress bar: counts the bytes
+/// written (for the prefetcher) and reserves the file's disk space ahead
+/// of them ([`reserve`]).
+struct Output<'a, W> {
     inner: W,
+    file: &'a std::fs::File,
     written: &'a AtomicU64,
+    /// Bytes of the file reserved so far.
+    reserved: u64,
 }
 
-impl<W: Write> Write for Counting<'_, W> {
+impl<'a, W> Output<'a, W> {
+    /// An output whose first reservation is `expected` bytes (a guess at
+    /// the output's length: writing past it reserves more).
+    fn new(inner: W, file: &'a std::fs::File, written: &'a AtomicU64, expected: u64) -> Self {
+        let mut out = Output {
+            inner,
+            file,
+            written,
+            reserved: 0,
+        };
+        out.reserve_to(expected);
+        out
+    }
+
+    /// Reserves the file up to byte `end` at least, in steps that grow
+    /// with the file.
+    fn reserve_to(&mut self, end: u64) {
+        if end <= self.reserved {
+            return;
+        }
+        let end = end.max(self.reserved.saturating_mul(2)).max(1 << 20);
+        if reserve::space(self.file, self.reserved, end - self.reserved) {
+            self.reserved = end;
+        } else {
+            // Not supported here, or no room: write without it.
+            self.reserved = u64::MAX;
+        }
+    }
+}
+
+impl<W: Write> Write for Output<'_, W> {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let at = self.written.load(Ordering::Relaxed);
+        self.reserve_to(at.saturating_add(buf.len() as u64));
         let n = self.inner.write(buf)?;
         self.written.fetch_add(n as u64, Ordering::Relaxed);
         Ok(n)
@@ -256,6 +293,43 @@ impl<W: Write> Write for Counting<'_, W> {
 
     fn flush(&mut self) -> std::io::Result<()> {
         self.inner.flush()
+    }
+}
+
+/// The output's disk space, reserved before it is written: with the
+/// blocks already allocated, ext4 skips its delayed-allocation bookkeeping
+/// for every block a write adds (about a third of the kernel's time per
+/// page). Writing a 4.5 MB file in the MoE conversion's pieces took
+/// 0.57-0.93 ms into a reserved file and 0.95-1.30 ms into one that grew
+/// by its writes (medians of 300 interleaved runs). The reservation keeps
+/// the file's length (`FALLOC_FL_KEEP_SIZE`), so what was reserved past
+/// the last write is given back by [`reserve::trim`].
+#[cfg(target_os = "linux")]
+mod reserve {
+    use rustix::fs::{fallocate, FallocateFlags};
+
+    /// Reserves `len` bytes of `file` from `offset`; `false` where the
+    /// file system cannot (tmpfs on old kernels, network file systems) or
+    /// the disk has no room for them.
+    pub fn space(file: &std::fs::File, offset: u64, len: u64) -> bool {
+        fallocate(file, FallocateFlags::KEEP_SIZE, offset, len).is_ok()
+    }
+
+    /// Gives back what was reserved past the end of `file`, `len` bytes
+    /// long (a truncation to its own length does it on Linux).
+    pub fn trim(file: &std::fs::File, len: u64) -> std::io::Result<()> {
+        file.set_len(len)
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+mod reserve {
+    pub fn space(_: &std::fs::File, _: u64, _: u64) -> bool {
+        false
+    }
+
+    pub fn trim(_: &std::fs::File, _: u64) -> std::io::Result<()> {
+        Ok(())
     }
 }
 
@@ -346,6 +420,9 @@ fn run_from_set(args: &ConvertArgs) -> Result<Summary, Failure> {
         .create_new(true)
         .open(&temp)
         .map_err(|e| io_failure("create", &temp, e))?;
+    let written = AtomicU64::new(0);
+    let input_len = files.iter().map(|(_, bytes)| bytes.len() as u64).sum();
+    let out = Output::new(&file, &file, &written, expected_len(args, input_len));
     let result = match &index {
         Some(index) => {
             let index_name = args
@@ -353,22 +430,39 @@ fn run_from_set(args: &ConvertArgs) -> Result<Summary, Failure> {
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default();
-            kiln_convert::safetensors_set_to_kiln(&index_name, index, &files, &file)
+            kiln_convert::safetensors_set_to_kiln(&index_name, index, &files, out)
         }
-        None => kiln_convert::gguf_set_to_kiln(&files, &file),
+        None => kiln_convert::gguf_set_to_kiln(&files, out),
     };
-    finish_file(result, file, &temp, args)
+    finish_file(result, file, written.into_inner(), &temp, args)
+}
+
+/// A guess at the length of the output of converting `input_len` bytes,
+/// for the first reservation: a Kiln file is about as long as its source
+/// plus 200 bytes a tensor (descriptor and alignment; up to twice the
+/// source for a model of many tiny tensors), a source file about as long
+/// as its Kiln file.
+fn expected_len(args: &ConvertArgs, input_len: u64) -> u64 {
+    if args.to == Format::Kiln {
+        input_len.saturating_add(input_len.min(64 << 20))
+    } else {
+        input_len
+    }
 }
 
 /// Renames `temp` over OUT when `result` is a success, else removes it.
+/// `written` is the file's length: what was reserved past it is given
+/// back first.
 fn finish_file(
     result: kiln_convert::Result<Summary>,
     file: std::fs::File,
+    written: u64,
     temp: &Path,
     args: &ConvertArgs,
 ) -> Result<Summary, Failure> {
     let finished = result.and_then(|summary| {
         (&file).flush().map_err(kiln_convert::Error::from)?;
+        reserve::trim(&file, written).map_err(kiln_convert::Error::from)?;
         Ok(summary)
     });
     drop(file);
@@ -450,16 +544,14 @@ fn run_conversion(args: &ConvertArgs) -> Result<Summary, Failure> {
             let (input, written, done) = (&input, &written, &done);
             scope.spawn(move || prefetch::rest(input, offset, written, done));
         }
-        let out = Counting {
-            inner: bar.wrap_write(&file),
-            written: &written,
-        };
+        let expected = expected_len(args, input.len() as u64);
+        let out = Output::new(bar.wrap_write(&file), &file, &written, expected);
         let result = convert(args.from, args.to, &input, out);
         done.store(true, Ordering::Relaxed);
         result
     });
     bar.finish_and_clear();
-    finish_file(result, file, &temp, args)
+    finish_file(result, file, written.into_inner(), &temp, args)
 }
 
 /// Runs `kiln convert` with the arguments after `convert`.

@@ -104,7 +104,7 @@ pub use crate::safetensors_kiln::{
     safetensors_dtype, safetensors_index_files, safetensors_set_to_kiln, safetensors_to_kiln,
     BorrowedView, SafetensorsParts,
 };
-pub use crate::sink::{WriteSink, BUFFER_LEN};
+pub use crate::sink::{WriteSink, BUFFER_LEN, LOAN_LEN, WRITE_ALIGN};
 
 /// What a conversion wrote.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]

@@ -83,6 +83,22 @@ def convert(src, dst):
     status, out, err = kiln("convert", "--quiet", src, dst)
     if status != 0:
         raise AssertionError(f"kiln convert {src} {dst} exited {status}: {err}")
+    if Path(dst).is_file():
+        assert_nothing_reserved(Path(dst))
+
+
+def assert_nothing_reserved(path: Path):
+    """kiln convert reserves the output's disk space ahead of its writes
+    (at least 1 MiB, and a guess at the length); what the file did not use
+    must be given back: the file holds no more blocks than its length
+    needs (and at most one block of extent metadata)."""
+    st = path.stat()
+    block = max(4096, st.st_blksize)
+    needed = -(-st.st_size // block) * block
+    held = st.st_blocks * 512
+    if held > needed + block:
+        raise AssertionError(f"{path}: {held:,} bytes of disk held for {st.st_size:,} bytes; "
+                             "the reservation past the end was not given back")
 
 
 def tensors_of(file_value) -> list:
