@@ -6,6 +6,7 @@
 //! temporary file beside OUT and renamed over OUT only when the conversion
 //! succeeded, so a failed run leaves no half-written OUT.
 
+use std::cell::Cell;
 use std::fs::OpenOptions;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -13,7 +14,7 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use indicatif::{ProgressBar, ProgressStyle};
-use kiln_convert::{convert, ErrorKind, Format, Summary};
+use kiln_convert::{convert_with_len, ErrorKind, Format, Summary};
 
 use crate::common::{map_input, unknown_option, ArgWalk, Input};
 
@@ -242,50 +243,18 @@ mod prefetch {
 }
 
 /// The output file, written through a progress bar: counts the bytes
-/// written (for the prefetcher) and reserves the file's disk space ahead
-/// of them ([`reserve`]).
+/// written (for the prefetcher) and has their disk space reserved first
+/// ([`Reservation`]).
 struct Output<'a, W> {
     inner: W,
-    file: &'a std::fs::File,
+    space: &'a Reservation<'a>,
     written: &'a AtomicU64,
-    /// Bytes of the file reserved so far.
-    reserved: u64,
-}
-
-impl<'a, W> Output<'a, W> {
-    /// An output whose first reservation is `expected` bytes (a guess at
-    /// the output's length: writing past it reserves more).
-    fn new(inner: W, file: &'a std::fs::File, written: &'a AtomicU64, expected: u64) -> Self {
-        let mut out = Output {
-            inner,
-            file,
-            written,
-            reserved: 0,
-        };
-        out.reserve_to(expected);
-        out
-    }
-
-    /// Reserves the file up to byte `end` at least, in steps that grow
-    /// with the file.
-    fn reserve_to(&mut self, end: u64) {
-        if end <= self.reserved {
-            return;
-        }
-        let end = end.max(self.reserved.saturating_mul(2)).max(1 << 20);
-        if reserve::space(self.file, self.reserved, end - self.reserved) {
-            self.reserved = end;
-        } else {
-            // Not supported here, or no room: write without it.
-            self.reserved = u64::MAX;
-        }
-    }
 }
 
 impl<W: Write> Write for Output<'_, W> {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         let at = self.written.load(Ordering::Relaxed);
-        self.reserve_to(at.saturating_add(buf.len() as u64));
+        self.space.cover(at.saturating_add(buf.len() as u64));
         let n = self.inner.write(buf)?;
         self.written.fetch_add(n as u64, Ordering::Relaxed);
         Ok(n)
@@ -296,6 +265,64 @@ impl<W: Write> Write for Output<'_, W> {
     }
 }
 
+/// The output file's reserved disk space ([`reserve`]): exactly its
+/// length when the converter says it before writing
+/// ([`kiln_convert::convert_with_len`]), else a guess at it, grown as the
+/// writes pass it and given back past the end at the end
+/// ([`Reservation::trim`]).
+struct Reservation<'a> {
+    file: &'a std::fs::File,
+    /// The end of the reserved bytes; 0 before the first reservation,
+    /// `u64::MAX` once one failed (the file is then written without).
+    end: Cell<u64>,
+    /// The first reservation when the length is not known.
+    guess: u64,
+}
+
+impl<'a> Reservation<'a> {
+    fn new(file: &'a std::fs::File, guess: u64) -> Self {
+        Reservation {
+            file,
+            end: Cell::new(0),
+            guess,
+        }
+    }
+
+    /// Reserves the whole output, `len` bytes, before anything is written.
+    fn exact(&self, len: u64) {
+        if self.end.get() == 0 {
+            self.reserve(len);
+        }
+    }
+
+    /// Reserves at least up to byte `end` of the file: the guess first,
+    /// then in steps that double the reservation.
+    fn cover(&self, end: u64) {
+        let reserved = self.end.get();
+        if end <= reserved {
+            return;
+        }
+        let step = if reserved == 0 {
+            self.guess
+        } else {
+            reserved.saturating_mul(2)
+        };
+        self.reserve(end.max(step).max(1 << 20));
+    }
+
+    fn reserve(&self, end: u64) {
+        let from = self.end.get();
+        let reserved = reserve::space(self.file, from, end.saturating_sub(from));
+        // Not supported here, or no room: the rest is written without.
+        self.end.set(if reserved { end } else { u64::MAX });
+    }
+
+    /// The end of the reserved bytes, for [`finish_file`].
+    fn into_end(self) -> u64 {
+        self.end.get()
+    }
+}
+
 /// The output's disk space, reserved before it is written: with the
 /// blocks already allocated, ext4 skips its delayed-allocation bookkeeping
 /// for every block a write adds (about a third of the kernel's time per
@@ -303,7 +330,9 @@ impl<W: Write> Write for Output<'_, W> {
 /// 0.57-0.93 ms into a reserved file and 0.95-1.30 ms into one that grew
 /// by its writes (medians of 300 interleaved runs). The reservation keeps
 /// the file's length (`FALLOC_FL_KEEP_SIZE`), so what was reserved past
-/// the last write is given back by [`reserve::trim`].
+/// the last write is given back by [`reserve::trim`]: a truncation, which
+/// on a file system mounted with `discard` waits for the disk to be told
+/// (0.1-0.2 ms here), so the reservation is exact where it can be.
 #[cfg(target_os = "linux")]
 mod reserve {
     use rustix::fs::{fallocate, FallocateFlags};
@@ -422,7 +451,12 @@ fn run_from_set(args: &ConvertArgs) -> Result<Summary, Failure> {
         .map_err(|e| io_failure("create", &temp, e))?;
     let written = AtomicU64::new(0);
     let input_len = files.iter().map(|(_, bytes)| bytes.len() as u64).sum();
-    let out = Output::new(&file, &file, &written, expected_len(args, input_len));
+    let space = Reservation::new(&file, expected_len(args, input_len));
+    let out = Output {
+        inner: &file,
+        space: &space,
+        written: &written,
+    };
     let result = match &index {
         Some(index) => {
             let index_name = args
@@ -434,7 +468,8 @@ fn run_from_set(args: &ConvertArgs) -> Result<Summary, Failure> {
         }
         None => kiln_convert::gguf_set_to_kiln(&files, out),
     };
-    finish_file(result, file, written.into_inner(), &temp, args)
+    let lengths = (written.into_inner(), space.into_end());
+    finish_file(result, file, lengths, &temp, args)
 }
 
 /// A guess at the length of the output of converting `input_len` bytes,
@@ -451,18 +486,20 @@ fn expected_len(args: &ConvertArgs, input_len: u64) -> u64 {
 }
 
 /// Renames `temp` over OUT when `result` is a success, else removes it.
-/// `written` is the file's length: what was reserved past it is given
-/// back first.
+/// `written` is the file's length: what was reserved past it (up to
+/// `reserved`, [`Reservation::into_end`]) is given back first.
 fn finish_file(
     result: kiln_convert::Result<Summary>,
     file: std::fs::File,
-    written: u64,
+    (written, reserved): (u64, u64),
     temp: &Path,
     args: &ConvertArgs,
 ) -> Result<Summary, Failure> {
     let finished = result.and_then(|summary| {
         (&file).flush().map_err(kiln_convert::Error::from)?;
-        reserve::trim(&file, written).map_err(kiln_convert::Error::from)?;
+        if reserved > written && reserved != u64::MAX {
+            reserve::trim(&file, written).map_err(kiln_convert::Error::from)?;
+        }
         Ok(summary)
     });
     drop(file);
@@ -538,20 +575,25 @@ fn run_conversion(args: &ConvertArgs) -> Result<Summary, Failure> {
     let label = format!("{} -> {}", args.from.name(), args.to.name());
     let bar = progress_bar(input.len() as u64, args.quiet, &label);
     let (written, done) = (AtomicU64::new(0), AtomicBool::new(false));
+    let space = Reservation::new(&file, expected_len(args, input.len() as u64));
     let rest = prefetch::head(&input);
     let result = std::thread::scope(|scope| {
         if let Some(offset) = rest {
             let (input, written, done) = (&input, &written, &done);
             scope.spawn(move || prefetch::rest(input, offset, written, done));
         }
-        let expected = expected_len(args, input.len() as u64);
-        let out = Output::new(bar.wrap_write(&file), &file, &written, expected);
-        let result = convert(args.from, args.to, &input, out);
+        let out = Output {
+            inner: bar.wrap_write(&file),
+            space: &space,
+            written: &written,
+        };
+        let result = convert_with_len(args.from, args.to, &input, out, |len| space.exact(len));
         done.store(true, Ordering::Relaxed);
         result
     });
     bar.finish_and_clear();
-    finish_file(result, file, written.into_inner(), &temp, args)
+    let lengths = (written.into_inner(), space.into_end());
+    finish_file(result, file, lengths, &temp, args)
 }
 
 /// Runs `kiln convert` with the arguments after `convert`.

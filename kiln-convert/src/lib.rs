@@ -156,10 +156,28 @@ impl Format {
 /// Converts `input` in format `from` to format `to`, written to `out`.
 /// One side must be Kiln and the other not.
 pub fn convert<W: Write>(from: Format, to: Format, input: &[u8], out: W) -> Result<Summary> {
+    convert_with_len(from, to, input, out, |_| {})
+}
+
+/// [`convert`], telling `on_len` the exact length of the output before the
+/// first byte is written, where the converter knows it then (safetensors
+/// to Kiln and back; not GGUF, whose converters find it as they write). A
+/// caller writing a file can reserve the file's space with it.
+pub fn convert_with_len<W: Write>(
+    from: Format,
+    to: Format,
+    input: &[u8],
+    out: W,
+    on_len: impl FnOnce(u64),
+) -> Result<Summary> {
     match (from, to) {
-        (Format::Safetensors, Format::Kiln) => safetensors_to_kiln(input, out),
+        (Format::Safetensors, Format::Kiln) => {
+            safetensors_kiln::safetensors_to_kiln_with(input, out, on_len)
+        }
         (Format::Gguf, Format::Kiln) => gguf_to_kiln(input, out),
-        (Format::Kiln, Format::Safetensors) => kiln_to_safetensors(input, out),
+        (Format::Kiln, Format::Safetensors) => {
+            safetensors_kiln::kiln_to_safetensors_with(input, out, on_len)
+        }
         (Format::Kiln, Format::Gguf) => kiln_to_gguf(input, out),
         (from, to) => Err(Error::unsupported(format!(
             "{} to {}: one side of a conversion must be Kiln and the other safetensors or GGUF",

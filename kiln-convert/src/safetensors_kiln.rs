@@ -378,12 +378,45 @@ fn shard_what(file: &str) -> String {
     }
 }
 
-/// Writes `shards` as one framed [`SafetensorsMessage`](crate::SafetensorsMessage).
+/// The exact length of the message [`write_safetensors_message`] writes
+/// for `shards` cut into directories at `ranges`, from the lengths of its
+/// strings, names and payloads; `None` when it overflows.
+fn safetensors_message_len(
+    index_file: &str,
+    index: &str,
+    shards: &[ShardIn<'_>],
+    ranges: &[Vec<std::ops::Range<usize>>],
+) -> Option<u64> {
+    use kiln_nostd::encoded_len;
+    let small = |value: &str| encoded_len(value).ok().map(|n| n as u64);
+    // The u32 count before the list of files and each metadata dict.
+    const COUNT_LEN: u64 = 4;
+    let mut len = frame::FRAME_LEN as u64 + small(index_file)? + small(index)? + COUNT_LEN;
+    for (shard, cuts) in shards.iter().zip(ranges) {
+        len = len.checked_add(small(shard.file)? + COUNT_LEN)?;
+        for (k, v) in &shard.metadata {
+            len = len.checked_add(small(k)? + small(v)?)?;
+        }
+        let mut blocks = Vec::with_capacity(cuts.len());
+        for cut in cuts {
+            let tensors = shard.header.tensors.get(cut.clone())?;
+            let names = tensors.iter().map(|t| t.name.len() as u64).sum();
+            let payloads = tensors.iter().map(|t| t.data_offsets.1 - t.data_offsets.0);
+            blocks.push(Tensors::block_len(names, payloads)?);
+        }
+        len = len.checked_add(message::directories_len(len, blocks)?)?;
+    }
+    Some(len)
+}
+
+/// Writes `shards` as one framed [`SafetensorsMessage`](crate::SafetensorsMessage);
+/// tells `on_len` its length first.
 fn write_safetensors_message<W: Write>(
     out: W,
     index_file: &str,
     index: &str,
     shards: &[ShardIn<'_>],
+    on_len: impl FnOnce(u64),
 ) -> Result<Summary> {
     let mut ranges = Vec::with_capacity(shards.len());
     let mut summary = Summary::default();
@@ -395,6 +428,10 @@ fn write_safetensors_message<W: Write>(
         summary.tensors += shard.header.tensors.len();
         summary.metadata += shard.metadata.len();
         summary.payload_bytes += shard.payload_bytes;
+    }
+    let expected = safetensors_message_len(index_file, index, shards, &ranges);
+    if let Some(len) = expected {
+        on_len(len);
     }
     let longest = ranges.iter().flatten().map(|r| r.len()).max().unwrap_or(0);
     let mut specs = Vec::with_capacity(longest);
@@ -431,6 +468,13 @@ fn write_safetensors_message<W: Write>(
         return Err(e);
     }
     summary.written = written?;
+    // Computed apart from the encoder: the two must agree (every
+    // conversion test runs this check).
+    debug_assert!(
+        expected.is_none_or(|len| len == summary.written),
+        "message length {expected:?}, written {}",
+        summary.written
+    );
     Ok(summary)
 }
 
@@ -443,9 +487,19 @@ fn write_safetensors_message<W: Write>(
 /// as 64 KiB name heaps need), each payload copied once from `input` to
 /// `out`, bit for bit, at a file offset that is a multiple of 64.
 pub fn safetensors_to_kiln<W: Write>(input: &[u8], out: W) -> Result<Summary> {
+    safetensors_to_kiln_with(input, out, |_| {})
+}
+
+/// [`safetensors_to_kiln`], telling `on_len` the output's length before
+/// the first byte is written.
+pub(crate) fn safetensors_to_kiln_with<W: Write>(
+    input: &[u8],
+    out: W,
+    on_len: impl FnOnce(u64),
+) -> Result<Summary> {
     let header = read_safetensors_header(input, input.len() as u64)?;
     let shard = read_shard("", input, &header, "the safetensors file")?;
-    write_safetensors_message(out, "", "", &[shard])
+    write_safetensors_message(out, "", "", &[shard], on_len)
 }
 
 /// The shard files a `model.safetensors.index.json` names in its
@@ -617,7 +671,7 @@ pub fn safetensors_set_to_kiln<W: Write>(
         ins.push(read_shard(file, bytes, header, &what)?);
     }
     check_weight_map(&map, ins.iter().map(|s| (s.file, s.names().collect())))?;
-    write_safetensors_message(out, index_file, index_text, &ins)
+    write_safetensors_message(out, index_file, index_text, &ins, |_| {})
 }
 
 /// A borrowed tensor of a Kiln directory as a safetensors [`View`].
@@ -1044,7 +1098,11 @@ impl<W: Write> Stage<W> {
 /// first, so that its length can come first and nothing is written for a
 /// file that is refused; then made piece by piece. Tests compare the
 /// result with `serialize` and with Python's writer.
-fn write_safetensors_file<W: Write>(file: &SafetensorsFile<'_>, out: W) -> Result<Summary> {
+fn write_safetensors_file<W: Write>(
+    file: &SafetensorsFile<'_>,
+    out: W,
+    on_len: impl FnOnce(u64),
+) -> Result<Summary> {
     let metadata = file_metadata(file);
     let mut text = HeaderText::new(metadata.as_ref()).map_err(writer_refused)?;
     let (tensors, measure) = FileOut::new(file, &mut text)?;
@@ -1056,10 +1114,9 @@ fn write_safetensors_file<W: Write>(file: &SafetensorsFile<'_>, out: W) -> Resul
         )));
     }
 
-    let mut stage = Stage::new(
-        out,
-        (8 + padded as u64).saturating_add(tensors.payload_bytes),
-    );
+    let len = (8 + padded as u64).saturating_add(tensors.payload_bytes);
+    on_len(len);
+    let mut stage = Stage::new(out, len);
     stage.write(8, |out| out.put(&(padded as u64).to_le_bytes()))?;
     let mut writer = stage.write(text.open_len(), |out| Writer::begin(&text, out))?;
     tensors.each(|t, raw| {
@@ -1116,9 +1173,19 @@ fn write_safetensors_file<W: Write>(file: &SafetensorsFile<'_>, out: W) -> Resul
 /// safetensors crate writes. The payloads follow in
 /// the header's order, each copied once from `input` to `out`.
 pub fn kiln_to_safetensors<W: Write>(input: &[u8], out: W) -> Result<Summary> {
+    kiln_to_safetensors_with(input, out, |_| {})
+}
+
+/// [`kiln_to_safetensors`], telling `on_len` the output's length before
+/// the first byte is written.
+pub(crate) fn kiln_to_safetensors_with<W: Write>(
+    input: &[u8],
+    out: W,
+    on_len: impl FnOnce(u64),
+) -> Result<Summary> {
     let message = open_safetensors(input)?;
     match message.files.as_slice() {
-        [file] if message.index.is_empty() => write_safetensors_file(file, out),
+        [file] if message.index.is_empty() => write_safetensors_file(file, out, on_len),
         files => Err(sharded(files.len())),
     }
 }
@@ -1152,7 +1219,7 @@ pub fn kiln_to_safetensors_set<W: Write>(
     for file in &message.files {
         message::check_file_name(file.file)?;
         let out = create(file.file).map_err(Error::io)?;
-        let s = write_safetensors_file(file, out)?;
+        let s = write_safetensors_file(file, out, |_| {})?;
         total.tensors += s.tensors;
         total.metadata += s.metadata;
         total.payload_bytes += s.payload_bytes;

@@ -157,6 +157,11 @@ proptest! {
             })
             .collect();
         let block = encode(&Tensors(&list));
+        // The length the builder writes, from the names' and payloads'
+        // lengths alone.
+        let name_bytes = list.iter().filter_map(|s| s.name).map(|n| n.len() as u64).sum();
+        let lens = list.iter().map(|s| s.payload.len() as u64);
+        prop_assert_eq!(Tensors::block_len(name_bytes, lens), Some(block.len() as u64));
         let dir = Directory::parse(&block).unwrap();
         prop_assert_eq!(dir.len(), list.len());
         for (view, spec) in dir.iter().zip(&list) {

@@ -190,6 +190,41 @@ impl Frozen for Tensors<'_> {
     const SCHEMA: Schema = Schema::Tensors;
 }
 
+impl Tensors<'_> {
+    /// The length of the block [`Tensors`] writes for tensors whose
+    /// payloads are `payload_lens` bytes long, in order, with `name_bytes`
+    /// bytes of names and layout names, when it writes one: the builder's
+    /// own placement (header, descriptors, heap, zeros up to a multiple of
+    /// 64, each payload at the end of the one before rounded up to 64),
+    /// without the specs. It checks nothing else; `None` when the length
+    /// overflows. For a writer that reserves its output before writing
+    /// (the encoder then writes exactly this many bytes or refuses).
+    ///
+    /// ```
+    /// use kiln_nostd::{Directory, TensorSpec, Tensors};
+    /// let (a, b) = ([0u8; 6], [0u8; 16]);
+    /// let specs = [
+    ///     TensorSpec::new(kiln_nostd::Dtype::U8, &[6], &a).named("a"),
+    ///     TensorSpec::new(kiln_nostd::Dtype::U8, &[16], &b).named("bb"),
+    /// ];
+    /// let len = Tensors::block_len(3, [6, 16]).unwrap();
+    /// assert_eq!(len as usize, Directory::encoded_len(&specs).unwrap());
+    /// ```
+    pub fn block_len(name_bytes: u64, payload_lens: impl IntoIterator<Item = u64>) -> Option<u64> {
+        let mut cursor = Cursor::new(0);
+        let mut count = 0u64;
+        for len in payload_lens {
+            cursor.payload(len).ok()?;
+            count += 1;
+        }
+        let directory_end = count
+            .checked_mul(DESCRIPTOR_LEN)?
+            .checked_add(HEADER_LEN)?
+            .checked_add(name_bytes)?;
+        align_up(directory_end)?.checked_add(cursor.payload_end)
+    }
+}
+
 impl Encode for Tensors<'_> {
     fn encode<S: Sink>(&self, w: &mut Writer<S>) -> Result<()> {
         if !super::SMALL_CODE {
