@@ -269,7 +269,7 @@ impl<W: Write> Write for Output<'_, W> {
 /// length when the converter says it before writing
 /// ([`kiln_convert::convert_with_len`]), else a guess at it, grown as the
 /// writes pass it and given back past the end at the end
-/// ([`Reservation::trim`]).
+/// (in `finish_file`).
 struct Reservation<'a> {
     file: &'a std::fs::File,
     /// The end of the reserved bytes; 0 before the first reservation,
