@@ -7,20 +7,33 @@
 mod common;
 
 use common::*;
-use kiln_convert::{convert, Format, Model};
+use kiln_convert::{convert_with_len, Format, Model};
 use safetensors::tensor::TensorView;
 use safetensors::Dtype;
 
 fn to_kiln(from: Format, input: &[u8]) -> Vec<u8> {
     let mut out = Vec::new();
-    convert(from, Format::Kiln, input, &mut out).unwrap();
+    let mut told = None;
+    convert_with_len(from, Format::Kiln, input, &mut out, |len| told = Some(len)).unwrap();
+    check_told(from, told, &out);
     out
 }
 
 fn back(to: Format, kiln: &[u8]) -> Vec<u8> {
     let mut out = Vec::new();
-    convert(Format::Kiln, to, kiln, &mut out).unwrap();
+    let mut told = None;
+    convert_with_len(Format::Kiln, to, kiln, &mut out, |len| told = Some(len)).unwrap();
+    check_told(to, told, &out);
     out
+}
+
+/// The length told before writing is what was written, for safetensors
+/// either way; GGUF's converters tell none.
+fn check_told(other: Format, told: Option<u64>, out: &[u8]) {
+    match other {
+        Format::Safetensors => assert_eq!(told, Some(out.len() as u64)),
+        _ => assert_eq!(told, None),
+    }
 }
 
 /// A safetensors file with `names`, payloads of a few bytes in a mix of
