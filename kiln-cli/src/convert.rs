@@ -641,6 +641,64 @@ mod tests {
     use super::*;
     use crate::common::strings;
 
+    /// A reservation covers every write: the guess first (at least 1
+    /// MiB), then doubling; an exact one is the length given; the file's
+    /// length stays what was written.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn reservations_cover_the_writes() {
+        use std::os::unix::fs::MetadataExt;
+        let path = std::env::temp_dir().join(format!("kiln-reserve-{}", std::process::id()));
+        let file = std::fs::File::create(&path).unwrap();
+        let held = |file: &std::fs::File| file.metadata().unwrap().blocks() * 512;
+        let space = Reservation::new(&file, 10);
+        space.cover(5);
+        if space.end.get() == u64::MAX {
+            // This file system reserves nothing (the next test's case).
+            eprintln!("{}: no reservation on this file system", path.display());
+            drop(file);
+            std::fs::remove_file(&path).unwrap();
+            return;
+        }
+        assert_eq!(space.end.get(), 1 << 20);
+        space.cover(1 << 20);
+        assert_eq!(space.end.get(), 1 << 20);
+        space.cover((1 << 20) + 1);
+        assert_eq!(space.end.get(), 2 << 20);
+        assert!(held(&file) >= 2 << 20, "{} bytes held", held(&file));
+        assert_eq!(file.metadata().unwrap().len(), 0);
+        drop(space);
+        reserve::trim(&file, 0).unwrap();
+        assert_eq!(held(&file), 0);
+        let exact = Reservation::new(&file, 1 << 30);
+        exact.exact(5000);
+        exact.cover(5000);
+        assert_eq!(exact.into_end(), 5000);
+        drop(file);
+        std::fs::remove_file(&path).unwrap();
+    }
+
+    /// Where the file cannot be reserved (a pipe), it is written without.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_file_that_cannot_be_reserved_is_written_without() {
+        let (mut reader, writer) = std::io::pipe().unwrap();
+        let file = std::fs::File::from(std::os::fd::OwnedFd::from(writer));
+        let space = Reservation::new(&file, 10);
+        let written = AtomicU64::new(0);
+        let mut out = Output {
+            inner: &file,
+            space: &space,
+            written: &written,
+        };
+        out.write_all(b"kiln").unwrap();
+        assert_eq!(space.into_end(), u64::MAX);
+        drop(file);
+        let mut got = Vec::new();
+        std::io::Read::read_to_end(&mut reader, &mut got).unwrap();
+        assert_eq!(got, b"kiln");
+    }
+
     fn parse(list: &[&str]) -> Result<Request, String> {
         parse_args(&strings(list))
     }
