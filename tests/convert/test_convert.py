@@ -91,12 +91,14 @@ def assert_nothing_reserved(path: Path):
     """kiln convert reserves the output's disk space ahead of its writes
     (at least 1 MiB, and a guess at the length); what the file did not use
     must be given back: the file holds no more blocks than its length
-    needs (and at most one block of extent metadata)."""
+    needs, give or take 256 KiB (extent blocks, and what a file system
+    such as XFS preallocates by itself), well under the 1 MiB the first
+    reservation takes."""
     st = path.stat()
     block = max(4096, st.st_blksize)
     needed = -(-st.st_size // block) * block
     held = st.st_blocks * 512
-    if held > needed + block:
+    if held > needed + (256 << 10):
         raise AssertionError(f"{path}: {held:,} bytes of disk held for {st.st_size:,} bytes; "
                              "the reservation past the end was not given back")
 
