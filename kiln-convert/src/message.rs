@@ -239,13 +239,15 @@ pub(crate) fn write_directories_with<S: kiln_nostd::Sink>(
     Ok(())
 }
 
+/// The length of the u32 count a list, dict, string or byte run starts
+/// with ([`Writer::count`]).
+pub(crate) const COUNT_LEN: u64 = 4;
+
 /// The length [`write_directories_with`] writes for blocks of
 /// `block_lens` bytes, starting `at` bytes into the message: the list's
 /// count, then each block's alignment field (its count and zeros) and the
 /// block. `None` when a length overflows.
 pub(crate) fn directories_len(at: u64, block_lens: impl IntoIterator<Item = u64>) -> Option<u64> {
-    // A u32 count before the list and before each alignment field.
-    const COUNT_LEN: u64 = 4;
     let mut end = at.checked_add(COUNT_LEN)?;
     for block in block_lens {
         let after_count = end.checked_add(COUNT_LEN)?;

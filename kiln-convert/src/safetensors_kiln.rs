@@ -388,22 +388,25 @@ fn safetensors_message_len(
     ranges: &[Vec<std::ops::Range<usize>>],
 ) -> Option<u64> {
     use kiln_nostd::encoded_len;
+    use message::COUNT_LEN;
     let small = |value: &str| encoded_len(value).ok().map(|n| n as u64);
-    // The u32 count before the list of files and each metadata dict.
-    const COUNT_LEN: u64 = 4;
+    // A count before the list of files and before each metadata dict.
     let mut len = frame::FRAME_LEN as u64 + small(index_file)? + small(index)? + COUNT_LEN;
     for (shard, cuts) in shards.iter().zip(ranges) {
         len = len.checked_add(small(shard.file)? + COUNT_LEN)?;
         for (k, v) in &shard.metadata {
             len = len.checked_add(small(k)? + small(v)?)?;
         }
-        let mut blocks = Vec::with_capacity(cuts.len());
-        for cut in cuts {
-            let tensors = shard.header.tensors.get(cut.clone())?;
-            let names = tensors.iter().map(|t| t.name.len() as u64).sum();
-            let payloads = tensors.iter().map(|t| t.data_offsets.1 - t.data_offsets.0);
-            blocks.push(Tensors::block_len(names, payloads)?);
-        }
+        let blocks = cuts
+            .iter()
+            .map(|cut| {
+                let tensors = shard.header.tensors.get(cut.clone())?;
+                Tensors::block_len(tensors.iter().map(|t| {
+                    let (start, end) = t.data_offsets;
+                    (t.name.len() as u64, end - start)
+                }))
+            })
+            .collect::<Option<Vec<u64>>>()?;
         len = len.checked_add(message::directories_len(len, blocks)?)?;
     }
     Some(len)

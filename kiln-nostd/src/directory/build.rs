@@ -191,14 +191,14 @@ impl Frozen for Tensors<'_> {
 }
 
 impl Tensors<'_> {
-    /// The length of the block [`Tensors`] writes for tensors whose
-    /// payloads are `payload_lens` bytes long, in order, with `name_bytes`
-    /// bytes of names and layout names, when it writes one: the builder's
-    /// own placement (header, descriptors, heap, zeros up to a multiple of
-    /// 64, each payload at the end of the one before rounded up to 64),
-    /// without the specs. It checks nothing else; `None` when the length
-    /// overflows. For a writer that reserves its output before writing
-    /// (the encoder then writes exactly this many bytes or refuses).
+    /// The length of the block [`Tensors`] writes for tensors of
+    /// `lengths`, in order: each tensor's heap bytes (its name and layout
+    /// name) and payload bytes, when it writes one. The builder's own
+    /// placement (header, descriptors, heap, zeros up to a multiple of 64,
+    /// each payload at the end of the one before rounded up to 64), without
+    /// the specs. It checks nothing else; `None` when the length overflows.
+    /// For a writer that reserves its output before writing (the encoder
+    /// then writes exactly this many bytes or refuses).
     ///
     /// ```
     /// use kiln_nostd::{Directory, TensorSpec, Tensors};
@@ -207,20 +207,21 @@ impl Tensors<'_> {
     ///     TensorSpec::new(kiln_nostd::Dtype::U8, &[6], &a).named("a"),
     ///     TensorSpec::new(kiln_nostd::Dtype::U8, &[16], &b).named("bb"),
     /// ];
-    /// let len = Tensors::block_len(3, [6, 16]).unwrap();
+    /// let len = Tensors::block_len([(1, 6), (2, 16)]).unwrap();
     /// assert_eq!(len as usize, Directory::encoded_len(&specs).unwrap());
     /// ```
-    pub fn block_len(name_bytes: u64, payload_lens: impl IntoIterator<Item = u64>) -> Option<u64> {
+    pub fn block_len(lengths: impl IntoIterator<Item = (u64, u64)>) -> Option<u64> {
         let mut cursor = Cursor::new(0);
-        let mut count = 0u64;
-        for len in payload_lens {
-            cursor.payload(len).ok()?;
+        let (mut count, mut heap) = (0u64, 0u64);
+        for (heap_bytes, payload_bytes) in lengths {
+            cursor.payload(payload_bytes).ok()?;
+            heap = heap.checked_add(heap_bytes)?;
             count += 1;
         }
         let directory_end = count
             .checked_mul(DESCRIPTOR_LEN)?
             .checked_add(HEADER_LEN)?
-            .checked_add(name_bytes)?;
+            .checked_add(heap)?;
         align_up(directory_end)?.checked_add(cursor.payload_end)
     }
 }
