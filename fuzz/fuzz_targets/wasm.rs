@@ -1,47 +1,30 @@
-//! kiln-wasm's host-buildable entry points, the Rust under every
-//! `KilnFile` call from JavaScript: `open` (the check by ranges, through
-//! the core's incremental checker, for a bare directory, a framed or a
-//! plain message of any type of `types.txt`), then for every tensor
-//! `element_bytes` and `widen_range`
-//! with element ranges from the input (including huge and overflowing
-//! ones, as `widen(index, first, count)` passes them from JS numbers).
+//! The opens under every `KilnFile` call from JavaScript, and kiln-wasm's
+//! element ranges: the core's sans-I/O opener driven by ranges (the path
+//! of `openReader`: every read given after it is asked, the checker paused
+//! and resumed between them, reads planned ahead) and `open_read_at` (the
+//! path of `open` over bytes in memory), for a bare directory, a framed
+//! or a plain message of any type of `types.txt`; the metadata read from
+//! the record image; then for every tensor `element_bytes` and
+//! `widen_range` with element ranges from the input (including huge and
+//! overflowing ones, as `widen(index, first, count)` passes them from JS
+//! numbers).
 //!
-//! Oracles: `open` gives `check`'s verdict, code and offset on the same
-//! bytes; every directory and tensor range it reports lies inside the
-//! file; an element range lies inside its tensor's payload.
+//! Oracles: both opens give `check`'s verdict, code and offset on the
+//! same bytes, and the same model; every read asked for lies inside the
+//! file; every directory and tensor range reported lies inside the file;
+//! an element range lies inside its tensor's payload.
 //!
 //! Input: `[type][flags][cap u32][first u64][count u64][bytes]` (see
 //! `kiln_fuzz::split` for the first six bytes). Flag bit 1 opens the bytes
-//! followed by zeros up to past 1 MiB through a `ReadAt` that is not a
-//! slice and refuses any read outside the file, so the path of a large
-//! file (payload interiors skipped, the scratch grown) runs too.
+//! followed by zeros up to past 3 MiB, so the path of a large file
+//! (payload interiors skipped, reads ahead, the scratch grown) runs too.
 #![no_main]
 
 use kiln_fuzz::{split, verdict, Verdict};
+use kiln_nostd::inspect::{open_read_at, KilnOpener};
 use kiln_nostd::{Framing, Options};
-use kiln_wasm::open::{element_bytes, widen_range, ReadAt, FIRST_SCRATCH};
+use kiln_wasm::open::{element_bytes, widen_range};
 use libfuzzer_sys::fuzz_target;
-
-/// The input's bytes followed by zeros: a file larger than the first
-/// scratch.
-struct Padded<'a> {
-    head: &'a [u8],
-    len: usize,
-}
-
-impl ReadAt for Padded<'_> {
-    fn size(&self) -> kiln_nostd::Result<u64> {
-        Ok(self.len as u64)
-    }
-    fn read_at(&mut self, at: u64, out: &mut [u8]) -> kiln_nostd::Result<()> {
-        let at = at as usize;
-        assert!(at + out.len() <= self.len, "read outside the file");
-        for (i, byte) in out.iter_mut().enumerate() {
-            *byte = self.head.get(at + i).copied().unwrap_or(0);
-        }
-        Ok(())
-    }
-}
 
 fuzz_target!(|data: &[u8]| {
     let Some(input) = split(data) else { return };
@@ -60,7 +43,7 @@ fuzz_target!(|data: &[u8]| {
     let file: &[u8] = if large {
         padded = {
             let mut v = bytes.to_vec();
-            v.resize(FIRST_SCRATCH + 4096 + usize::from(data[0]) * 64, 0);
+            v.resize((3 << 20) + usize::from(data[0]) * 64, 0);
             v
         };
         &padded
@@ -68,15 +51,28 @@ fuzz_target!(|data: &[u8]| {
         bytes
     };
     let limits = input.options.limits;
-    let opened = if large {
-        let source = Padded {
-            head: bytes,
-            len: file.len(),
-        };
-        kiln_wasm::open(source, input.type_text, framing, limits)
-    } else {
-        kiln_wasm::open(file, input.type_text, framing, limits)
-    };
+    let framed = Some(framing == Framing::Framed);
+    let in_memory = open_read_at(
+        "f",
+        &mut &file[..],
+        Some(input.type_text),
+        framed,
+        Some(limits),
+    );
+    let by_ranges = (|| {
+        let mut opener = KilnOpener::recognising(
+            "f",
+            file.len() as u64,
+            Some(input.type_text),
+            framed,
+            Some(limits),
+        )?;
+        while let Some(r) = opener.next_read()? {
+            assert!(r.start <= r.end && r.end <= file.len() as u64, "read {r:?}");
+            opener.give(r.start, &file[r.start as usize..r.end as usize])?;
+        }
+        opener.finish()
+    })();
     let options = Options { framing, limits };
     let checked = kiln_nostd::check(input.type_text, file, options);
     let compiled = kiln_fuzz::Ty::parse(input.type_text)
@@ -86,25 +82,37 @@ fuzz_target!(|data: &[u8]| {
         verdict(&checked, file.len()),
         verdict(&compiled, file.len())
     );
-    match &opened {
-        Ok(_) => assert_eq!(verdict(&compiled, file.len()), Verdict::Accept),
-        Err(failed) => {
-            let e = compiled.expect_err("open refused what check accepts");
-            assert_eq!(
-                (failed.error.code(), failed.error.offset()),
-                (e.code(), e.offset()),
-                "open and check disagree: {} / {e}",
-                failed.error
-            );
+    for opened in [&in_memory, &by_ranges] {
+        match opened {
+            Ok(_) => assert_eq!(verdict(&compiled, file.len()), Verdict::Accept),
+            Err(failed) => {
+                let e = compiled
+                    .as_ref()
+                    .expect_err("open refused what check accepts");
+                assert_eq!(
+                    (failed.code(), failed.offset()),
+                    (e.code(), e.offset()),
+                    "open and check disagree: {failed} / {e}"
+                );
+            }
         }
     }
-    let Ok(opened) = opened else { return };
-    assert_eq!(opened.len, file.len() as u64);
-    assert!(opened.skipped <= file.len() as u64);
-    for d in &opened.directories {
+    let (Ok((mut model, stats)), Ok((ranged, _))) = (in_memory, by_ranges) else {
+        return;
+    };
+    assert_eq!(model, ranged, "the two opens give one model");
+    assert!(stats.skipped <= file.len() as u64);
+    model
+        .read_metadata()
+        .expect("an accepted file's metadata reads");
+    for m in &model.metadata {
+        let _ = m.json();
+    }
+    let _ = model.json().expect("the JSON form is written");
+    for d in &model.directories {
         assert!(d.offset + d.length <= file.len() as u64);
     }
-    for t in &opened.tensors {
+    for t in &model.tensors {
         let whole = t.range();
         assert!(whole.start <= whole.end && whole.end <= file.len() as u64);
         for (f, c) in [(first, count), (0, count), (first, 16), (0, u64::MAX)] {

@@ -99,7 +99,7 @@ enum Request {
 }
 
 fn format_of(path: &Path) -> Result<Format, String> {
-    Format::from_path(path).ok_or_else(|| {
+    kiln_convert::format_of_path(path).ok_or_else(|| {
         format!(
             "cannot tell the format of '{}': use the extension .safetensors, .gguf or .kiln",
             path.display()
@@ -161,8 +161,8 @@ fn parse_args(args: &[String]) -> Result<Request, String> {
         _ => {
             return Err(format!(
                 "{} to {}: one side must be .kiln",
-                from.name(),
-                to.name()
+                from.title(),
+                to.title()
             ))
         }
     }
@@ -572,7 +572,7 @@ fn run_conversion(args: &ConvertArgs) -> Result<Summary, Failure> {
         .create_new(true)
         .open(&temp)
         .map_err(|e| io("create", &temp, e))?;
-    let label = format!("{} -> {}", args.from.name(), args.to.name());
+    let label = format!("{} -> {}", args.from.title(), args.to.title());
     let bar = progress_bar(input.len() as u64, args.quiet, &label);
     let (written, done) = (AtomicU64::new(0), AtomicBool::new(false));
     let space = Reservation::new(&file, expected_len(args, input.len() as u64));
@@ -615,12 +615,12 @@ pub fn run(args: &[String]) -> ExitCode {
                 println!(
                     "{} ({}) -> {} ({}): {} tensors, {} metadata pairs, {} bytes written",
                     args.input.display(),
-                    args.from.name(),
+                    args.from.title(),
                     args.output.display(),
                     if args.mode == Mode::ToFolder {
                         "folder"
                     } else {
-                        args.to.name()
+                        args.to.title()
                     },
                     summary.tensors,
                     summary.metadata,

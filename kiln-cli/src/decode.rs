@@ -7,8 +7,9 @@ use std::io::{BufWriter, Write};
 use std::process::ExitCode;
 
 use crate::common::{compile, read_input, reading, unknown_option, ArgWalk, Failure, ReadFlags};
-use crate::jsonform::{write_value, Style};
-use crate::jsontext::JsonOut;
+use kiln_nostd::json::{write_value, Style};
+
+use crate::inspect::FmtWriter;
 
 pub const USAGE: &str =
     "usage: kiln decode [--type TYPE] [--framed|--bare] [--cap N] [--preview] [--compact] FILE";
@@ -81,18 +82,26 @@ fn decode(args: &DecodeArgs) -> Result<(), Failure> {
         .decode_value(&input, reading.options())
         .map_err(|e| Failure::kiln(&args.file, e))?;
     let stdout = std::io::stdout().lock();
-    let mut out = JsonOut::new(BufWriter::with_capacity(1 << 16, stdout), !args.compact);
+    let mut w = BufWriter::with_capacity(1 << 16, stdout);
     let style = Style {
         pretty: !args.compact,
         preview: args.preview.then_some(8),
     };
-    write_value(ty.root(), &value, &mut out, style)
-        .and_then(|()| {
-            let mut w = out.into_inner();
-            w.write_all(b"\n")?;
-            w.flush()
-        })
-        .map_or_else(|e| crate::common::output_result(Err(e)), Ok)
+    let mut out = FmtWriter {
+        inner: &mut w,
+        error: None,
+    };
+    let written = match write_value(ty.root(), &value, style, &mut out) {
+        Ok(()) => Ok(()),
+        Err(e) => Err(out
+            .error
+            .take()
+            .unwrap_or_else(|| std::io::Error::other(e.to_string()))),
+    };
+    crate::common::output_result(written.and_then(|()| {
+        w.write_all(b"\n")?;
+        w.flush()
+    }))
 }
 
 /// Runs `kiln decode` with the arguments after `decode`.

@@ -13,10 +13,12 @@ use crate::gguf::{
     DEFAULT_ALIGNMENT,
 };
 use crate::heap::split;
+use crate::inspect::integer_of;
 use crate::message::{self, GgufFile, GgufMessage, MessageType, LIMITS};
 use crate::model::{Message, Model};
 use crate::sink::WriteSink;
 use crate::Summary;
+use kiln_nostd::inspect::{Inspection, Meta};
 
 /// One GGUF file read for conversion.
 struct FileIn<'a> {
@@ -51,22 +53,17 @@ fn read_file<'a>(file: &'a str, input: &'a [u8]) -> Result<FileIn<'a>> {
 }
 
 /// The integer value of metadata key `key`, if the file has it as an
-/// integer.
+/// integer: read through the GGUF value reader into its Kiln value, as
+/// every other reader of GGUF values reads it.
 fn int_key(file: &Gguf<'_>, key: &str) -> Option<i64> {
-    use crate::gguf::value::ValueType as T;
     let kv = file.metadata.iter().find(|kv| kv.key == key)?;
-    let raw = kv.raw;
-    Some(match kv.value_type {
-        T::U8 => i64::from(*raw.first()?),
-        T::I8 => i64::from(*raw.first()? as i8),
-        T::U16 => i64::from(u16::from_le_bytes(raw.get(..2)?.try_into().ok()?)),
-        T::I16 => i64::from(i16::from_le_bytes(raw.get(..2)?.try_into().ok()?)),
-        T::U32 => i64::from(u32::from_le_bytes(raw.get(..4)?.try_into().ok()?)),
-        T::I32 => i64::from(i32::from_le_bytes(raw.get(..4)?.try_into().ok()?)),
-        T::U64 => i64::try_from(u64::from_le_bytes(raw.get(..8)?.try_into().ok()?)).ok()?,
-        T::I64 => i64::from_le_bytes(raw.get(..8)?.try_into().ok()?),
-        _ => return None,
-    })
+    let (type_text, bytes) = kv.kiln_value().ok()?;
+    let meta = Meta {
+        key: key.into(),
+        type_text,
+        bytes,
+    };
+    integer_of(&meta).and_then(|n| i64::try_from(n).ok())
 }
 
 /// The split keys llama.cpp's gguf-split (and gguf-py's split writer)
@@ -109,41 +106,24 @@ impl<'a> SplitFile<'a> {
 }
 
 impl<'a> SplitFile<'a> {
-    /// The split keys and tensor names of a file's head (what the
-    /// browser inspector reads), named `file`. A key counts only with an
+    /// The split keys and tensor names of a file's inspection model (a
+    /// head the browser read, named `file`). A key counts only with an
     /// integer type, as [`SplitFile::of`] reads it from the parsed file.
-    pub fn of_head(file: &'a str, head: &'a crate::head::Head) -> SplitFile<'a> {
-        SplitFile::of_pairs(
-            file,
-            head.metadata
-                .iter()
-                .map(|p| (p.key.as_str(), p.value_type.as_str(), p.value.as_str())),
-            head.tensors.iter().map(|t| t.name.as_str()).collect(),
-        )
-    }
-
-    /// The same from metadata pairs shown as text, `(key, type, value)`
-    /// (a head's [`HeadPair`](crate::head::HeadPair)s, as the inspector
-    /// lists them), and the tensor names.
-    pub fn of_pairs(
-        file: &'a str,
-        pairs: impl Iterator<Item = (&'a str, &'a str, &'a str)> + Clone,
-        tensors: Vec<&'a str>,
-    ) -> SplitFile<'a> {
+    pub fn of_inspection(file: &'a str, model: &'a Inspection) -> SplitFile<'a> {
         let int = |key: &str| {
-            let (_, value_type, value) = pairs.clone().find(|(k, _, _)| *k == key)?;
-            let integer = matches!(
-                value_type,
-                "u8" | "i8" | "u16" | "i16" | "u32" | "i32" | "u64" | "i64"
-            );
-            integer.then(|| value.parse::<i64>().ok()).flatten()
+            let meta = model.metadata.iter().find(|m| m.key == key)?;
+            integer_of(meta).and_then(|n| i64::try_from(n).ok())
         };
         SplitFile {
             file,
             split_no: int(SPLIT_NO_KEY),
             split_count: int(SPLIT_COUNT_KEY),
             split_tensors_count: int(SPLIT_TENSORS_COUNT_KEY),
-            tensors,
+            tensors: model
+                .tensors
+                .iter()
+                .filter_map(|t| t.name.as_deref())
+                .collect(),
         }
     }
 }
@@ -568,37 +548,38 @@ mod tests {
     }
 
     #[test]
-    fn split_keys_from_a_head() {
-        use crate::head::{Head, HeadPair, HeadTensor};
-        let pair = |key: &str, value_type: &str, value: &str| HeadPair {
+    fn split_keys_from_an_inspection() {
+        use kiln_nostd::inspect::{Meta, TensorDtype, TensorFacts};
+        let pair = |key: &str, type_text: &str, bytes: Vec<u8>| Meta {
             key: key.into(),
-            value_type: value_type.into(),
-            value: value.into(),
+            type_text: type_text.into(),
+            bytes,
         };
-        let tensor = |name: &str| HeadTensor {
-            name: name.into(),
-            dtype: None,
-            format_dtype: "F32".into(),
-            layout: None,
+        let tensor = |name: &str| TensorFacts {
+            directory: 0,
+            index: 0,
+            name: Some(name.into()),
+            dtype: TensorDtype::Foreign("F32".into()),
             shape: vec![1],
-            elements: 1,
-            range: 0..4,
+            elements: Some(1),
+            offset: 0,
+            length: 4,
+            layout: None,
+            block_size: 0,
+            quant: kiln_nostd::inspect::QuantLink::None,
+            in_place: kiln_nostd::inspect::InPlace::Yes,
         };
-        let head = Head {
-            format: crate::Format::Gguf,
-            version: 3,
-            alignment: 32,
-            head_len: 0,
-            file_len: 0,
+        let model = Inspection {
             metadata: vec![
-                pair("general.name", "string", "m"),
-                pair(SPLIT_NO_KEY, "u16", "1"),
-                pair(SPLIT_COUNT_KEY, "string", "2"),
-                pair(SPLIT_TENSORS_COUNT_KEY, "i32", "5"),
+                pair("general.name", "str", crate::head::str_bytes("m")),
+                pair(SPLIT_NO_KEY, "u16", 1u16.to_le_bytes().to_vec()),
+                pair(SPLIT_COUNT_KEY, "str", crate::head::str_bytes("2")),
+                pair(SPLIT_TENSORS_COUNT_KEY, "i32", 5i32.to_le_bytes().to_vec()),
             ],
             tensors: vec![tensor("a"), tensor("b")],
+            ..Inspection::default()
         };
-        let split = SplitFile::of_head("m-00002-of-00002.gguf", &head);
+        let split = SplitFile::of_inspection("m-00002-of-00002.gguf", &model);
         assert_eq!(
             split,
             SplitFile {

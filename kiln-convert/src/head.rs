@@ -1,119 +1,58 @@
-//! The heads of safetensors and GGUF files, read from their first bytes
-//! alone: what an inspector shows before any payload is read.
+//! The heads of safetensors and GGUF files, read into the core's
+//! inspection model ([`kiln_nostd::inspect::Inspection`]): the one adapter of
+//! foreign files, under `kiln inspect` and the browser inspector.
 //!
 //! [`read_head`] takes a prefix of a file and the file's total length and
-//! answers either [`Step::Need`] (the first `n` bytes are needed) or the
-//! [`Head`]: the format, the metadata pairs for display, and each
-//! tensor's name, dtype or ggml block layout, shape and absolute byte
-//! range. Every check that needs no payload byte is made (GGUF: by
-//! [`GgufHead::read`], which [`Gguf::parse`](crate::gguf::Gguf::parse) is
-//! built on; safetensors: the conversions' header reader, the safetensors
-//! crate's checks with 64-bit sizes, see [`safetensors_head`]), so the
-//! verdict (the error, its kind, offset and words) is the whole-file
-//! reader's once the prefix holds the head.
+//! gives the [`Inspection`] once the prefix holds the head, or how many bytes
+//! are needed ([`Step::Need`]). Every check that needs no payload byte is
+//! made (GGUF: by [`GgufHead::read`], which [`Gguf::parse`](crate::gguf::Gguf::parse)
+//! is built on; safetensors: the conversions' header reader, the
+//! safetensors crate's checks with 64-bit sizes), so the verdict (the
+//! error, its kind, offset and words) is the whole-file reader's.
 //!
-//! What a head needs: safetensors, 8 bytes, then `8 + n` (its JSON
-//! header); GGUF, everything up to the end of its tensor infos, which
-//! may take several growing reads (a tokenizer vocabulary can be
-//! megabytes). [`open_head`] drives those reads over any read-at-offset
-//! function, so a file of any size is opened by reading about its head.
+//! A model's tensors are in the order of their data in the file; its
+//! metadata entries are the file's pairs, each with the Kiln type and
+//! bytes `kiln convert` gives it (safetensors' `__metadata__` as `str`
+//! values in key order; GGUF's pairs in file order, through the one GGUF
+//! value reader, [`crate::gguf::value`]), so a file and the `.kiln`
+//! converted from it have the same entries.
+//!
+//! [`HeadOpener`] reads a head by ranges, sans-I/O: a first read of
+//! [`FIRST_READ`] bytes (most heads, a 32,000-token vocabulary's
+//! included), then, for a safetensors header longer than that, its exact
+//! rest; for a GGUF head (whose length shows only as it is parsed), four
+//! times what is held each time, in pieces that can be in flight
+//! together: a head of `n` bytes takes about `log4(n / FIRST_READ)` round
+//! trips more.
 
 use std::ops::Range;
 
+pub use kiln_nostd::inspect::FIRST_READ;
+use kiln_nostd::inspect::{
+    DirectoryFacts, FileFacts, Format, GgufFacts, InPlace, Inspection, Meta, QuantLink, ReadStats,
+    TensorDtype, TensorFacts,
+};
 use kiln_nostd::DtypeCode;
 
 use crate::error::{Error, Result};
-use crate::gguf::{GgmlType, GgufHead, HeadRead, MetadataKv, ValueType};
+use crate::gguf::{GgufHead, HeadRead};
+use crate::kiln_dtype;
 use crate::safetensors_header::{data_order, read_header, Refused};
 use crate::safetensors_kiln::read_error;
-use crate::{kiln_dtype, Format};
 
-/// The first read of a head: most safetensors headers and small GGUF
-/// heads fit in it.
-pub const FIRST_READ: u64 = 64 << 10;
-
-/// The largest head [`open_head`] reads (safetensors caps its header at
+/// The largest head [`HeadOpener`] reads (safetensors caps its header at
 /// 100,000,000 bytes; a GGUF head past this is refused rather than held).
 pub const MAX_HEAD: u64 = 256 << 20;
-
-/// Values of a metadata array shown before "…".
-const SHOWN_ITEMS: usize = 16;
-/// Characters of a string value shown before "…".
-const SHOWN_CHARS: usize = 240;
 
 /// What a prefix of a file gives.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Step {
-    /// The head, checked.
-    Head(Head),
+    /// The head, checked, as the model.
+    Model(Box<Inspection>),
     /// The prefix ends inside the head: the first `n` bytes are needed
-    /// (more than the prefix, at most the file).
+    /// (more than the prefix; at most the file). For safetensors `n` is
+    /// the head's exact length; for GGUF, a lower bound.
     Need(u64),
-}
-
-/// A block layout of a GGUF quantized tensor.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub struct Layout {
-    /// ggml's name for it, e.g. `Q4_K`.
-    pub name: &'static str,
-    /// Elements per block.
-    pub block_elements: u64,
-    /// Bytes per block.
-    pub block_bytes: u64,
-}
-
-/// One tensor of a head.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct HeadTensor {
-    /// Its name.
-    pub name: String,
-    /// The Kiln dtype its bytes are (the one a conversion gives it): a
-    /// closed dtype, or for a GGUF block type the opaque `4096 + id`.
-    /// `None` for a safetensors dtype Kiln has no dtype for.
-    pub dtype: Option<DtypeCode>,
-    /// The format's own name for the dtype (`F16`, `BF16`, `Q4_K`, ...).
-    pub format_dtype: String,
-    /// The block layout of a GGUF block type.
-    pub layout: Option<Layout>,
-    /// Dimensions, outermost first (GGUF's are reversed).
-    pub shape: Vec<u64>,
-    /// Element count.
-    pub elements: u64,
-    /// Absolute byte range of its data in the file.
-    pub range: Range<u64>,
-}
-
-/// One metadata pair, for display.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct HeadPair {
-    /// The key.
-    pub key: String,
-    /// The value's type in the format's words (`string`, `u32`,
-    /// `array<string>[151936]`).
-    pub value_type: String,
-    /// The value as text, long strings and arrays shortened with "…".
-    pub value: String,
-}
-
-/// The head of a safetensors or GGUF file.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Head {
-    /// [`Format::Safetensors`] or [`Format::Gguf`].
-    pub format: Format,
-    /// The GGUF version (0 for safetensors).
-    pub version: u32,
-    /// GGUF's tensor data alignment (0 for safetensors).
-    pub alignment: u64,
-    /// The bytes the head spans: `8 + n` for safetensors, the end of the
-    /// tensor infos for GGUF.
-    pub head_len: u64,
-    /// The file's length.
-    pub file_len: u64,
-    /// Metadata pairs: file order for GGUF, key order for safetensors'
-    /// `__metadata__`.
-    pub metadata: Vec<HeadPair>,
-    /// Tensors in the order of their data in the file.
-    pub tensors: Vec<HeadTensor>,
 }
 
 /// The format a file's first bytes say: `GGUF` magic, a Kiln frame or
@@ -128,275 +67,353 @@ pub fn sniff(prefix: &[u8]) -> Option<Format> {
     }
 }
 
-/// The head of a `format` file of `file_len` bytes, from `prefix`, its
-/// first bytes.
-pub fn read_head(format: Format, prefix: &[u8], file_len: u64) -> Result<Step> {
+/// The model of the `format` file `name` of `file_len` bytes, from
+/// `prefix`, its first bytes.
+pub fn read_head(name: &str, format: Format, prefix: &[u8], file_len: u64) -> Result<Step> {
     match format {
-        Format::Safetensors => safetensors_head(prefix, file_len),
-        Format::Gguf => gguf_head(prefix, file_len),
+        Format::Safetensors => safetensors_head(name, prefix, file_len),
+        Format::Gguf => gguf_head(name, prefix, file_len),
         Format::Kiln => Err(Error::unsupported(
-            "a Kiln file's head is read by kiln-nostd's checker, not here",
+            "a Kiln file is read by kiln-nostd's opener, not by the head reader",
         )),
     }
 }
 
-/// The head of a safetensors file; the verdict of
+/// The model of a whole safetensors or GGUF file in memory (a memory map:
+/// only its head is touched).
+pub fn inspect_head(name: &str, format: Format, bytes: &[u8]) -> Result<Inspection> {
+    match read_head(name, format, bytes, bytes.len() as u64)? {
+        Step::Model(model) => Ok(*model),
+        Step::Need(n) => Err(Error::unsupported(format!(
+            "the head reader asked for {n} bytes of a file of {}",
+            bytes.len()
+        ))),
+    }
+}
+
+/// One directory holding every tensor of a foreign file, whose data
+/// section starts at `data_start`.
+fn one_directory(name: &str, format: Format, file_len: u64, data_start: u64) -> Inspection {
+    Inspection {
+        name: name.into(),
+        format,
+        files: vec![FileFacts {
+            name: name.into(),
+            bytes: file_len,
+        }],
+        directories: vec![DirectoryFacts {
+            path: None,
+            file: 0,
+            source: None,
+            offset: data_start,
+            length: file_len.saturating_sub(data_start),
+            payload_offset: data_start,
+            first: 0,
+            count: 0,
+            named: true,
+            names_sorted: true,
+        }],
+        ..Inspection::default()
+    }
+}
+
+/// Adds a foreign tensor to the model's one directory.
+fn push_tensor(
+    model: &mut Inspection,
+    name: &str,
+    dtype: TensorDtype,
+    shape: Vec<u64>,
+    range: Range<u64>,
+    layout: Option<(&str, u32)>,
+) {
+    let elements = shape.iter().try_fold(1u64, |a, &d| a.checked_mul(d));
+    let index = model.tensors.len();
+    if let Some(d) = model.directories.first_mut() {
+        let sorted = model
+            .tensors
+            .last()
+            .and_then(|t| t.name.as_deref())
+            .is_none_or(|last| last.as_bytes() < name.as_bytes());
+        d.names_sorted &= sorted;
+        d.count += 1;
+    }
+    model.tensors.push(TensorFacts {
+        directory: 0,
+        index,
+        name: Some(name.into()),
+        in_place: InPlace::of(range.start, dtype.element_align()),
+        dtype,
+        shape,
+        elements,
+        offset: range.start,
+        length: range.end.saturating_sub(range.start),
+        layout: layout.map(|(l, _)| l.into()),
+        block_size: layout.map_or(0, |(_, b)| b),
+        quant: QuantLink::None,
+    });
+}
+
+/// A `str` value's Kiln bytes: its length word and its UTF-8.
+pub(crate) fn str_bytes(s: &str) -> Vec<u8> {
+    let mut bytes = Vec::with_capacity(s.len() + 4);
+    bytes.extend_from_slice(&(s.len() as u32).to_le_bytes());
+    bytes.extend_from_slice(s.as_bytes());
+    bytes
+}
+
+/// The model of a safetensors file; the verdict of
 /// [`read_safetensors`](crate::read_safetensors) on the whole file on a
-/// 64-bit host, on every target.
-///
-/// The header is read by the conversions' own header reader
-/// ([`read_safetensors_header`](crate::read_safetensors_header)), which
-/// holds offsets and dimensions in 64 bits: the safetensors crate's
-/// `Metadata` holds them as `usize`, which on a 32-bit target (wasm32)
-/// cannot hold the offsets of a file past 4 GiB. The tests check the
-/// verdict against [`read_safetensors`](crate::read_safetensors) on every
-/// prefix of the fixtures and hostile headers.
-pub fn safetensors_head(prefix: &[u8], file_len: u64) -> Result<Step> {
+/// 64-bit host, on every target (the header reader holds offsets and
+/// dimensions in 64 bits, where the safetensors crate's `usize` cannot
+/// hold the offsets of a file past 4 GiB on wasm32).
+pub fn safetensors_head(name: &str, prefix: &[u8], file_len: u64) -> Result<Step> {
     let header = match read_header(prefix, file_len) {
         Ok(header) => header,
         Err(Refused::ShortHead { needed }) => return Ok(Step::Need(needed)),
         Err(Refused::Crate(e)) => return Err(read_error(prefix, file_len, e)),
     };
     let data_start = header.data_start() as u64;
+    let mut model = one_directory(name, Format::Safetensors, file_len, data_start);
     // In the order of their data; tensors of no bytes at one offset, by name.
-    let tensors = data_order(&header)
-        .into_iter()
-        .filter_map(|(start, end, i)| {
-            let t = header.tensors.get(i as usize)?;
-            let shape = header.shape(t).to_vec();
-            Some(HeadTensor {
-                dtype: kiln_dtype(t.dtype).map(DtypeCode::Closed),
-                format_dtype: t.dtype.to_string(),
-                layout: None,
-                elements: shape.iter().product(),
-                shape,
-                range: data_start + start..data_start + end,
-                name: t.name.to_string(),
-            })
-        })
-        .collect();
-    let metadata = header
+    for (start, end, i) in data_order(&header) {
+        let Some(t) = header.tensors.get(i as usize) else {
+            continue;
+        };
+        let dtype = match kiln_dtype(t.dtype) {
+            Some(d) => TensorDtype::Kiln(DtypeCode::Closed(d)),
+            None => TensorDtype::Foreign(t.dtype.to_string()),
+        };
+        let range = data_start + start..data_start + end;
+        push_tensor(
+            &mut model,
+            &t.name,
+            dtype,
+            header.shape(t).to_vec(),
+            range,
+            None,
+        );
+    }
+    model.metadata = header
         .metadata
         .iter()
         .flatten()
-        .map(|(key, v)| HeadPair {
+        .map(|(key, v)| Meta {
             key: key.to_string(),
-            value_type: "string".into(),
-            value: shown_str(v),
+            type_text: "str".into(),
+            bytes: str_bytes(v),
         })
         .collect();
-    Ok(Step::Head(Head {
-        format: Format::Safetensors,
-        version: 0,
-        alignment: 0,
-        head_len: data_start,
-        file_len,
-        metadata,
-        tensors,
-    }))
+    Ok(Step::Model(Box::new(model)))
 }
 
-/// The head of a GGUF file; the verdict of
+/// The model of a GGUF file; the verdict of
 /// [`Gguf::parse`](crate::gguf::Gguf::parse) on the whole file.
-pub fn gguf_head(prefix: &[u8], file_len: u64) -> Result<Step> {
+pub fn gguf_head(name: &str, prefix: &[u8], file_len: u64) -> Result<Step> {
     let head = match GgufHead::read(prefix, file_len)? {
         HeadRead::Head(head) => head,
         HeadRead::Need(n) => return Ok(Step::Need(n)),
     };
-    let tensors = head
-        .tensors
-        .iter()
-        .map(|t| HeadTensor {
-            name: t.name.into(),
-            dtype: Some(t.ggml.kiln_dtype()),
-            format_dtype: t.ggml.name.into(),
-            layout: layout_of(t.ggml),
-            shape: t.dims.iter().rev().copied().collect(),
-            // A block type packs several elements a byte, so the count
-            // may pass 64 bits where the byte length does not.
-            elements: t.dims.iter().fold(1u64, |a, &d| a.saturating_mul(d)),
-            range: t.start..t.start + t.len,
-        })
-        .collect();
-    Ok(Step::Head(Head {
-        format: Format::Gguf,
+    let data_start = head
+        .head_len
+        .div_ceil(head.alignment)
+        .saturating_mul(head.alignment)
+        .min(file_len);
+    let mut model = one_directory(name, Format::Gguf, file_len, data_start);
+    model.gguf = Some(GgufFacts {
         version: head.version,
         alignment: head.alignment,
-        head_len: head.head_len,
-        file_len,
-        metadata: head.metadata.iter().map(gguf_pair).collect(),
-        tensors,
-    }))
+    });
+    for t in &head.tensors {
+        let code = t.ggml.kiln_dtype();
+        // A block type is an opaque dtype with ggml's layout: as `kiln
+        // convert` writes it. Block sizes in ggml's table are below 2^32.
+        let layout = matches!(code, DtypeCode::Opaque(_))
+            .then_some((t.ggml.name, t.ggml.block_bytes as u32));
+        let shape = t.dims.iter().rev().copied().collect();
+        let range = t.start..t.start + t.len;
+        push_tensor(
+            &mut model,
+            t.name,
+            TensorDtype::Kiln(code),
+            shape,
+            range,
+            layout,
+        );
+    }
+    model.metadata = head
+        .metadata
+        .iter()
+        .map(|kv| {
+            let (type_text, bytes) = kv.kiln_value()?;
+            Ok(Meta {
+                key: kv.key.into(),
+                type_text,
+                bytes,
+            })
+        })
+        .collect::<Result<_>>()?;
+    Ok(Step::Model(Box::new(model)))
 }
 
-fn layout_of(ggml: &'static GgmlType) -> Option<Layout> {
-    ggml.closed.is_none().then_some(Layout {
-        name: ggml.name,
-        block_elements: ggml.block_elements,
-        block_bytes: ggml.block_bytes,
-    })
-}
-
-/// What [`open_head`] read.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
-pub struct HeadReads {
-    /// Bytes read.
-    pub bytes: u64,
-    /// How many reads.
-    pub requests: u64,
-}
-
-/// Reads the head of a `format` file of `file_len` bytes through
-/// `read(offset, buf)` (fill `buf` with the bytes at `offset`): first
-/// [`FIRST_READ`] bytes (or the file), then, while the head needs more,
-/// the bytes up to what it needs or a quarter more than held, whichever
-/// is larger. Each read appends: no byte is read twice, and the bytes
-/// read are at most the head plus a quarter of it plus [`FIRST_READ`].
-pub fn open_head(
+/// Reads a safetensors or GGUF head by ranges; see the [module](self)
+/// text. Sans-I/O: [`HeadOpener::next_reads`] names the ranges to read
+/// (all may be in flight together), [`HeadOpener::give`] takes each, and
+/// [`HeadOpener::finish`] gives the model.
+///
+/// ```
+/// use kiln_convert::head::HeadOpener;
+/// use kiln_convert::Format;
+///
+/// let data = [0u8, 0, 128, 63];
+/// let view = safetensors::tensor::TensorView::new(safetensors::Dtype::F32, vec![1], &data).unwrap();
+/// let file = safetensors::serialize([("w", view)], None).unwrap();
+/// let mut opener = HeadOpener::new("w.safetensors", Format::Safetensors, file.len() as u64);
+/// loop {
+///     let reads = opener.next_reads().unwrap();
+///     if reads.is_empty() { break; }
+///     for r in reads {
+///         opener.give(r.start, &file[r.start as usize..r.end as usize]).unwrap();
+///     }
+/// }
+/// let (model, stats) = opener.finish().unwrap();
+/// assert_eq!((model.tensors[0].name.as_deref(), stats.requests), (Some("w"), 1));
+/// ```
+pub struct HeadOpener {
+    name: String,
     format: Format,
     file_len: u64,
-    mut read: impl FnMut(u64, &mut [u8]) -> Result<()>,
-) -> Result<(Head, HeadReads)> {
-    let mut prefix: Vec<u8> = Vec::new();
-    let mut reads = HeadReads::default();
-    let mut want = FIRST_READ.min(file_len);
-    loop {
-        if want > prefix.len() as u64 {
-            let have = prefix.len();
-            let grown = usize::try_from(want).map_err(|_| too_large(want))?;
-            prefix.resize(grown, 0);
-            read(have as u64, &mut prefix[have..])?;
-            reads.bytes += (grown - have) as u64;
-            reads.requests += 1;
+    /// The file's first bytes, as read so far.
+    prefix: Vec<u8>,
+    /// Reads asked for: each range, and its bytes once given.
+    asked: Vec<(Range<u64>, Option<Vec<u8>>)>,
+    model: Option<Inspection>,
+    stats: ReadStats,
+}
+
+/// The fewest bytes a growing read asks for in one piece.
+const MIN_PIECE: u64 = 1 << 20;
+
+impl HeadOpener {
+    /// An opener of the `format` file `name`, `file_len` bytes long.
+    pub fn new(name: &str, format: Format, file_len: u64) -> HeadOpener {
+        HeadOpener {
+            name: name.into(),
+            format,
+            file_len,
+            prefix: Vec::new(),
+            asked: Vec::new(),
+            model: None,
+            stats: ReadStats::default(),
         }
-        match read_head(format, &prefix, file_len)? {
-            Step::Head(head) => return Ok((head, reads)),
-            Step::Need(n) => {
-                let have = prefix.len() as u64;
-                if n <= have {
+    }
+
+    /// The ranges to read next, in file order, or none once the head is
+    /// read: then [`HeadOpener::finish`]. Ranges asked for and not yet
+    /// given are asked again.
+    pub fn next_reads(&mut self) -> Result<Vec<Range<u64>>> {
+        if !self.asked.is_empty() {
+            return Ok(self
+                .asked
+                .iter()
+                .filter(|(_, got)| got.is_none())
+                .map(|(r, _)| r.clone())
+                .collect());
+        }
+        if self.model.is_some() {
+            return Ok(Vec::new());
+        }
+        let have = self.prefix.len() as u64;
+        let target = if self.stats.requests == 0 {
+            FIRST_READ.min(self.file_len)
+        } else {
+            match read_head(&self.name, self.format, &self.prefix, self.file_len)? {
+                Step::Model(model) => {
+                    self.model = Some(*model);
+                    return Ok(Vec::new());
+                }
+                Step::Need(n) if n <= have => {
                     return Err(Error::unsupported(
                         "the head reader asked for bytes it holds",
-                    ));
+                    ))
                 }
-                let next = n.max(have + have / 4).min(file_len);
-                if next > MAX_HEAD {
-                    return Err(too_large(n));
-                }
-                want = next;
+                // A safetensors header says its length: exactly that. A
+                // GGUF head shows its length only as it is parsed: four
+                // times what is held, so the round trips grow with the
+                // logarithm of the head's size.
+                Step::Need(n) if self.format == Format::Safetensors => n,
+                Step::Need(n) => n.max(have.saturating_mul(4)),
             }
         }
-    }
-}
-
-fn too_large(n: u64) -> Error {
-    Error::unsupported(format!(
-        "the file's head needs {n} bytes, more than the {MAX_HEAD} an inspector holds"
-    ))
-}
-
-// ---------------------------------------------------------------------------
-// Metadata values for display
-
-fn shown_str(s: &str) -> String {
-    match s.char_indices().nth(SHOWN_CHARS) {
-        Some((cut, _)) => format!("{}…", &s[..cut]),
-        None => s.to_string(),
-    }
-}
-
-fn gguf_pair(kv: &MetadataKv<'_>) -> HeadPair {
-    let mut r = Raw(kv.raw);
-    let (value_type, value) = if kv.value_type == ValueType::Array {
-        let elem = r.u32().and_then(ValueType::from_id);
-        let count = r.u64().unwrap_or(0);
-        let type_name = elem.map_or("?", gguf_type_name);
-        let mut items = Vec::new();
-        if let Some(elem) = elem {
-            for _ in 0..count.min(SHOWN_ITEMS as u64) {
-                match one_value(&mut r, elem) {
-                    Some(text) => items.push(text),
-                    None => break,
-                }
-            }
+        .min(self.file_len);
+        if target > MAX_HEAD {
+            return Err(Error::unsupported(format!(
+                "the file's head needs more than the {MAX_HEAD} bytes an inspector holds"
+            )));
         }
-        let more = if count > items.len() as u64 {
-            ", …"
+        if target <= have {
+            // An empty file: nothing to read, and its verdict from nothing.
+            return match read_head(&self.name, self.format, &self.prefix, self.file_len)? {
+                Step::Model(model) => {
+                    self.model = Some(*model);
+                    Ok(Vec::new())
+                }
+                Step::Need(_) => Err(Error::unsupported(
+                    "the head reader asked for bytes past the file",
+                )),
+            };
+        }
+        // The first read is one request (a URL's first answer also gives
+        // the file's length); later ones are pieces of at least MIN_PIECE,
+        // at most four, in flight together.
+        let piece = if self.stats.requests == 0 {
+            target
         } else {
-            ""
+            (target - have).div_ceil(4).max(MIN_PIECE)
         };
-        (
-            format!("array<{type_name}>[{count}]"),
-            format!("[{}{more}]", items.join(", ")),
-        )
-    } else {
-        (
-            gguf_type_name(kv.value_type).to_string(),
-            one_value(&mut r, kv.value_type).unwrap_or_default(),
-        )
-    };
-    HeadPair {
-        key: kv.key.into(),
-        value_type,
-        value,
-    }
-}
-
-fn gguf_type_name(t: ValueType) -> &'static str {
-    match t {
-        ValueType::String => "string",
-        ValueType::Array => "array",
-        other => other.element_text(),
-    }
-}
-
-/// Bytes of a value the GGUF reader has checked.
-struct Raw<'a>(&'a [u8]);
-
-impl<'a> Raw<'a> {
-    fn take(&mut self, n: u64) -> Option<&'a [u8]> {
-        let n = usize::try_from(n).ok()?;
-        let (head, rest) = (self.0.get(..n)?, self.0.get(n..)?);
-        self.0 = rest;
-        Some(head)
-    }
-    fn array<const N: usize>(&mut self) -> Option<[u8; N]> {
-        self.take(N as u64)?.try_into().ok()
-    }
-    fn u32(&mut self) -> Option<u32> {
-        self.array().map(u32::from_le_bytes)
-    }
-    fn u64(&mut self) -> Option<u64> {
-        self.array().map(u64::from_le_bytes)
-    }
-}
-
-/// One value of type `t` as text; an inner array is shown by its type and
-/// length and skipped.
-fn one_value(r: &mut Raw<'_>, t: ValueType) -> Option<String> {
-    Some(match t {
-        ValueType::U8 => r.array::<1>()?[0].to_string(),
-        ValueType::I8 => (r.array::<1>()?[0] as i8).to_string(),
-        ValueType::U16 => u16::from_le_bytes(r.array()?).to_string(),
-        ValueType::I16 => i16::from_le_bytes(r.array()?).to_string(),
-        ValueType::U32 => r.u32()?.to_string(),
-        ValueType::I32 => i32::from_le_bytes(r.array()?).to_string(),
-        ValueType::F32 => f32::from_le_bytes(r.array()?).to_string(),
-        ValueType::Bool => (r.array::<1>()?[0] != 0).to_string(),
-        ValueType::U64 => r.u64()?.to_string(),
-        ValueType::I64 => i64::from_le_bytes(r.array()?).to_string(),
-        ValueType::F64 => f64::from_le_bytes(r.array()?).to_string(),
-        ValueType::String => {
-            let len = r.u64()?;
-            let s = core::str::from_utf8(r.take(len)?).ok()?;
-            format!("{:?}", shown_str(s))
+        let mut at = have;
+        while at < target {
+            let end = at.saturating_add(piece).min(target);
+            self.asked.push((at..end, None));
+            at = end;
         }
-        ValueType::Array => {
-            let elem = ValueType::from_id(r.u32()?)?;
-            let count = r.u64()?;
-            for _ in 0..count {
-                one_value(r, elem)?;
+        Ok(self.asked.iter().map(|(r, _)| r.clone()).collect())
+    }
+
+    /// The bytes of one range [`HeadOpener::next_reads`] named, read from
+    /// `at`: exactly that range, or it is refused.
+    pub fn give(&mut self, at: u64, bytes: &[u8]) -> Result<()> {
+        let slot = self
+            .asked
+            .iter_mut()
+            .find(|(r, got)| r.start == at && got.is_none())
+            .ok_or_else(|| Error::unsupported("the bytes given are not a range asked for"))?;
+        if bytes.len() as u64 != slot.0.end - slot.0.start {
+            return Err(Error::unsupported(format!(
+                "a read of {} bytes at {at} returned {}",
+                slot.0.end - slot.0.start,
+                bytes.len()
+            )));
+        }
+        slot.1 = Some(bytes.to_vec());
+        self.stats.bytes += bytes.len() as u64;
+        self.stats.requests += 1;
+        if self.asked.iter().all(|(_, got)| got.is_some()) {
+            for (_, got) in std::mem::take(&mut self.asked) {
+                self.prefix.extend_from_slice(&got.unwrap_or_default());
             }
-            format!("array<{}>[{count}]", gguf_type_name(elem))
         }
-    })
+        Ok(())
+    }
+
+    /// The model, once [`HeadOpener::next_reads`] named no more ranges,
+    /// and what was read.
+    pub fn finish(self) -> Result<(Inspection, ReadStats)> {
+        let mut stats = self.stats;
+        stats.skipped = self.file_len.saturating_sub(stats.bytes);
+        stats.scratch = self.prefix.len();
+        match self.model {
+            Some(model) => Ok((model, stats)),
+            None => Err(Error::unsupported("finish before the head is read")),
+        }
+    }
 }

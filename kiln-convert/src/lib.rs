@@ -70,6 +70,7 @@ pub mod gguf;
 mod gguf_kiln;
 pub mod head;
 mod heap;
+pub mod inspect;
 mod message;
 mod model;
 mod safetensors_header;
@@ -119,38 +120,20 @@ pub struct Summary {
     pub written: u64,
 }
 
-/// A file format this crate reads and writes.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
-pub enum Format {
-    /// A safetensors file (`.safetensors`).
-    Safetensors,
-    /// A GGUF file (`.gguf`).
-    Gguf,
-    /// A framed Kiln message (`.kiln`).
-    Kiln,
-}
+/// A file format this crate reads and writes: the core's
+/// ([`kiln_nostd::inspect::Format`]), one type for every tool.
+pub use kiln_nostd::inspect::Format;
 
-impl Format {
-    /// The format a file name's extension names (`.safetensors`, `.gguf`,
-    /// `.kiln`, in any letter case).
-    pub fn from_path(path: &Path) -> Option<Format> {
-        let ext = path.extension()?.to_str()?.to_ascii_lowercase();
-        Some(match ext.as_str() {
-            "safetensors" => Format::Safetensors,
-            "gguf" => Format::Gguf,
-            "kiln" => Format::Kiln,
-            _ => return None,
-        })
-    }
-
-    /// The format's usual name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Format::Safetensors => "safetensors",
-            Format::Gguf => "GGUF",
-            Format::Kiln => "Kiln",
-        }
-    }
+/// The format a file name's extension names (`.safetensors`, `.gguf`,
+/// `.kiln`, in any letter case).
+pub fn format_of_path(path: &Path) -> Option<Format> {
+    let ext = path.extension()?.to_str()?.to_ascii_lowercase();
+    Some(match ext.as_str() {
+        "safetensors" => Format::Safetensors,
+        "gguf" => Format::Gguf,
+        "kiln" => Format::Kiln,
+        _ => return None,
+    })
 }
 
 /// Converts `input` in format `from` to format `to`, written to `out`.
@@ -181,8 +164,8 @@ pub fn convert_with_len<W: Write>(
         (Format::Kiln, Format::Gguf) => kiln_to_gguf(input, out),
         (from, to) => Err(Error::unsupported(format!(
             "{} to {}: one side of a conversion must be Kiln and the other safetensors or GGUF",
-            from.name(),
-            to.name()
+            from.title(),
+            to.title()
         ))),
     }
 }

@@ -84,8 +84,8 @@ fn conversions_allocate_a_small_multiple_of_the_input() {
         let beyond_buffer = allocated.peak.saturating_sub(BUFFER_LEN as u64);
         println!(
             "{} to {}: {len} bytes in, peak {} bytes ({} beyond the output buffer = {:.1} x the input)",
-            from.name(),
-            to.name(),
+            from.title(),
+            to.title(),
             allocated.peak,
             beyond_buffer,
             beyond_buffer as f64 / len as f64
@@ -93,8 +93,8 @@ fn conversions_allocate_a_small_multiple_of_the_input() {
         assert!(
             beyond_buffer <= PER_BYTE * len + 16 * 1024,
             "{} to {}: {allocated:?} for {len} bytes",
-            from.name(),
-            to.name()
+            from.title(),
+            to.title()
         );
     }
 }

@@ -8,15 +8,16 @@ mod common;
 
 use common::*;
 use kiln_convert::gguf::Gguf;
-use kiln_convert::head::{open_head, read_head, sniff, Head, Step, FIRST_READ};
+use kiln_convert::head::{read_head, sniff, HeadOpener, Step, FIRST_READ};
 use kiln_convert::{read_safetensors, ErrorKind, Format};
+use kiln_nostd::inspect::{Inspection, TensorDtype};
 
-type Verdict = Result<Head, (ErrorKind, Option<u64>, String)>;
+type Verdict = Result<Inspection, (ErrorKind, Option<u64>, String)>;
 
 fn verdict(r: kiln_convert::Result<Step>) -> Option<Verdict> {
     match r {
         Ok(Step::Need(_)) => None,
-        Ok(Step::Head(h)) => Some(Ok(h)),
+        Ok(Step::Model(h)) => Some(Ok(*h)),
         Err(e) => Some(Err((e.kind(), e.offset(), e.to_string()))),
     }
 }
@@ -24,7 +25,7 @@ fn verdict(r: kiln_convert::Result<Step>) -> Option<Verdict> {
 /// The head from the whole file, checked against the whole-file reader.
 fn whole(format: Format, file: &[u8]) -> Verdict {
     let len = file.len() as u64;
-    let got = verdict(read_head(format, file, len)).expect("the whole file never needs more");
+    let got = verdict(read_head("f", format, file, len)).expect("the whole file never needs more");
     match format {
         Format::Gguf => match (Gguf::parse(file), &got) {
             (Ok(g), Ok(head)) => {
@@ -32,11 +33,11 @@ fn whole(format: Format, file: &[u8]) -> Verdict {
                 assert_eq!(g.metadata.len(), head.metadata.len());
                 for (t, h) in g.tensors.iter().zip(&head.tensors) {
                     let start = t.data.as_ptr() as u64 - file.as_ptr() as u64;
-                    assert_eq!(h.range, start..start + t.data.len() as u64, "{}", t.name);
-                    assert_eq!(h.name, t.name);
+                    assert_eq!(h.range(), start..start + t.data.len() as u64, "{}", t.name);
+                    assert_eq!(h.name.as_deref(), Some(t.name));
                     let dims: Vec<u64> = t.dims.iter().rev().copied().collect();
                     assert_eq!(h.shape, dims);
-                    assert_eq!(h.dtype, Some(t.ggml.kiln_dtype()));
+                    assert_eq!(h.dtype, TensorDtype::Kiln(t.ggml.kiln_dtype()));
                 }
             }
             (Err(e), Err(got)) => assert_eq!((e.kind(), e.offset(), e.to_string()), *got),
@@ -44,12 +45,13 @@ fn whole(format: Format, file: &[u8]) -> Verdict {
         },
         _ => match (read_safetensors(file), &got) {
             (Ok((n, meta)), Ok(head)) => {
-                assert_eq!(head.head_len, 8 + n as u64);
+                let data = head.directories[0].payload_offset;
+                assert_eq!(data, 8 + n as u64);
                 assert_eq!(head.tensors.len(), meta.tensors().len());
                 for t in &head.tensors {
-                    let info = meta.info(&t.name).unwrap();
+                    let info = meta.info(t.name.as_deref().unwrap()).unwrap();
                     let (s, e) = info.data_offsets;
-                    assert_eq!(t.range, head.head_len + s as u64..head.head_len + e as u64);
+                    assert_eq!(t.range(), data + s as u64..data + e as u64);
                 }
             }
             (Err(e), Err(got)) => assert_eq!((e.kind(), e.offset(), e.to_string()), *got),
@@ -66,7 +68,7 @@ fn every_prefix(format: Format, file: &[u8]) -> Verdict {
     let len = file.len() as u64;
     let mut decided = false;
     for p in 0..=file.len() {
-        match read_head(format, &file[..p], len) {
+        match read_head("f", format, &file[..p], len) {
             Ok(Step::Need(n)) => {
                 assert!(
                     !decided,
@@ -84,7 +86,31 @@ fn every_prefix(format: Format, file: &[u8]) -> Verdict {
     want
 }
 
-/// Following the needs from an empty prefix, and through [`open_head`],
+/// The model through a [`HeadOpener`], its reads given in reverse order
+/// each round (they may come back in any order): the model, the bytes
+/// read (every read appends to the prefix: none is read twice) and the
+/// rounds of reads.
+fn open_by_ranges(format: Format, file: &[u8]) -> kiln_convert::Result<(Inspection, u64, u32)> {
+    let mut opener = HeadOpener::new("f", format, file.len() as u64);
+    let (mut read, mut rounds) = (0u64, 0u32);
+    loop {
+        let reads = opener.next_reads()?;
+        if reads.is_empty() {
+            break;
+        }
+        rounds += 1;
+        assert_eq!(reads[0].start, read, "reads append");
+        for r in reads.iter().rev() {
+            opener.give(r.start, &file[r.start as usize..r.end as usize])?;
+            read += r.end - r.start;
+        }
+    }
+    let (model, stats) = opener.finish()?;
+    assert_eq!(stats.bytes, read);
+    Ok((model, read, rounds))
+}
+
+/// Following the needs from an empty prefix, and through a [`HeadOpener`],
 /// reaches the whole file's verdict.
 fn by_needs(format: Format, file: &[u8]) -> Verdict {
     let want = whole(format, file);
@@ -93,21 +119,23 @@ fn by_needs(format: Format, file: &[u8]) -> Verdict {
     if len < 1 << 16 {
         chain(format, file, &want);
     }
-    let mut read = 0u64;
-    let opened = open_head(format, len, |at, buf| {
-        assert_eq!(at, read, "reads append");
-        buf.copy_from_slice(&file[at as usize..at as usize + buf.len()]);
-        read += buf.len() as u64;
-        Ok(())
-    });
+    let opened = open_by_ranges(format, file);
     match (&opened, &want) {
-        (Ok((head, reads)), Ok(w)) => {
+        (Ok((head, read, rounds)), Ok(w)) => {
             assert_eq!(head, w);
-            assert_eq!(reads.bytes, read);
-            assert!(read <= head.head_len + head.head_len / 4 + FIRST_READ);
+            // A safetensors header's rest is read exactly; a GGUF head
+            // grows fourfold each round: log4 rounds, at most four times
+            // the head plus the first read.
+            let head_end = head.directories[0].payload_offset;
+            assert!(
+                *read <= (4 * head_end).max(FIRST_READ).min(len),
+                "{read} of {len}"
+            );
+            let bound = 2 + (head_end / FIRST_READ.max(1)).max(1).ilog(4);
+            assert!(*rounds <= bound, "{rounds} rounds for a head of {head_end}");
         }
         (Err(e), Err(w)) => assert_eq!((e.kind(), e.offset(), e.to_string()), *w),
-        (a, b) => panic!("open_head {a:?}, whole {b:?}"),
+        (a, b) => panic!("HeadOpener {a:?}, whole {b:?}"),
     }
     want
 }
@@ -117,12 +145,12 @@ fn chain(format: Format, file: &[u8], want: &Verdict) {
     let mut p = 0u64;
     let mut steps = 0;
     loop {
-        match read_head(format, &file[..p as usize], len) {
+        match read_head("f", format, &file[..p as usize], len) {
             Ok(Step::Need(n)) => {
                 assert!(n > p && n <= len, "prefix {p} of {len} needs {n}");
                 // One byte short of the need still needs more.
                 if n - 1 > p {
-                    let r = read_head(format, &file[..n as usize - 1], len);
+                    let r = read_head("f", format, &file[..n as usize - 1], len);
                     assert!(matches!(r, Ok(Step::Need(_))), "{r:?}");
                 }
                 p = n;
@@ -156,7 +184,8 @@ fn the_samples_read_from_every_prefix() {
         let head = every_prefix(Format::Gguf, &file).unwrap();
         by_needs(Format::Gguf, &file).unwrap();
         assert!(!head.tensors.is_empty());
-        assert!(head.tensors.iter().all(|t| t.range.start >= head.head_len));
+        let data = head.directories[0].payload_offset;
+        assert!(head.tensors.iter().all(|t| t.offset >= data));
     }
     for file in [
         sample_safetensors(Some(&[("format", "pt")])),
@@ -173,26 +202,36 @@ fn the_samples_read_from_every_prefix() {
 #[test]
 fn the_gguf_head_shows_layouts_and_values() {
     let head = whole(Format::Gguf, &sample_gguf()).unwrap();
-    let q4k = head.tensors.iter().find(|t| t.name == "w.q4_k").unwrap();
-    let layout = q4k.layout.unwrap();
-    assert_eq!(
-        (layout.name, layout.block_elements, layout.block_bytes),
-        ("Q4_K", 256, 144)
-    );
+    let named = |n: &str| {
+        head.tensors
+            .iter()
+            .find(|t| t.name.as_deref() == Some(n))
+            .unwrap()
+    };
+    let q4k = named("w.q4_k");
+    assert_eq!((q4k.layout.as_deref(), q4k.block_size), (Some("Q4_K"), 144));
+    assert_eq!(q4k.dtype_name(), "Q4_K");
     assert_eq!(q4k.shape, [2, 256]);
-    assert_eq!(q4k.range.end - q4k.range.start, 288);
-    let f32s = head.tensors.iter().find(|t| t.name == "w.f32").unwrap();
+    assert_eq!(q4k.length, 288);
+    let f32s = named("w.f32");
     assert_eq!(f32s.layout, None);
-    assert_eq!(f32s.format_dtype, "F32");
+    assert_eq!(f32s.dtype_name(), "f32");
+    // Every value through the one GGUF value reader, as its Kiln value.
     let pair = |k: &str| head.metadata.iter().find(|p| p.key == k).unwrap();
-    assert_eq!(pair("general.architecture").value, "\"llama\"");
-    assert_eq!(pair("i8").value, "-128");
-    assert_eq!(pair("u64").value, u64::MAX.to_string());
-    assert_eq!(pair("bool").value, "true");
-    assert_eq!(pair("strings").value_type, "array<string>[2]");
-    assert_eq!(pair("strings").value, "[\"a\", \"é✓\"]");
-    assert_eq!(pair("nested").value_type, "array<array>[4]");
-    assert_eq!(pair("empty").value, "[]");
+    let json = |k: &str| pair(k).json().unwrap();
+    assert_eq!(json("general.architecture"), "\"llama\"");
+    assert_eq!(json("i8"), "-128");
+    assert_eq!(json("u64"), format!("\"{}\"", u64::MAX));
+    assert_eq!(json("bool"), "true");
+    assert_eq!(pair("strings").type_text, "list<str>");
+    assert_eq!(json("strings"), "[\"a\",\"é✓\"]");
+    assert_eq!(
+        pair("nested").type_text,
+        "list<struct{type:str,value:list<u8>,}>"
+    );
+    assert_eq!(json("empty"), "[]");
+    assert_eq!(pair("strings").text().unwrap(), "[\"a\",\"é✓\"]");
+    assert_eq!(pair("general.architecture").text().unwrap(), "llama");
 }
 
 #[test]
@@ -321,7 +360,7 @@ fn hostile_headers_read_as_the_whole_file_does() {
         header("{\"f4\":{\"dtype\":\"F4\",\"shape\":[4],\"data_offsets\":[0,2]}}", 2),
     ] {
         let head = every_prefix(Format::Safetensors, &file).unwrap();
-        assert!(head.tensors.windows(2).all(|w| w[0].range.end == w[1].range.start));
+        assert!(head.tensors.windows(2).all(|w| w[0].range().end == w[1].range().start));
     }
 }
 
@@ -342,15 +381,34 @@ fn a_large_files_head_needs_only_its_head() {
         .tensor("b.q8_0", &[32, 3], 8, &[1u8; 34 * 3])
         .build();
     let head = by_needs(Format::Gguf, &file).unwrap();
-    assert!(head.head_len > 4 * FIRST_READ, "{}", head.head_len);
     let tokens = head
         .metadata
         .iter()
         .find(|p| p.key == "tokenizer.ggml.tokens")
         .unwrap();
-    assert_eq!(tokens.value_type, "array<string>[20000]");
-    assert!(tokens.value.starts_with("[\"token-00000-▁piece\", "));
-    assert!(tokens.value.ends_with(", …]"));
+    assert_eq!(tokens.type_text, "list<str>");
+    let text = tokens.json().unwrap();
+    assert!(
+        text.starts_with("[\"token-00000-▁piece\","),
+        "{}",
+        &text[..40]
+    );
+    assert!(text.ends_with(",\"token-19999-▁piece\"]"));
+    // A head larger than the first read, many times over: 600,000 tokens
+    // (over 16 MB) in a few rounds of reads, not one per quarter.
+    let mut tokens = Vec::new();
+    for i in 0..600_000 {
+        tokens.extend(gguf_str(format!("token-{i:06}-▁piece").as_bytes()));
+    }
+    let big = GgufBuilder::new()
+        .kv("tokenizer.ggml.tokens", 9, &array(8, 600_000, &tokens))
+        .tensor("a", &[64, 2], 0, &f32_bytes(&[0.5; 128]))
+        .build();
+    let (model, read, rounds) = open_by_ranges(Format::Gguf, &big).unwrap();
+    let head_end = model.directories[0].payload_offset;
+    assert!(head_end > 4 * FIRST_READ, "{head_end}");
+    assert!(rounds <= 4, "{rounds} rounds, {read} bytes");
+    assert_eq!(model, whole(Format::Gguf, &big).unwrap());
     // A 6 GiB file: its head alone (the payload is never given) is the
     // whole verdict, the last tensor ending at the file's end.
     let (cols, rows) = (1u64 << 16, 12_288u64);
@@ -370,14 +428,14 @@ fn a_large_files_head_needs_only_its_head() {
     let data_start = head_len.div_ceil(32) * 32;
     let file_len = data_start + 4 * cols * rows * 2;
     assert!(file_len >= 6 << 30);
-    let Step::Head(read) = read_head(Format::Gguf, &head, file_len).unwrap() else {
+    let Step::Model(read) = read_head("f", Format::Gguf, &head, file_len).unwrap() else {
         panic!("the head is all there")
     };
-    assert_eq!(read.head_len, head_len);
-    assert_eq!(read.tensors[3].range.end, file_len);
+    assert_eq!(read.directories[0].payload_offset, data_start);
+    assert_eq!(read.tensors[3].range().end, file_len);
     assert_eq!(read.tensors[3].shape, [rows, cols]);
     // One byte more in the file is a fault found from the head alone.
-    let e = read_head(Format::Gguf, &head, file_len + 40).unwrap_err();
+    let e = read_head("f", Format::Gguf, &head, file_len + 40).unwrap_err();
     assert_eq!(e.offset(), Some(file_len.div_ceil(32) * 32), "{e}");
     // A hostile count that a 6 GiB file could hold: the prefix asks for
     // more, nothing is sized from the count.
@@ -386,7 +444,7 @@ fn a_large_files_head_needs_only_its_head() {
     hostile.extend(0u64.to_le_bytes());
     hostile.extend(400_000_000u64.to_le_bytes());
     assert_eq!(
-        read_head(Format::Gguf, &hostile, file_len).unwrap(),
+        read_head("f", Format::Gguf, &hostile, file_len).unwrap(),
         Step::Need(hostile.len() as u64 + 8)
     );
 }
@@ -411,22 +469,23 @@ fn a_safetensors_head_past_4_gib_reads_from_its_head() {
         head.extend(json.as_bytes());
         let file_len = head.len() as u64 + 2 * bytes;
         assert!(file_len >= 6 << 30);
-        let Step::Head(read) = read_head(Format::Safetensors, &head, file_len).unwrap() else {
+        let Step::Model(read) = read_head("f", Format::Safetensors, &head, file_len).unwrap()
+        else {
             panic!("the head is all there")
         };
-        assert_eq!(read.head_len, head.len() as u64);
+        assert_eq!(read.directories[0].payload_offset, head.len() as u64);
         assert_eq!(read.tensors.len(), 2);
-        assert_eq!(read.tensors[1].name, "b");
-        assert_eq!(read.tensors[1].range, head.len() as u64 + bytes..file_len);
+        assert_eq!(read.tensors[1].name.as_deref(), Some("b"));
+        assert_eq!(read.tensors[1].range(), head.len() as u64 + bytes..file_len);
         assert_eq!(read.tensors[1].shape, [rows, cols]);
-        assert_eq!(read.tensors[1].elements, rows * cols);
+        assert_eq!(read.tensors[1].elements, Some(rows * cols));
         // A prefix one byte short of the header needs the rest.
         assert_eq!(
-            read_head(Format::Safetensors, &head[..head.len() - 1], file_len).unwrap(),
+            read_head("f", Format::Safetensors, &head[..head.len() - 1], file_len).unwrap(),
             Step::Need(head.len() as u64)
         );
         // One byte more in the file: the data no longer ends at its end.
-        let e = read_head(Format::Safetensors, &head, file_len + 1).unwrap_err();
+        let e = read_head("f", Format::Safetensors, &head, file_len + 1).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::Safetensors);
         assert_eq!(e.offset(), Some(head.len() as u64), "{e}");
         assert!(

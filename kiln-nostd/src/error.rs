@@ -170,6 +170,12 @@ pub enum Detail {
         /// The hash in the frame.
         found: u64,
     },
+    /// A frame's schema hash names no type the reader knows (and no type
+    /// was given).
+    UnknownHash {
+        /// The hash in the frame.
+        found: u64,
+    },
     /// A typed read asked for elements of another dtype than the tensor's
     /// ([`Refusal::WrongElementType`]). Both are wire codes
     /// ([`crate::DtypeCode::from_code`] names them); `requested` is 0 when
@@ -237,6 +243,8 @@ const DETAIL_HASHES: u8 = 3;
 const DETAIL_DTYPES: u8 = 4;
 #[cfg(not(feature = "no-error-text"))]
 const DETAIL_WIDTH: u8 = 5;
+#[cfg(not(feature = "no-error-text"))]
+const DETAIL_UNKNOWN_HASH: u8 = 6;
 
 /// Field value for "not known".
 const NONE_OFFSET: Offset = Offset::MAX;
@@ -296,6 +304,7 @@ impl Error {
                 Detail::Bytes { needed, available } => (DETAIL_BYTES, [needed, available]),
                 Detail::Cap { claimed, cap } => (DETAIL_CAP, [claimed, cap]),
                 Detail::Hashes { expected, found } => (DETAIL_HASHES, [expected, found]),
+                Detail::UnknownHash { found } => (DETAIL_UNKNOWN_HASH, [found, 0]),
                 Detail::Dtypes { tensor, requested } => {
                     (DETAIL_DTYPES, [tensor as u64, requested as u64])
                 }
@@ -424,6 +433,7 @@ impl Error {
                 expected: a,
                 found: b,
             },
+            DETAIL_UNKNOWN_HASH => Detail::UnknownHash { found: a },
             // Stored from two u16 codes, so the casts are exact.
             DETAIL_DTYPES => Detail::Dtypes {
                 tensor: a as u16,
@@ -468,6 +478,7 @@ impl fmt::Display for Error {
             Detail::Hashes { expected, found } => {
                 write!(f, " (expected {expected:#018x}, found {found:#018x})")?
             }
+            Detail::UnknownHash { found } => write!(f, " (found {found:#018x})")?,
             Detail::Dtypes { tensor, requested } => {
                 f.write_str(" (the tensor is ")?;
                 write_dtype(f, tensor)?;

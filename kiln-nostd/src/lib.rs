@@ -238,8 +238,12 @@ mod frozen;
 pub mod inspect;
 #[cfg(any(feature = "embedded-io", feature = "embedded-io-async"))]
 pub mod io_write;
+#[cfg(feature = "inspect")]
+pub mod json;
 mod limits;
 pub mod order;
+#[cfg(feature = "inspect")]
+mod path;
 pub mod schema;
 pub mod stream;
 #[cfg(feature = "inspect")]

@@ -788,10 +788,24 @@ fn head_paths(
 #[cfg(feature = "inspect")]
 #[test]
 fn each_head_has_the_path_the_walk_gives_its_directory() {
-    use kiln_nostd::inspect::inspect;
+    // The model's directories: the checker's heads, which its metadata
+    // read checks against the walk of the record image (same paths, same
+    // places), so an open that succeeds has the walk's paths.
+    use kiln_nostd::inspect::{open_bytes, Reading};
     let walked = |ty: &CompiledType<'_, NODES>, bytes: &[u8], options: Options| {
-        let seen = inspect(ty, bytes, options).unwrap();
-        let paths: Vec<String> = seen.directories.iter().map(|d| d.path.text()).collect();
+        let reading = Reading {
+            type_text: ty.to_string(),
+            framed: options.is_framed(),
+            limits: options.limits,
+            known: None,
+        };
+        let (mut model, _) = open_bytes("case", bytes, &reading).unwrap();
+        model.read_metadata().unwrap();
+        let paths: Vec<String> = model
+            .directories
+            .iter()
+            .map(|d| d.path.as_ref().unwrap().text())
+            .collect();
         paths
     };
     let mut compared = 0;

@@ -1,36 +1,40 @@
 //! # kiln-wasm-inspect: the inspector's module
 //!
-//! kiln-wasm (every export of the core module: `KilnFile`, `peekFrame`,
-//! `schemaHash`) and, through kiln-convert's readers built for wasm,
-//! safetensors and GGUF files opened from their heads alone:
+//! kiln-wasm (every export of the core module: `KilnFile`, `KilnOpener`,
+//! `peekFrame`, `schemaHash`) and, through kiln-convert, every file the
+//! command line opens: a Kiln file (its metadata, and a converted
+//! model's source facts, read as `kiln inspect` reads them), a
+//! safetensors or GGUF file from its head alone, and sets of them:
 //!
 //! ```js
-//! import init, { sniffFormat, openModel } from "./inspect/kiln_inspect.js";
+//! import init, { openFile, FileSet } from "./inspect/kiln_inspect.js";
 //! await init();
-//! const format = sniffFormat(first16);           // "safetensors", "gguf", "kiln" or null
-//! const file = openModel(size, read, format);    // a KilnFile: tensors(), metadata(), elementBytes(), widenBytes()
+//! const file = await openFile(size, read, { name: "model.gguf" }); // the format from its first bytes
+//! file.json();              // the text `kiln inspect --json model.gguf` prints
+//! const set = new FileSet("model.safetensors.index.json");
+//! for (const shard of shards) set.add(shard);
+//! const whole = set.finish(indexBytes); // checked as `kiln convert` checks a set
 //! ```
 //!
-//! The head (safetensors: 8 bytes, then the JSON header; GGUF: metadata
-//! and tensor infos, in growing reads) is read and checked by
-//! [`kiln_convert::head::open_head`], with the verdict of the whole-file
-//! readers; its tensors become the core's inspection model
-//! ([`kiln_nostd::inspect::TensorFacts`]) in one directory, so the
-//! inspector's table, values and statistics are the Kiln path's.
-//! Payloads are never read at open.
+//! One opener ([`FileOpener`]) serves every format: its first read (the
+//! core's first read, [`kiln_nostd::inspect::FIRST_READ`]) says the
+//! format, and the same bytes go to the core's Kiln opener or to
+//! kiln-convert's head reader, so nothing is read twice. Every model is
+//! the core's inspection model, so the page's table, values and
+//! statistics are one path for every format. Payloads are never read at
+//! open.
 //!
-//! The Rust logic is [`opened`]; the `#[wasm_bindgen]` layer converts.
+//! The Rust logic is [`FileOpener`] and [`sets`]; the `#[wasm_bindgen]`
+//! layer converts.
 
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
-use js_sys::{Function, Uint8Array};
-use kiln_convert::head::{open_head, sniff, Head};
+use js_sys::{Array, Function, Promise, Reflect};
+use kiln_convert::head::{sniff, HeadOpener};
 use kiln_convert::Format;
-use kiln_nostd::inspect::{Path, QuantLink, TensorFacts};
-use kiln_nostd::{DtypeCode, Value, ValueKind};
-use kiln_wasm::open::{DirectoryInfo, Opened, Tensor};
-use kiln_wasm::KilnFile;
+use kiln_nostd::inspect::{Inspection, KilnOpener, ReadStats, FIRST_READ};
+use kiln_wasm::{drive, error_value, kiln_error, length_of, ranges_value, KilnFile, OpenOptions};
 use wasm_bindgen::prelude::*;
 
 pub mod sets;
@@ -40,177 +44,238 @@ pub mod sets;
 /// `null` (a plain Kiln message has no magic).
 #[wasm_bindgen(js_name = sniffFormat)]
 pub fn sniff_format(bytes: &[u8]) -> Option<String> {
-    sniff(bytes).map(|f| name(f).into())
+    sniff(bytes).map(|f| f.name().into())
 }
 
-fn name(f: Format) -> &'static str {
-    match f {
-        Format::Safetensors => "safetensors",
-        Format::Gguf => "gguf",
-        Format::Kiln => "kiln",
-    }
-}
-
-/// Opens a safetensors or GGUF file of `byteLength` bytes from its head,
-/// read through `read(offset, length)` (as `KilnFile.openReader` reads):
-/// the tensors, their dtypes or block layouts, shapes and byte ranges, and
-/// the metadata pairs. Throws a `KilnError` whose `code` is `safetensors`
-/// or `GGUF` (the file breaks a rule: `offset` says where),
-/// `Unsupported` or `Io`.
-#[wasm_bindgen(js_name = openModel)]
-pub fn open_model(
-    #[wasm_bindgen(js_name = byteLength)] byte_length: f64,
-    #[wasm_bindgen(unchecked_param_type = "ReadRange")] read: &Function,
-    format: &str,
-) -> Result<KilnFile, JsValue> {
-    let format = match format {
-        "safetensors" => Format::Safetensors,
-        "gguf" => Format::Gguf,
-        _ => {
-            return Err(error(
-                "BadFormat",
-                "format is not safetensors or gguf",
-                None,
-            ))
-        }
-    };
-    if !(byte_length >= 0.0 && byte_length == (byte_length as u64) as f64) {
-        return Err(error("BadLength", "byteLength is not a whole number", None));
-    }
-    let len = byte_length as u64;
-    let (head, reads) = open_head(format, len, |at, buf| {
-        let got = read
-            .call2(
-                &JsValue::NULL,
-                &JsValue::from_f64(at as f64),
-                &JsValue::from_f64(buf.len() as f64),
-            )
-            .ok()
-            .and_then(|v| v.dyn_into::<Uint8Array>().ok())
-            .filter(|b| b.length() as usize == buf.len())
-            .ok_or_else(|| {
-                kiln_convert::Error::from(std::io::Error::other(
-                    "the read function threw, or returned other than the bytes asked",
-                ))
-            })?;
-        got.copy_to(buf);
-        Ok(())
-    })
-    .map_err(|e| convert_error(&e))?;
-    Ok(KilnFile::from_opened(opened(
-        &head,
-        reads.bytes,
-        reads.requests,
-    )))
-}
-
-/// The core's facts of a head: one directory of named tensors.
-pub fn opened(head: &Head, read: u64, requests: u64) -> Opened {
-    let tensors: Vec<Tensor> = head
-        .tensors
-        .iter()
-        .enumerate()
-        .map(|(index, t)| {
-            // A safetensors dtype Kiln lacks (F4, F6, C64, ...) shows as
-            // opaque bytes under its own name.
-            let (dtype, layout, block_size) = match (t.dtype, t.layout) {
-                (Some(d), Some(l)) => (d, Some(l.name.to_string()), l.block_bytes as u32),
-                (Some(d), None) => (d, None, 0),
-                (None, _) => (DtypeCode::Opaque(0), Some(t.format_dtype.clone()), 1),
-            };
-            Tensor {
-                facts: TensorFacts {
-                    directory: 0,
-                    index,
-                    name: Some(t.name.clone()),
-                    dtype,
-                    shape: t.shape.clone(),
-                    elements: t.elements,
-                    range: 0..0,
-                    layout,
-                    block_size,
-                    quant: QuantLink::None,
-                },
-                offset: t.range.start,
-                length: t.range.end - t.range.start,
-            }
-        })
-        .collect();
-    let names_sorted = head
-        .tensors
-        .windows(2)
-        .all(|w| w[0].name.as_bytes() < w[1].name.as_bytes());
-    let mut metadata = Vec::with_capacity(head.metadata.len() + 2);
-    if head.format == Format::Gguf {
-        metadata.push([
-            "GGUF version".into(),
-            "u32".into(),
-            head.version.to_string(),
-        ]);
-        metadata.push([
-            "tensor data alignment".into(),
-            "u64".into(),
-            head.alignment.to_string(),
-        ]);
-    }
-    metadata.extend(
-        head.metadata
-            .iter()
-            .map(|p| [p.key.clone(), p.value_type.clone(), p.value.clone()]),
-    );
-    Opened {
-        type_text: head.format.name().into(),
-        framed: false,
-        hash: 0,
-        len: head.file_len,
-        value: Value {
-            span: 0..0,
-            kind: ValueKind::Bool(false),
-        },
-        image: Vec::new(),
-        directories: vec![DirectoryInfo {
-            path: Path::root(),
-            offset: 0,
-            length: head.file_len,
-            payload_offset: head.head_len,
-            first: 0,
-            count: tensors.len(),
-            named: true,
-            names_sorted,
-            image_offset: 0,
-        }],
-        tensors,
-        read,
-        requests,
-        skipped: head.file_len.saturating_sub(read),
-        scratch: read as usize,
-        format: name(head.format),
-        metadata,
-    }
-}
-
-pub(crate) fn convert_error(e: &kiln_convert::Error) -> JsValue {
+/// A kiln-convert error as a `KilnError`: its code is the format's own
+/// (`safetensors`, `GGUF`), a Kiln input's wire code, `Io` or
+/// `Unsupported`; the message without the kind and offset `Display`
+/// adds (the error's `code` and `offset` carry them).
+pub fn convert_error(e: &kiln_convert::Error) -> JsValue {
     let code = match e.kind() {
         kiln_convert::ErrorKind::Safetensors => "safetensors",
         kiln_convert::ErrorKind::Gguf => "GGUF",
         kiln_convert::ErrorKind::Io => "Io",
+        kiln_convert::ErrorKind::Kiln => e.kiln_code().map_or("Unsupported", |c| c.as_str()),
         _ => "Unsupported",
     };
-    // The message without the kind and offset that `Display` adds: the
-    // error's `code` and `offset` carry them.
-    error(code, e.message(), e.offset())
+    error_value(code, e.message(), e.offset(), None, e.message())
 }
 
-fn error(code: &str, message: &str, offset: Option<u64>) -> JsValue {
-    let e = js_sys::Error::new(message);
-    e.set_name("KilnError");
-    let set = |k: &str, v: JsValue| {
-        let _ = js_sys::Reflect::set(&e, &JsValue::from_str(k), &v);
-    };
-    set("code", JsValue::from_str(code));
-    set("fault", JsValue::from_str(message));
-    if let Some(offset) = offset {
-        set("offset", JsValue::from_f64(offset as f64));
+/// Where an open is.
+enum Stage {
+    /// Before the first read: what the caller gave.
+    First(OpenOptions),
+    Kiln(Box<KilnOpener>),
+    Head(Box<HeadOpener>),
+    /// Done, or failed.
+    Gone,
+}
+
+/// Why an open failed: the core's error or kiln-convert's.
+#[derive(Debug)]
+pub enum OpenError {
+    /// A Kiln file's fault (its wire code), or a refusal.
+    Kiln(kiln_nostd::Error),
+    /// A safetensors or GGUF file's fault, or a file of no known format.
+    Convert(kiln_convert::Error),
+}
+
+impl OpenError {
+    fn to_js(&self) -> JsValue {
+        match self {
+            OpenError::Kiln(e) => kiln_error(e),
+            OpenError::Convert(e) => convert_error(e),
+        }
     }
-    e.into()
+}
+
+impl From<kiln_nostd::Error> for OpenError {
+    fn from(e: kiln_nostd::Error) -> Self {
+        OpenError::Kiln(e)
+    }
+}
+
+impl From<kiln_convert::Error> for OpenError {
+    fn from(e: kiln_convert::Error) -> Self {
+        OpenError::Convert(e)
+    }
+}
+
+/// Opens any file the command line opens, by ranges, sans-I/O: the
+/// format from the first read, then the core's Kiln opener or the head
+/// reader, then (a Kiln file) its metadata and a converted model's source
+/// facts (`kiln_convert::inspect::read_converted`).
+pub struct FileOpener {
+    len: u64,
+    stage: Stage,
+}
+
+impl FileOpener {
+    /// An opener of a file of `len` bytes, read as `options` say.
+    pub fn new(len: u64, options: OpenOptions) -> FileOpener {
+        FileOpener {
+            len,
+            stage: Stage::First(options),
+        }
+    }
+
+    /// The ranges to read next (all may be in flight together); none once
+    /// the file is read.
+    pub fn next_reads(&mut self) -> Result<Vec<std::ops::Range<u64>>, OpenError> {
+        Ok(match &mut self.stage {
+            Stage::First(_) => {
+                let first = 0..FIRST_READ.min(self.len);
+                if first.is_empty() {
+                    self.decide(&[])?;
+                    return self.next_reads();
+                }
+                vec![first]
+            }
+            Stage::Kiln(opener) => opener.next_read()?.into_iter().collect(),
+            Stage::Head(opener) => opener.next_reads()?,
+            Stage::Gone => Vec::new(),
+        })
+    }
+
+    /// The bytes of a range [`FileOpener::next_reads`] named, read at `at`.
+    pub fn give(&mut self, at: u64, bytes: &[u8]) -> Result<(), OpenError> {
+        match &mut self.stage {
+            Stage::First(_) => self.decide(bytes),
+            Stage::Kiln(opener) => Ok(opener.give(at, bytes)?),
+            Stage::Head(opener) => Ok(opener.give(at, bytes)?),
+            Stage::Gone => {
+                Err(kiln_convert::Error::from(std::io::Error::other("the open is over")).into())
+            }
+        }
+    }
+
+    /// The first read says the format: its bytes go to that format's
+    /// opener as its own first read.
+    fn decide(&mut self, first: &[u8]) -> Result<(), OpenError> {
+        let Stage::First(options) = std::mem::replace(&mut self.stage, Stage::Gone) else {
+            return Ok(());
+        };
+        let format = match (&options.type_text, sniff(first)) {
+            (Some(_), _) | (None, Some(Format::Kiln)) => Format::Kiln,
+            (None, Some(f)) => f,
+            (None, None) => {
+                let lower = options.name.to_ascii_lowercase();
+                if lower.ends_with(".safetensors") {
+                    Format::Safetensors
+                } else if lower.ends_with(".gguf") {
+                    Format::Gguf
+                } else {
+                    // As `kiln inspect` reads it: a bare directory.
+                    Format::Kiln
+                }
+            }
+        };
+        if format == Format::Kiln {
+            let mut opener = KilnOpener::recognising(
+                &options.name,
+                self.len,
+                options.type_text.as_deref(),
+                options.framed,
+                options.limits,
+            )?;
+            if let Some(r) = opener.next_read()? {
+                opener.give(r.start, first)?;
+            }
+            self.stage = Stage::Kiln(Box::new(opener));
+        } else {
+            let mut opener = HeadOpener::new(&options.name, format, self.len);
+            for r in opener.next_reads()? {
+                opener.give(r.start, first)?;
+            }
+            self.stage = Stage::Head(Box::new(opener));
+        }
+        Ok(())
+    }
+
+    /// The model, once [`FileOpener::next_reads`] names no range, and
+    /// what was read.
+    pub fn finish(self) -> Result<(Inspection, ReadStats), OpenError> {
+        match self.stage {
+            Stage::Kiln(opener) => {
+                let (mut model, stats) = opener.finish()?;
+                model.read_metadata()?;
+                kiln_convert::inspect::read_converted(&mut model)?;
+                Ok((model, stats))
+            }
+            Stage::Head(opener) => Ok(opener.finish()?),
+            Stage::First(_) | Stage::Gone => Err(kiln_convert::Error::from(std::io::Error::other(
+                "finish before the file is read",
+            ))
+            .into()),
+        }
+    }
+}
+
+/// The steps of opening any file by ranges (see [`FileOpener`]):
+/// `next()`, `give(offset, bytes)`, `finish()`, as the core's
+/// `KilnOpener`. `openFile` drives it.
+#[wasm_bindgen(js_name = FileOpener)]
+pub struct JsFileOpener {
+    inner: FileOpener,
+}
+
+#[wasm_bindgen(js_class = FileOpener)]
+impl JsFileOpener {
+    /// An opener of a file of `byteLength` bytes.
+    #[wasm_bindgen(constructor)]
+    pub fn new(
+        #[wasm_bindgen(js_name = byteLength)] byte_length: f64,
+        #[wasm_bindgen(unchecked_param_type = "OpenOptions")] options: JsValue,
+    ) -> Result<JsFileOpener, JsValue> {
+        let options = OpenOptions::read(&options)?;
+        if let Some(text) = &options.type_text {
+            kiln_nostd::CompiledType::<{ kiln_nostd::schema::TOOL_NODES }>::parse(text)
+                .map_err(|e| kiln_error(&e))?;
+        }
+        Ok(JsFileOpener {
+            inner: FileOpener::new(length_of(byte_length)?, options),
+        })
+    }
+
+    /// The ranges to read next, `[[offset, length], ...]`.
+    #[wasm_bindgen(js_name = next, unchecked_return_type = "[number, number][]")]
+    pub fn next_reads(&mut self) -> Result<Array, JsValue> {
+        let reads = self.inner.next_reads().map_err(|e| e.to_js())?;
+        Ok(ranges_value(&reads))
+    }
+
+    /// The bytes of a range `next()` named, read at `offset`.
+    pub fn give(&mut self, offset: f64, bytes: &[u8]) -> Result<(), JsValue> {
+        self.inner.give(offset as u64, bytes).map_err(|e| e.to_js())
+    }
+
+    /// The file, once `next()` names no range.
+    pub fn finish(self) -> Result<KilnFile, JsValue> {
+        let (model, stats) = self.inner.finish().map_err(|e| e.to_js())?;
+        Ok(KilnFile::from_parts(model, stats, None))
+    }
+}
+
+/// Opens any file `kiln inspect` opens (a Kiln file of any kind, a
+/// safetensors or GGUF file), of `byteLength` bytes, through `read(offset,
+/// length, signal)` (a `Uint8Array` or a promise of one): the promise of
+/// its `KilnFile`, whose `json()` is the text `kiln inspect --json`
+/// prints for the same file when `options.name` is the name given to it.
+/// Throws a `KilnError` whose `code` is the wire code of a Kiln file's
+/// fault, `safetensors` or `GGUF` for those files' (with `offset`), or
+/// `Aborted`, `Unsupported`, `Io`.
+#[wasm_bindgen(js_name = openFile, unchecked_return_type = "Promise<KilnFile>")]
+pub fn open_file(
+    #[wasm_bindgen(js_name = byteLength)] byte_length: f64,
+    #[wasm_bindgen(unchecked_param_type = "ReadRange")] read: &Function,
+    #[wasm_bindgen(unchecked_param_type = "OpenOptions")] options: JsValue,
+) -> Result<Promise, JsValue> {
+    let signal = if options.is_object() {
+        Reflect::get(&options, &JsValue::from_str("signal")).unwrap_or(JsValue::UNDEFINED)
+    } else {
+        JsValue::UNDEFINED
+    };
+    let opener = JsFileOpener::new(byte_length, options)?;
+    Ok(drive(opener.into(), read, &signal))
 }

@@ -1,29 +1,28 @@
-//! Shard sets: kiln-convert's set rules applied to what the inspector read
-//! of each file (its head), so the page never decides in JavaScript
-//! whether files make one model.
+//! Sets of files: kiln-convert's set rules applied to the models the
+//! inspector read of each file (their heads), so the page never decides
+//! in JavaScript whether files make one model.
 //!
 //! ```js
-//! checkSafetensorsIndex(indexBytes, [{ file: "model-00001-of-00003.safetensors", tensors: [...names] }, ...]);
-//! checkGgufSplit([{ file: "m-00001-of-00003.gguf", metadata: file.metadata(), tensors: [...names] }, ...]);
-//! setPlace("m-00002-of-00003.gguf", "gguf", file.metadata()); // a file opened alone: its place in a set, or null
+//! const set = new FileSet("model.safetensors.index.json");
+//! set.add(shard1); set.add(shard2);             // each a KilnFile from openFile
+//! const model = set.finish(indexBytes);         // a GGUF split set takes no index
+//! setPlace(file);                               // a file opened alone: its place in a set, or null
 //! ```
 //!
-//! Each throws a `KilnError` whose message names the tensor and the files
-//! (or the split key) that disagree: the words `kiln inspect` and
-//! `kiln convert` use for the same set.
+//! A set that breaks a rule throws a `KilnError` whose message names the
+//! tensor and the files (or the split key) that disagree: the words
+//! `kiln inspect` and `kiln convert` use for the same set.
 
-use js_sys::{Array, Object, Reflect};
+use js_sys::{Object, Reflect};
 use kiln_convert::{gguf_split_names, SplitFile};
+use kiln_nostd::inspect::{Format, Inspection, ReadStats};
+use kiln_wasm::KilnFile;
 use wasm_bindgen::prelude::*;
 
 use crate::convert_error;
 
 #[wasm_bindgen(typescript_custom_section)]
 const SET_TYPES: &'static str = r#"
-/** One shard of a safetensors set: its file name and its tensors' names. */
-export interface SafetensorsShard { file: string; tensors: string[] }
-/** One file of a GGUF split set: its name, its metadata pairs (`KilnFile.metadata()`) and its tensors' names. */
-export interface GgufSplitPart { file: string; metadata: MetadataPair[]; tensors: string[] }
 /** Where a file opened alone sits in a set (`setPlace`). */
 export interface SetPlace {
   /** "split keys" (a GGUF file's split.no and split.count) or "name" (a safetensors shard's name). */
@@ -39,42 +38,42 @@ export interface SetPlace {
 }
 "#;
 
-fn field(item: &JsValue, key: &str) -> JsValue {
-    Reflect::get(item, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
+/// The files of a set, added one by one (`add`), then joined and checked
+/// (`finish`) into one model.
+#[wasm_bindgen]
+pub struct FileSet {
+    name: String,
+    parts: Vec<Inspection>,
+    stats: ReadStats,
 }
 
-fn text(item: &JsValue, key: &str) -> String {
-    field(item, key).as_string().unwrap_or_default()
-}
+#[wasm_bindgen]
+impl FileSet {
+    /// A set that the model calls `name` (its index, or its first file).
+    #[wasm_bindgen(constructor)]
+    pub fn new(name: &str) -> FileSet {
+        FileSet {
+            name: name.into(),
+            parts: Vec::new(),
+            stats: ReadStats::default(),
+        }
+    }
 
-fn names(item: &JsValue) -> Vec<String> {
-    Array::from(&field(item, "tensors"))
-        .iter()
-        .map(|n| n.as_string().unwrap_or_default())
-        .collect()
-}
+    /// The next file of the set, in set order (its model is copied; the
+    /// file stays open for its own reads).
+    pub fn add(&mut self, file: &KilnFile) {
+        self.parts.push(file.model().clone());
+    }
 
-/// Checks a safetensors shard set: `index` is the bytes of its
-/// `model.safetensors.index.json`, `shards` each shard's file name and
-/// tensor names. The index's `weight_map` must put every tensor in the
-/// shard that holds it, and name no tensor a shard lacks
-/// (`kiln_convert::check_safetensors_index`). Throws a `KilnError`
-/// (`code: "safetensors"`) naming the tensor and the files otherwise.
-#[wasm_bindgen(js_name = checkSafetensorsIndex)]
-pub fn check_safetensors_index(
-    index: &[u8],
-    #[wasm_bindgen(unchecked_param_type = "SafetensorsShard[]")] shards: &Array,
-) -> Result<(), JsValue> {
-    let owned: Vec<(String, Vec<String>)> = shards
-        .iter()
-        .map(|s| (text(&s, "file"), names(&s)))
-        .collect();
-    let borrowed: Vec<(&str, Vec<&str>)> = owned
-        .iter()
-        .map(|(f, n)| (f.as_str(), n.iter().map(String::as_str).collect()))
-        .collect();
-    let shards: Vec<(&str, &[&str])> = borrowed.iter().map(|(f, n)| (*f, n.as_slice())).collect();
-    kiln_convert::check_safetensors_index(index, &shards).map_err(|e| convert_error(&e))
+    /// The set as one model (`kiln_convert::inspect::join`): a safetensors
+    /// shard set is checked against `index`, the bytes of its
+    /// `model.safetensors.index.json`; a GGUF split set by its split
+    /// keys. Each tensor's `file` is its file's name.
+    pub fn finish(self, index: Option<Vec<u8>>) -> Result<KilnFile, JsValue> {
+        let model = kiln_convert::inspect::join(&self.name, self.parts, index.as_deref())
+            .map_err(|e| convert_error(&e))?;
+        Ok(KilnFile::from_parts(model, self.stats, None))
+    }
 }
 
 /// The shard files a `model.safetensors.index.json` names, each once,
@@ -83,42 +82,6 @@ pub fn check_safetensors_index(
 #[wasm_bindgen(js_name = safetensorsIndexFiles)]
 pub fn safetensors_index_files(index: &[u8]) -> Result<Vec<String>, JsValue> {
     kiln_convert::safetensors_index_files(index).map_err(|e| convert_error(&e))
-}
-
-/// Checks a GGUF split set, `files` in set order: `split.count` the
-/// number of files, `split.no` each file's place, `split.tensors.count`
-/// the tensors of all, no tensor name in two files
-/// (`kiln_convert::check_gguf_split`, read from each file's metadata
-/// pairs). Throws a `KilnError` (`code: "Unsupported"`) saying which file
-/// and key disagree otherwise.
-#[wasm_bindgen(js_name = checkGgufSplit)]
-pub fn check_gguf_split(
-    #[wasm_bindgen(unchecked_param_type = "GgufSplitPart[]")] files: &Array,
-) -> Result<(), JsValue> {
-    type Part = (String, Vec<(String, String, String)>, Vec<String>);
-    let owned: Vec<Part> = files
-        .iter()
-        .map(|f| {
-            let pairs = Array::from(&field(&f, "metadata"))
-                .iter()
-                .map(|p| (text(&p, "key"), text(&p, "type"), text(&p, "value")))
-                .collect();
-            (text(&f, "file"), pairs, names(&f))
-        })
-        .collect();
-    let split: Vec<SplitFile<'_>> = owned
-        .iter()
-        .map(|(file, pairs, tensors)| {
-            SplitFile::of_pairs(
-                file,
-                pairs
-                    .iter()
-                    .map(|(k, t, v)| (k.as_str(), t.as_str(), v.as_str())),
-                tensors.iter().map(String::as_str).collect(),
-            )
-        })
-        .collect();
-    kiln_convert::check_gguf_split(&split).map_err(|e| convert_error(&e))
 }
 
 /// Where a file opened alone sits in a set of files: what [`set_place`]
@@ -139,25 +102,20 @@ pub struct SetPlace {
     pub files: Vec<String>,
 }
 
-/// A file opened alone, named `file`, of `format` (`"gguf"` or
-/// `"safetensors"`) with its metadata pairs `(key, type, value)`: its
-/// place in a set of files, or `None` when it is a whole model.
+/// A file opened alone, named `file`, with its model: its place in a set
+/// of files, or `None` when it is a whole model.
 ///
 /// A GGUF file says so itself: `split.count` above 1 (its `split.no` is
 /// its place from 0, `split.tensors.count` the set's tensors), read by
-/// [`SplitFile::of_pairs`], the reading `check_gguf_split` applies; the
-/// name gives the other files' names only when it is `MODEL-0000N-of-0000M.gguf`.
-/// A safetensors shard has no such keys: only a name
-/// `MODEL-0000N-of-0000M.safetensors` (with M above 1), as
+/// [`SplitFile::of_inspection`], the reading `check_gguf_split` applies;
+/// the name gives the other files' names only when it is
+/// `MODEL-0000N-of-0000M.gguf`. A safetensors shard has no such keys:
+/// only a name `MODEL-0000N-of-0000M.safetensors` (with M above 1), as
 /// `MODEL.safetensors.index.json` names its shards, says it is one.
-pub fn set_place<'a>(
-    file: &'a str,
-    format: &str,
-    pairs: impl Iterator<Item = (&'a str, &'a str, &'a str)> + Clone,
-) -> Option<SetPlace> {
-    match format {
-        "gguf" => {
-            let split = SplitFile::of_pairs(file, pairs, Vec::new());
+pub fn set_place(file: &str, model: &Inspection) -> Option<SetPlace> {
+    match model.format {
+        Format::Gguf => {
+            let split = SplitFile::of_inspection(file, model);
             let count = u64::try_from(split.split_count?).ok().filter(|&c| c > 1)?;
             let no = u64::try_from(split.split_no?).ok().filter(|&n| n < count)? + 1;
             let files = numbered(file, ".gguf")
@@ -176,7 +134,7 @@ pub fn set_place<'a>(
                 files,
             })
         }
-        "safetensors" => {
+        Format::Safetensors => {
             let (prefix, no, count) = numbered(file, ".safetensors")?;
             if count < 2 || no == 0 || no > count {
                 return None;
@@ -193,7 +151,7 @@ pub fn set_place<'a>(
                 files,
             })
         }
-        _ => None,
+        Format::Kiln => None,
     }
 }
 
@@ -211,27 +169,11 @@ fn numbered<'a>(file: &'a str, suffix: &str) -> Option<(&'a str, u64, u64)> {
     Some((prefix, no.parse().ok()?, count.parse().ok()?))
 }
 
-/// A file opened alone, named `file`, of `format` (`"gguf"` or
-/// `"safetensors"`), with its metadata pairs (`KilnFile.metadata()`):
-/// its place in a set (`SetPlace`), or `null` when it is a whole model.
-/// See [`set_place`].
+/// A file opened alone, with its name: its place in a set (`SetPlace`),
+/// or `null` when it is a whole model. See [`set_place`].
 #[wasm_bindgen(js_name = setPlace, unchecked_return_type = "SetPlace | null")]
-pub fn set_place_js(
-    file: &str,
-    format: &str,
-    #[wasm_bindgen(unchecked_param_type = "MetadataPair[]")] metadata: &Array,
-) -> JsValue {
-    let pairs: Vec<(String, String, String)> = metadata
-        .iter()
-        .map(|p| (text(&p, "key"), text(&p, "type"), text(&p, "value")))
-        .collect();
-    let Some(place) = set_place(
-        file,
-        format,
-        pairs
-            .iter()
-            .map(|(k, t, v)| (k.as_str(), t.as_str(), v.as_str())),
-    ) else {
+pub fn set_place_js(file: &KilnFile, name: &str) -> JsValue {
+    let Some(place) = set_place(name, file.model()) else {
         return JsValue::NULL;
     };
     let o = Object::new();
@@ -253,7 +195,7 @@ pub fn set_place_js(
             .files
             .iter()
             .map(|f| JsValue::from_str(f))
-            .collect::<Array>()
+            .collect::<js_sys::Array>()
             .into(),
     );
     o.into()

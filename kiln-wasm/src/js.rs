@@ -1,95 +1,87 @@
-//! The `#[wasm_bindgen]` layer: conversions between [`crate::open`]'s
-//! Rust facts and JavaScript values, the typed-array views, and errors as
-//! JS `Error` objects. No format logic lives here.
+//! The `#[wasm_bindgen]` layer: the core's inspection model handed to
+//! JavaScript in its one JSON form, the opener's steps, the typed-array
+//! views, and errors as JS `Error` objects. No format logic lives here.
 
 use alloc::string::String;
+use alloc::vec::Vec;
 
-use js_sys::{Array, Function, Object, Reflect, Uint8Array};
-use kiln_nostd::inspect::{push_decimal, push_json_string, QuantLink};
+use js_sys::{Array, Function, Object, Promise, Reflect, Uint8Array};
+use kiln_nostd::inspect::{InPlace, Inspection, KilnOpener, ReadStats, TensorDtype, TensorFacts};
+use kiln_nostd::schema::TOOL_NODES;
 use kiln_nostd::Dtype;
-use kiln_nostd::{CompiledType, Detail, Error, Framing, Limits, Refusal};
+use kiln_nostd::{CompiledType, Detail, Error, Limits};
 use wasm_bindgen::prelude::*;
 
-use crate::open::{self, Opened, ReadAt, Tensor, TYPE_NODES};
+use crate::open;
 
 #[wasm_bindgen(typescript_custom_section)]
 const TYPES: &'static str = r#"
-/** One tensor: every fact the directory holds, without its payload. */
+/** One tensor: the JSON form of `kiln inspect --json` (spec/json.md, section 8), the same text for the same file. */
 export interface TensorInfo {
-  /** Index among all tensors of the file (what `view`, `widen` take). */
+  /** The tensor's number in the file, in wire order (what `view`, `widen`, `elementBytes` take). */
   index: number;
-  /** Index of its `tensors` field in `directories()`. */
-  directory: number;
-  /** Index within its directory (what quantization links use). */
-  indexInDirectory: number;
-  /** Path of its `tensors` field in the message: "" for a bare directory, "batch", "layers[2].w". */
-  path: string;
   name: string | null;
-  /** "f32", "bf16", ..., or "opaque(4108)". */
+  /** Its directory in `directories()`, and its index there (what quantization links use). */
+  directory: number;
+  index_in_directory: number;
+  /** Path of its `tensors` value in the message: "" for a bare directory, "batch", "layers[2].w"; null for a safetensors or GGUF file. */
+  path: string | null;
+  /** The source file, in a model of several files. */
+  file: string | null;
+  /** "f32", "bf16", ...; a ggml block type by its name ("Q4_K"); a dtype Kiln lacks by the format's name ("F4"). */
   dtype: string;
-  dtypeCode: number;
-  shape: number[];
-  elements: number;
-  /** Absolute payload offset in the file. */
-  byteOffset: number;
-  byteLength: number;
-  /** Opaque layout name, e.g. "Q4_K". */
+  /** The Kiln dtype code, null for a dtype Kiln lacks. */
+  dtype_code: number | null;
   layout: string | null;
-  blockSize: number;
-  /** "none", "scales" or "scales+outer". */
-  quant: string;
-  quantScheme: number;
-  axis: number | null;
-  groupSize: number;
-  /** The scale tensor: file-wide index and name. */
-  scale: number | null;
-  scaleName: string | null;
-  outer: number | null;
-  outerName: string | null;
-  /** Bytes per element of its typed array (1 for one-byte, packed, opaque). */
-  elementAlign: number;
-  /** Whether `view` is zero-copy (the absolute offset suits the element type). */
-  aligned: boolean;
+  block_size: number;
+  shape: (number | string)[];
+  elements: number | string | null;
+  /** Absolute payload offset in the file, and its length. */
+  offset: number | string;
+  bytes: number | string;
+  quant: null | { scheme: string; axis: number; group_size: number; scales: number | null; scales_name: string | null; outer: number | null; outer_name: string | null };
+  /** Whether the payload can be viewed in place in a memory map of the file, and why not. */
+  in_place: boolean;
+  not_in_place: string | null;
 }
 
-/** The file as a whole. */
-export interface FileHeader {
-  /** "kiln", or (the inspector module's openModel) "safetensors" or "gguf". */
-  format: string;
-  byteLength: number;
-  /** Canonical type text ("tensors" for a bare directory). */
-  typeText: string;
-  framed: boolean;
-  /** FNV-1a 64 of the type text (what a frame carries). */
-  schemaHash: bigint;
-  tensorCount: number;
-  directoryCount: number;
-  /** Bytes the check read from the file (or buffer); payload interiors are skipped, never read. */
-  readBytes: number;
-  /** How many reads the check made. */
-  readRequests: number;
-  /** Payload bytes the check skipped. */
-  skippedBytes: number;
-  /** The checker's scratch in wasm memory (the record image and the largest directory head). */
-  scratchBytes: number;
-  /** Whether the file's bytes are in memory (`open`), so that `view` works; false for `openReader`. */
-  inMemory: boolean;
-}
-
-/** Reads `length` bytes at `offset` of the file, synchronously (a `FileReaderSync` over `Blob.slice()` in a Worker, `fs.readSync` in node, a synchronous Range request in a Worker). */
-export type ReadRange = (offset: number, length: number) => Uint8Array;
-
-/** One `tensors` value of the file. */
+/** One `tensors` value of the file (the JSON form). */
 export interface DirectoryInfo {
-  path: string;
-  offset: number;
-  length: number;
-  payloadOffset: number;
-  tensorCount: number;
-  firstTensor: number;
-  named: boolean;
-  namesSorted: boolean;
+  path: string | null;
+  file: string | null;
+  offset: number; bytes: number; payload_offset: number;
+  tensors: number; named: boolean; names_sorted: boolean;
 }
+
+/** What the file is (the JSON form's first members). */
+export interface FileHeader {
+  file: string;
+  /** "kiln", "safetensors" or "gguf". */
+  format: string;
+  bytes: number;
+  files: { name: string; bytes: number }[];
+  kiln: null | { type: string; framed: boolean; hash: string; converted_from: string | null };
+  gguf: null | { version: number; alignment: number };
+}
+
+/** What an open read: bytes, requests, payload bytes skipped (never read), the checker's scratch in wasm memory. */
+export interface ReadStats { bytes: number; requests: number; skipped: number; scratch: number }
+
+/** How to read a file: each left out to let the bytes decide, as `kiln check` does. */
+export interface OpenOptions {
+  /** Type text; a bare directory, a converted model of either conversion type and a framed value of a known hash need none. */
+  type?: string;
+  framed?: boolean;
+  /** Both caps (default 16,777,216; the wire maximum for a converted model). */
+  cap?: number;
+  /** What the model calls the file (its `file` member). */
+  name?: string;
+  /** Stops the open: no read starts after it fires, and it is passed to `read`. */
+  signal?: AbortSignal;
+}
+
+/** Reads `length` bytes at `offset` of the file: a `Uint8Array`, or a promise of one (`blob.slice(...).arrayBuffer()`, a `fetch` with `Range`). */
+export type ReadRange = (offset: number, length: number, signal?: AbortSignal) => Uint8Array | Promise<Uint8Array>;
 
 export type TypedView =
   | Float64Array | Float32Array | Uint16Array | Int8Array | Int16Array | Int32Array
@@ -119,7 +111,7 @@ export interface FrameInfo {
 
 /** Every error thrown by this module. */
 export interface KilnError extends Error {
-  /** One of FRAME LIMIT EOF TYPE UTF8 TRAILING SCHEMA DEPTH, or a refusal name. */
+  /** One of FRAME LIMIT EOF TYPE UTF8 TRAILING SCHEMA DEPTH, the format's own code (safetensors, GGUF), or a refusal name. */
   code: string;
   /** Absolute byte offset in the file, when known. */
   offset?: number;
@@ -139,8 +131,43 @@ export interface KilnError extends Error {
   /** A payload that is no whole number of elements: its length and the element width. */
   length?: number;
   width?: number;
+  /** A frame hash no known type has. */
+  found?: string;
 }
 "#;
+
+#[wasm_bindgen(inline_js = r#"
+export async function drive(opener, read, signal) {
+  const stop = () => Object.assign(new Error('the open was cancelled'), { name: 'KilnError', code: 'Aborted', fault: 'the open was cancelled' });
+  try {
+    for (;;) {
+      if (signal?.aborted) throw stop();
+      const ranges = opener.next();
+      if (ranges.length === 0) return opener.finish();
+      // Every range the opener names now is in flight together.
+      const got = await Promise.all(ranges.map(([at, len]) => read(at, len, signal)));
+      if (signal?.aborted) throw stop();
+      for (let i = 0; i < ranges.length; i++) opener.give(ranges[i][0], got[i]);
+    }
+  } catch (e) {
+    try { opener.free(); } catch { /* finish consumed it */ }
+    throw e;
+  }
+}
+"#)]
+extern "C" {
+    #[wasm_bindgen(js_name = drive)]
+    fn drive_steps(opener: JsValue, read: &Function, signal: &JsValue) -> Promise;
+}
+
+/// Drives an opener (an object with `next()`, `give(offset, bytes)` and
+/// `finish()`: the core module's `KilnOpener` or the inspector's) over
+/// `read` until it finishes: the promise of what `finish()` returns. Every
+/// range `next()` names is read at once; `signal` (an `AbortSignal`, or
+/// `undefined`) stops it between reads and goes to `read`.
+pub fn drive(opener: JsValue, read: &Function, signal: &JsValue) -> Promise {
+    drive_steps(opener, read, signal)
+}
 
 pub(crate) fn set(target: &Object, key: &str, value: JsValue) {
     // Setting a data property on a plain object cannot fail.
@@ -151,58 +178,27 @@ pub(crate) fn num(v: impl Into<f64>) -> JsValue {
     JsValue::from_f64(v.into())
 }
 
-/// A JSON object written into a string: numbers as decimals (a `u64`
-/// parses to the double `as f64` gives), strings escaped.
-struct Json<'a> {
-    out: &'a mut String,
-    first: bool,
-}
-
-impl<'a> Json<'a> {
-    fn object(out: &'a mut String) -> Self {
-        out.push('{');
-        Json { out, first: true }
-    }
-
-    fn key(&mut self, key: &str) {
-        if !self.first {
-            self.out.push(',');
-        }
-        self.first = false;
-        // The keys are this file's own literals, with nothing to escape:
-        // copied whole (escaping them a character at a time was most of
-        // the time 10,000 tensors' facts took).
-        self.out.push('"');
-        self.out.push_str(key);
-        self.out.push_str("\":");
-    }
-
-    fn num(&mut self, key: &str, n: u64) {
-        self.key(key);
-        push_decimal(self.out, n);
-    }
-
-    fn opt_num(&mut self, key: &str, n: Option<u64>) {
-        match n {
-            Some(n) => self.num(key, n),
-            None => {
-                self.key(key);
-                self.out.push_str("null");
-            }
+/// Appends `n` in decimal (without `core::fmt`, which the module leaves
+/// out).
+fn push_decimal(out: &mut String, n: u64) {
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    let mut n = n;
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 || i == 0 {
+            break;
         }
     }
-
-    fn str(&mut self, key: &str, s: Option<&str>) {
-        self.key(key);
-        match s {
-            Some(s) => push_json_string(self.out, s),
-            None => self.out.push_str("null"),
-        }
+    for &d in &digits[i..] {
+        out.push(char::from(d));
     }
 }
 
 /// A JS `Error` with `code`, `offset`, `tensor` and `fault`.
-fn error_value(
+pub fn error_value(
     code: &str,
     message: &str,
     offset: Option<u64>,
@@ -224,7 +220,7 @@ fn error_value(
 
 /// The message is built by hand: `Error`'s `Display` would bring
 /// `core::fmt` number formatting into the module.
-pub(crate) fn kiln_error(e: &Error) -> JsValue {
+pub fn kiln_error(e: &Error) -> JsValue {
     let mut message = String::from(e.kind_name());
     message.push_str(": ");
     message.push_str(e.fault());
@@ -257,12 +253,24 @@ fn set_detail(o: &Object, detail: Detail) {
                 set(o, "requested", JsValue::from_str(&dtype_name(requested)));
             }
         }
+        Detail::UnknownHash { found } => {
+            let mut hex = String::from("0x");
+            for shift in (0..16).rev() {
+                let digit = ((found >> (shift * 4)) & 15) as u8;
+                hex.push(char::from(if digit < 10 {
+                    b'0' + digit
+                } else {
+                    b'a' + digit - 10
+                }));
+            }
+            set(o, "found", JsValue::from_str(&hex));
+        }
         _ => {}
     }
 }
 
-/// A dtype code by its name (`f32`), any other as `opaque(4108)`: a
-/// tensor's `dtype`, and the dtypes of an error.
+/// A dtype code by its name (`f32`), any other as `opaque(4108)`: the
+/// dtypes of an error.
 fn dtype_name(code: u16) -> String {
     match Dtype::from_code(code) {
         Some(dtype) => dtype.name().into(),
@@ -275,274 +283,282 @@ fn dtype_name(code: u16) -> String {
     }
 }
 
-fn refusal(code: &str, message: &str) -> JsValue {
+pub(crate) fn refusal(code: &str, message: &str) -> JsValue {
     error_value(code, message, None, None, message)
 }
 
-fn io(fault: &'static str) -> Error {
-    Error::refused(Refusal::Io, fault)
+/// A JSON text the model wrote, as JS values.
+pub(crate) fn parsed(json: kiln_nostd::Result<String>) -> Result<JsValue, JsValue> {
+    let text = json.map_err(|e| kiln_error(&e))?;
+    js_sys::JSON::parse(&text)
 }
 
-/// The caller's bytes as a [`ReadAt`].
+/// What the options object says: type text, framing, caps, name.
+pub struct OpenOptions {
+    /// `type`.
+    pub type_text: Option<String>,
+    /// `framed`.
+    pub framed: Option<bool>,
+    /// `cap`.
+    pub limits: Option<Limits>,
+    /// `name`.
+    pub name: String,
+}
+
+impl OpenOptions {
+    /// Reads `options` (an object, or `undefined`).
+    pub fn read(options: &JsValue) -> Result<OpenOptions, JsValue> {
+        let get = |key: &str| {
+            if options.is_object() {
+                Reflect::get(options, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
+            } else {
+                JsValue::UNDEFINED
+            }
+        };
+        let limits = match get("cap").as_f64() {
+            None => None,
+            Some(c) if c >= 0.0 && c == (c as u64) as f64 => {
+                Some(Limits::uniform_checked(c as u64).map_err(|e| kiln_error(&e))?)
+            }
+            Some(_) => return Err(refusal("BadLimits", "cap is not a whole number")),
+        };
+        Ok(OpenOptions {
+            type_text: get("type").as_string(),
+            framed: get("framed").as_bool(),
+            limits,
+            name: get("name").as_string().unwrap_or_default(),
+        })
+    }
+
+    /// The core's opener of a Kiln file of `len` bytes, read as these
+    /// options and its first bytes say.
+    pub fn opener(&self, len: u64) -> Result<KilnOpener, JsValue> {
+        KilnOpener::recognising(
+            &self.name,
+            len,
+            self.type_text.as_deref(),
+            self.framed,
+            self.limits,
+        )
+        .map_err(|e| kiln_error(&e))
+    }
+}
+
+/// A file length from a JS number: whole and not negative.
+pub fn length_of(byte_length: f64) -> Result<u64, JsValue> {
+    if byte_length >= 0.0 && byte_length == (byte_length as u64) as f64 {
+        Ok(byte_length as u64)
+    } else {
+        Err(refusal("BadLength", "byteLength is not a whole number"))
+    }
+}
+
+/// Ranges as `[[offset, length], ...]`.
+pub fn ranges_value(ranges: &[core::ops::Range<u64>]) -> Array {
+    ranges
+        .iter()
+        .map(|r| {
+            JsValue::from(Array::of2(
+                &JsValue::from_f64(r.start as f64),
+                &JsValue::from_f64((r.end - r.start) as f64),
+            ))
+        })
+        .collect()
+}
+
+/// The caller's bytes as a [`kiln_nostd::stream::ReadAt`].
 struct Bytes<'a>(&'a Uint8Array);
 
-impl ReadAt for Bytes<'_> {
+impl kiln_nostd::stream::ReadAt for Bytes<'_> {
     fn size(&self) -> kiln_nostd::Result<u64> {
         Ok(u64::from(self.0.length()))
     }
     fn read_at(&mut self, offset: u64, out: &mut [u8]) -> kiln_nostd::Result<()> {
         let end = offset.saturating_add(out.len() as u64);
         if end > u64::from(self.0.length()) {
-            return Err(io("read outside the buffer"));
+            return Err(Error::refused(
+                kiln_nostd::Refusal::Io,
+                "read outside the buffer",
+            ));
         }
         self.0.subarray(offset as u32, end as u32).copy_to(out);
         Ok(())
     }
 }
 
-/// A file read by a JS function `(offset, length) => Uint8Array`.
-struct Reader<'a> {
-    len: u64,
-    read: &'a Function,
+/// The steps of opening a Kiln file by ranges, for a caller that reads
+/// them itself: `next()` names the ranges to read (`[[offset, length]]`,
+/// none when done), `give(offset, bytes)` takes each, `finish()` gives
+/// the `KilnFile`. `KilnFile.openReader` drives it over a read function.
+#[wasm_bindgen(js_name = KilnOpener)]
+pub struct JsKilnOpener {
+    inner: KilnOpener,
 }
 
-impl ReadAt for Reader<'_> {
-    fn size(&self) -> kiln_nostd::Result<u64> {
-        Ok(self.len)
+#[wasm_bindgen(js_class = KilnOpener)]
+impl JsKilnOpener {
+    /// An opener of a file of `byteLength` bytes, read as `options` and
+    /// its first bytes say.
+    #[wasm_bindgen(constructor)]
+    pub fn new(
+        #[wasm_bindgen(js_name = byteLength)] byte_length: f64,
+        #[wasm_bindgen(unchecked_param_type = "OpenOptions")] options: JsValue,
+    ) -> Result<JsKilnOpener, JsValue> {
+        let options = OpenOptions::read(&options)?;
+        Ok(JsKilnOpener {
+            inner: options.opener(length_of(byte_length)?)?,
+        })
     }
-    fn read_at(&mut self, offset: u64, out: &mut [u8]) -> kiln_nostd::Result<()> {
-        let got = self
-            .read
-            .call2(
-                &JsValue::NULL,
-                &JsValue::from_f64(offset as f64),
-                &JsValue::from_f64(out.len() as f64),
-            )
-            .map_err(|_| io("the read function threw"))?;
-        let bytes = got
-            .dyn_into::<Uint8Array>()
-            .map_err(|_| io("the read function did not return a Uint8Array"))?;
-        if bytes.length() as usize != out.len() {
-            return Err(io("the read function returned fewer bytes than asked"));
-        }
-        bytes.copy_to(out);
-        Ok(())
-    }
-}
 
-fn limits_of(cap: Option<f64>) -> Result<Limits, JsValue> {
-    match cap {
-        None => Ok(Limits::DEFAULT),
-        Some(c) if c >= 0.0 && c == (c as u64) as f64 => {
-            Limits::uniform_checked(c as u64).map_err(|e| kiln_error(&e))
-        }
-        Some(_) => Err(refusal("BadLimits", "cap is not a whole number")),
+    /// The ranges to read next, `[[offset, length], ...]`; none once the
+    /// check is done. A fault of the file throws its `KilnError`.
+    #[wasm_bindgen(js_name = next, unchecked_return_type = "[number, number][]")]
+    pub fn next_reads(&mut self) -> Result<Array, JsValue> {
+        let next = self.inner.next_read().map_err(|e| kiln_error(&e))?;
+        Ok(ranges_value(next.as_slice()))
     }
-}
 
-fn framing_of(framed: bool) -> Framing {
-    if framed {
-        Framing::Framed
-    } else {
-        Framing::Bare
+    /// The bytes of a range `next()` named, read at `offset`.
+    pub fn give(&mut self, offset: f64, bytes: &[u8]) -> Result<(), JsValue> {
+        self.inner
+            .give(offset as u64, bytes)
+            .map_err(|e| kiln_error(&e))
+    }
+
+    /// The file, once `next()` names no range.
+    pub fn finish(self) -> Result<KilnFile, JsValue> {
+        let (model, stats) = self.inner.finish().map_err(|e| kiln_error(&e))?;
+        Ok(KilnFile::from_parts(model, stats, None))
     }
 }
 
-/// Whether `bytes` start with a Kiln frame, and with which schema hash:
-/// `null` unless they begin with `KLN0` and hold the 16 frame bytes
-/// (`kiln_nostd::frame::peek`). Reads 16 bytes.
-#[wasm_bindgen(js_name = peekFrame, unchecked_return_type = "FrameInfo | null")]
-pub fn peek_frame(bytes: &Uint8Array) -> JsValue {
-    let mut head = [0u8; kiln_nostd::frame::FRAME_LEN];
-    if (bytes.length() as usize) < head.len() {
-        return JsValue::NULL;
-    }
-    bytes.subarray(0, head.len() as u32).copy_to(&mut head);
-    match kiln_nostd::frame::peek(&head) {
-        None => JsValue::NULL,
-        Some(info) => {
-            let o = Object::new();
-            set(&o, "hash", JsValue::from(info.hash));
-            set(&o, "profile", num(info.profile));
-            set(&o, "wellFormed", JsValue::from_bool(info.well_formed));
-            o.into()
-        }
-    }
-}
-
-/// The schema hash of type text (what a frame of that type carries).
-/// Throws a `KilnError` (`BadTypeText`) for text that does not parse.
-#[wasm_bindgen(js_name = schemaHash)]
-pub fn schema_hash(#[wasm_bindgen(js_name = typeText)] type_text: &str) -> Result<u64, JsValue> {
-    compile(type_text).map(|ty| ty.hash())
-}
-
-pub(crate) fn compile(
-    type_text: &str,
-) -> Result<alloc::boxed::Box<CompiledType<'_, TYPE_NODES>>, JsValue> {
-    CompiledType::parse(type_text)
-        .map(alloc::boxed::Box::new)
-        .map_err(|e| kiln_error(&e))
-}
-
-/// A checked Kiln file: its facts, and its bytes when they are in memory
-/// (they stay in the caller's buffer).
+/// A file that passed every check: its inspection model, what its open
+/// read, and its bytes when they are in memory (they stay in the caller's
+/// buffer).
 #[wasm_bindgen]
 pub struct KilnFile {
-    pub(crate) bytes: Option<Uint8Array>,
-    pub(crate) opened: Opened,
+    bytes: Option<Uint8Array>,
+    model: Inspection,
+    stats: ReadStats,
 }
 
 #[wasm_bindgen]
 impl KilnFile {
-    /// Checks `bytes` as one value of `typeText` (`"tensors"` for a bare
-    /// directory), framed when `framed`, under `cap` (both caps; default
-    /// 16,777,216). Throws a `KilnError` when the bytes are not one valid
+    /// Checks `bytes` as one Kiln value, read as `options` and the bytes
+    /// say: a bare directory, a converted model of either conversion
+    /// type and a framed value of a known hash need no type (as `kiln
+    /// check`). Throws a `KilnError` when the bytes are not one valid
     /// value. The bytes are not copied: keep them unchanged while the file
     /// is open.
     pub fn open(
         bytes: &Uint8Array,
-        #[wasm_bindgen(js_name = typeText)] type_text: &str,
-        framed: bool,
-        cap: Option<f64>,
+        #[wasm_bindgen(unchecked_param_type = "OpenOptions")] options: JsValue,
     ) -> Result<KilnFile, JsValue> {
-        let bytes = bytes.clone();
-        let opened = open::open(
-            Bytes(&bytes),
-            type_text,
-            framing_of(framed),
-            limits_of(cap)?,
+        let options = OpenOptions::read(&options)?;
+        // In memory every range is there: each read copies just it.
+        let (model, stats) = kiln_nostd::inspect::open_read_at(
+            &options.name,
+            &mut Bytes(bytes),
+            options.type_text.as_deref(),
+            options.framed,
+            options.limits,
         )
-        .map_err(|f| kiln_error(&f.error))?;
-        Ok(KilnFile {
-            bytes: Some(bytes),
-            opened,
-        })
+        .map_err(|e| kiln_error(&e))?;
+        Ok(KilnFile::from_parts(model, stats, Some(bytes.clone())))
     }
 
     /// Checks a file of `byteLength` bytes that is not in memory, reading
-    /// only the ranges the checker needs through `read(offset, length)`,
-    /// which returns those bytes as a `Uint8Array` (synchronously: in a
-    /// Worker, `FileReaderSync` over `Blob.slice()` or a synchronous Range
-    /// request; in node, `fs.readSync`). Payload interiors are never read.
-    /// Memory stays bounded whatever the file's size: the record image
-    /// and the directory heads. `view` is then refused; `elementBytes`
-    /// says which bytes hold elements, `widenBytes` widens them.
-    #[wasm_bindgen(js_name = openReader)]
+    /// only the ranges the checker needs through `read(offset, length,
+    /// signal)`, which returns those bytes (a `Uint8Array`, or a promise of
+    /// one): the promise of the `KilnFile`. Ranges known together are in
+    /// flight together; payload interiors are never read. Memory stays
+    /// bounded whatever the file's size. `view` is then refused;
+    /// `elementBytes` says which bytes hold elements, `widenBytes` widens
+    /// them.
+    #[wasm_bindgen(js_name = openReader, unchecked_return_type = "Promise<KilnFile>")]
     pub fn open_reader(
         #[wasm_bindgen(js_name = byteLength)] byte_length: f64,
         #[wasm_bindgen(unchecked_param_type = "ReadRange")] read: &Function,
-        #[wasm_bindgen(js_name = typeText)] type_text: &str,
-        framed: bool,
-        cap: Option<f64>,
-    ) -> Result<KilnFile, JsValue> {
-        if !(byte_length >= 0.0 && byte_length == (byte_length as u64) as f64) {
-            return Err(refusal("BadLength", "byteLength is not a whole number"));
-        }
-        let reader = Reader {
-            len: byte_length as u64,
-            read,
+        #[wasm_bindgen(unchecked_param_type = "OpenOptions")] options: JsValue,
+    ) -> Result<Promise, JsValue> {
+        let signal = if options.is_object() {
+            Reflect::get(&options, &JsValue::from_str("signal")).unwrap_or(JsValue::UNDEFINED)
+        } else {
+            JsValue::UNDEFINED
         };
-        let opened = open::open(reader, type_text, framing_of(framed), limits_of(cap)?)
-            .map_err(|f| kiln_error(&f.error))?;
-        Ok(KilnFile {
-            bytes: None,
-            opened,
-        })
+        let opener = JsKilnOpener::new(byte_length, options)?;
+        Ok(drive(opener.into(), read, &signal))
     }
 
     /// A bare tensor directory (`tensors`, not framed).
     #[wasm_bindgen(js_name = openDirectory)]
     pub fn open_directory(bytes: &Uint8Array) -> Result<KilnFile, JsValue> {
-        KilnFile::open(bytes, "tensors", false, None)
+        let o = Object::new();
+        set(&o, "type", JsValue::from_str("tensors"));
+        set(&o, "framed", JsValue::FALSE);
+        KilnFile::open(bytes, o.into())
     }
 
     /// The file's bytes: the caller's own `Uint8Array` (`undefined` for a
-    /// file opened with `openReader`).
+    /// file opened by ranges).
     #[wasm_bindgen(getter)]
     pub fn bytes(&self) -> Option<Uint8Array> {
         self.bytes.clone()
     }
 
-    /// The header facts: length, type text, framing, schema hash, tensor
-    /// count, and how many bytes were copied into wasm memory for the
-    /// check (payload interiors are not).
+    /// What the file is: the first members of its JSON form.
     #[wasm_bindgen(getter, unchecked_return_type = "FileHeader")]
-    pub fn header(&self) -> Object {
+    pub fn header(&self) -> Result<JsValue, JsValue> {
+        parsed(self.model.header_json())
+    }
+
+    /// What the open read.
+    #[wasm_bindgen(getter, unchecked_return_type = "ReadStats")]
+    pub fn reads(&self) -> Object {
         let o = Object::new();
-        let opened = &self.opened;
-        set(&o, "format", JsValue::from_str(opened.format));
-        set(&o, "byteLength", JsValue::from_f64(opened.len as f64));
-        set(&o, "typeText", JsValue::from_str(opened.type_text.as_str()));
-        set(&o, "framed", JsValue::from_bool(opened.framed));
-        set(&o, "schemaHash", JsValue::from(opened.hash));
+        set(&o, "bytes", JsValue::from_f64(self.stats.bytes as f64));
         set(
             &o,
-            "tensorCount",
-            JsValue::from_f64(opened.tensors.len() as f64),
+            "requests",
+            JsValue::from_f64(self.stats.requests as f64),
         );
-        set(
-            &o,
-            "directoryCount",
-            JsValue::from_f64(opened.directories.len() as f64),
-        );
-        set(&o, "readBytes", JsValue::from_f64(opened.read as f64));
-        set(
-            &o,
-            "readRequests",
-            JsValue::from_f64(opened.requests as f64),
-        );
-        set(&o, "skippedBytes", JsValue::from_f64(opened.skipped as f64));
-        set(&o, "scratchBytes", JsValue::from_f64(opened.scratch as f64));
-        set(&o, "inMemory", JsValue::from_bool(self.bytes.is_some()));
+        set(&o, "skipped", JsValue::from_f64(self.stats.skipped as f64));
+        set(&o, "scratch", JsValue::from_f64(self.stats.scratch as f64));
         o
     }
 
-    /// Every `tensors` value, in wire order.
-    #[wasm_bindgen(unchecked_return_type = "DirectoryInfo[]")]
-    pub fn directories(&self) -> Array {
-        self.opened
-            .directories
-            .iter()
-            .map(|d| {
-                let o = Object::new();
-                let mut path = String::new();
-                d.path.write_to(&mut path);
-                set(&o, "path", JsValue::from_str(&path));
-                set(&o, "offset", JsValue::from_f64(d.offset as f64));
-                set(&o, "length", JsValue::from_f64(d.length as f64));
-                set(
-                    &o,
-                    "payloadOffset",
-                    JsValue::from_f64(d.payload_offset as f64),
-                );
-                set(&o, "tensorCount", JsValue::from_f64(d.count as f64));
-                set(&o, "firstTensor", JsValue::from_f64(d.first as f64));
-                set(&o, "named", JsValue::from_bool(d.named));
-                set(&o, "namesSorted", JsValue::from_bool(d.names_sorted));
-                JsValue::from(o)
-            })
-            .collect()
+    /// Whether the file's bytes are in memory (`open`), so that `view`
+    /// works.
+    #[wasm_bindgen(getter, js_name = inMemory)]
+    pub fn in_memory(&self) -> bool {
+        self.bytes.is_some()
     }
 
-    /// Every tensor of every directory, in wire order.
+    /// Every tensor, in the model's listing order (a converted model's in
+    /// its source file's order), as the JSON form's tensor objects.
     #[wasm_bindgen(unchecked_return_type = "TensorInfo[]")]
-    pub fn tensors(&self) -> Array {
+    pub fn tensors(&self) -> Result<JsValue, JsValue> {
         // One JSON text parsed once: setting each property from Rust is a
-        // call into JS per property and value, most of the time a file of
-        // 10,000 tensors took to open.
-        js_sys::JSON::parse(&self.tensors_json_text())
-            .map_or_else(|_| Array::new(), JsCast::unchecked_into)
+        // call into JS per property, most of the time a file of 10,000
+        // tensors took to open.
+        parsed(self.model.tensors_json())
     }
 
     /// `tensors()` as its JSON text in UTF-8, in a buffer of its own: what
     /// a worker transfers to the page (`postMessage(m, [bytes.buffer])`)
-    /// instead of a structured clone of one object per tensor, which took
-    /// longer than the check for a file of 10,000 tensors.
-    #[cfg(feature = "inspector")]
+    /// instead of a structured clone of one object per tensor.
     #[wasm_bindgen(js_name = tensorsJson)]
-    pub fn tensors_json(&self) -> alloc::vec::Vec<u8> {
-        self.tensors_json_text().into_bytes()
+    pub fn tensors_json(&self) -> Result<Vec<u8>, JsValue> {
+        self.model
+            .tensors_json()
+            .map(String::into_bytes)
+            .map_err(|e| kiln_error(&e))
+    }
+
+    /// How many tensors (without building their objects).
+    #[wasm_bindgen(getter, js_name = tensorCount)]
+    pub fn tensor_count(&self) -> u32 {
+        self.model.tensors.len() as u32
     }
 
     /// The payload of tensor `index` as a typed array over the file's own
@@ -552,7 +568,11 @@ impl KilnFile {
     pub fn view(&self, index: u32) -> Result<Object, JsValue> {
         let t = self.facts(index)?;
         let bytes = self.live()?;
-        let (ctor_name, width) = array_type(t.facts.dtype.closed());
+        let closed = match t.dtype {
+            TensorDtype::Kiln(d) => d.closed(),
+            TensorDtype::Foreign(_) => None,
+        };
+        let (ctor_name, width) = array_type(closed);
         let ctor = constructor(ctor_name)?;
         let base = bytes.byte_offset() as usize;
         // In memory, the file is under 4 GiB: offsets fit a u32.
@@ -565,7 +585,7 @@ impl KilnFile {
                 "typed arrays on this host are big-endian: use widen",
             ));
         }
-        let copied = !abs.is_multiple_of(t.facts.element_align());
+        let copied = !InPlace::on_host(abs as u64, width, true).is_yes();
         let array = if copied {
             let args = Array::of1(&JsValue::from_f64(count as f64));
             let array = Reflect::construct(&ctor, &args)?;
@@ -597,11 +617,7 @@ impl KilnFile {
             },
         );
         set(&o, "arrayType", JsValue::from_str(ctor_name));
-        set(
-            &o,
-            "dtype",
-            JsValue::from_str(&dtype_name(t.facts.dtype.code())),
-        );
+        set(&o, "dtype", JsValue::from_str(&t.dtype_name()));
         Ok(o)
     }
 
@@ -619,10 +635,9 @@ impl KilnFile {
         let bytes = self.live()?;
         let (first, count) = (first.max(0.0) as u64, count.max(0.0) as u64);
         let (range, _, _) = open::element_bytes(t, first, count).map_err(|e| kiln_error(&e))?;
-        let mut out = alloc::vec![0u8; (range.end - range.start) as usize];
-        Bytes(bytes)
-            .read_at(range.start, &mut out)
-            .map_err(|e| kiln_error(&e))?;
+        let out = bytes
+            .subarray(range.start as u32, range.end as u32)
+            .to_vec();
         let out = open::widen_range(t, &out, first, count).map_err(|e| kiln_error(&e))?;
         Ok(js_sys::Float32Array::from(&out[..]))
     }
@@ -659,17 +674,29 @@ impl KilnFile {
 }
 
 impl KilnFile {
-    /// A file opened by ranges elsewhere (the inspector module's heads of
-    /// safetensors and GGUF files): its facts, no bytes in memory.
-    pub fn from_opened(opened: Opened) -> KilnFile {
+    /// A file from its model, what its open read, and its bytes when in
+    /// memory.
+    pub fn from_parts(model: Inspection, stats: ReadStats, bytes: Option<Uint8Array>) -> KilnFile {
         KilnFile {
-            bytes: None,
-            opened,
+            bytes,
+            model,
+            stats,
         }
     }
 
-    fn facts(&self, index: u32) -> Result<&Tensor, JsValue> {
-        self.opened.tensors.get(index as usize).ok_or_else(|| {
+    /// The inspection model.
+    pub fn model(&self) -> &Inspection {
+        &self.model
+    }
+
+    /// The inspection model, to change (the inspector module adds a
+    /// converted model's source facts).
+    pub fn model_mut(&mut self) -> &mut Inspection {
+        &mut self.model
+    }
+
+    fn facts(&self, index: u32) -> Result<&TensorFacts, JsValue> {
+        self.model.tensors.get(index as usize).ok_or_else(|| {
             let mut message = String::from("no tensor ");
             push_decimal(&mut message, index.into());
             refusal("NoSuchTensor", &message)
@@ -686,106 +713,13 @@ impl KilnFile {
                 "the file was opened by ranges: read elementBytes and use widenBytes",
             ));
         };
-        if u64::from(bytes.length()) != self.opened.len {
+        if Some(u64::from(bytes.length())) != self.model.files.first().map(|f| f.bytes) {
             return Err(refusal(
                 "Detached",
                 "the file's buffer was detached or transferred: open the file again",
             ));
         }
         Ok(bytes)
-    }
-
-    /// Every tensor's facts as one JSON array.
-    fn tensors_json_text(&self) -> String {
-        let mut json = String::from("[");
-        for i in 0..self.opened.tensors.len() {
-            if i > 0 {
-                json.push(',');
-            }
-            self.info_json(i, &mut json);
-        }
-        json.push(']');
-        json
-    }
-
-    /// Tensor `i`'s facts as a JSON object (the `TensorInfo` shape) at the
-    /// end of `out`.
-    fn info_json(&self, i: usize, out: &mut String) {
-        let Some(tensor) = self.opened.tensors.get(i) else {
-            out.push_str("{}");
-            return;
-        };
-        let t = &tensor.facts;
-        let dir = self.opened.directories.get(t.directory);
-        let first = dir.map_or(0, |d| d.first);
-        let name_of = |j: Option<usize>| {
-            j.and_then(|j| self.opened.tensors.get(first + j))
-                .and_then(|t| t.facts.name.as_deref())
-        };
-        let (axis, group_size, scales, outer) = match t.quant {
-            QuantLink::None => (None, 0, None, None),
-            QuantLink::Scales {
-                axis,
-                group_size,
-                scales,
-            } => (Some(axis), group_size, Some(scales), None),
-            QuantLink::ScalesOuter {
-                axis,
-                group_size,
-                scales,
-                outer,
-            } => (Some(axis), group_size, Some(scales), Some(outer)),
-        };
-        let mut path = String::new();
-        if let Some(d) = dir {
-            d.path.write_to(&mut path);
-        }
-        // The absolute offset in the caller's buffer (the file's offset
-        // when it is read by ranges: what a memory map or a Blob gives).
-        let base = self
-            .bytes
-            .as_ref()
-            .map_or(0, |b| u64::from(b.byte_offset()));
-        let align = t.element_align() as u64;
-        let mut o = Json::object(out);
-        o.num("index", i as u64);
-        o.num("directory", t.directory as u64);
-        o.num("indexInDirectory", t.index as u64);
-        o.str("path", Some(&path));
-        o.str("name", t.name.as_deref());
-        o.str("dtype", Some(&dtype_name(t.dtype.code())));
-        o.num("dtypeCode", t.dtype.code().into());
-        o.key("shape");
-        o.out.push('[');
-        for (k, &d) in t.shape.iter().enumerate() {
-            if k > 0 {
-                o.out.push(',');
-            }
-            push_decimal(o.out, d);
-        }
-        o.out.push(']');
-        o.num("elements", t.elements);
-        o.num("byteOffset", tensor.offset);
-        o.num("byteLength", tensor.length);
-        o.str("layout", t.layout.as_deref());
-        o.num("blockSize", u64::from(t.block_size));
-        o.str("quant", Some(t.quant.name()));
-        o.num("quantScheme", u64::from(t.quant.scheme()));
-        o.opt_num("axis", axis.map(u64::from));
-        o.num("groupSize", u64::from(group_size));
-        o.opt_num("scale", scales.map(|j| (first + j) as u64));
-        o.str("scaleName", name_of(scales));
-        o.opt_num("outer", outer.map(|j| (first + j) as u64));
-        o.str("outerName", name_of(outer));
-        o.num("elementAlign", align);
-        o.key("aligned");
-        o.out
-            .push_str(if base.wrapping_add(tensor.offset).is_multiple_of(align) {
-                "true"
-            } else {
-                "false"
-            });
-        o.out.push('}');
     }
 }
 
@@ -804,6 +738,45 @@ fn array_type(dtype: Option<Dtype>) -> (&'static str, usize) {
         Some(Dtype::I8) => ("Int8Array", 1),
         _ => ("Uint8Array", 1),
     }
+}
+
+/// Whether `bytes` start with a Kiln frame, and with which schema hash:
+/// `null` unless they begin with `KLN0` and hold the 16 frame bytes
+/// (`kiln_nostd::frame::peek`). Reads 16 bytes.
+#[wasm_bindgen(js_name = peekFrame, unchecked_return_type = "FrameInfo | null")]
+pub fn peek_frame(bytes: &Uint8Array) -> JsValue {
+    let mut head = [0u8; kiln_nostd::frame::FRAME_LEN];
+    if (bytes.length() as usize) < head.len() {
+        return JsValue::NULL;
+    }
+    bytes.subarray(0, head.len() as u32).copy_to(&mut head);
+    match kiln_nostd::frame::peek(&head) {
+        None => JsValue::NULL,
+        Some(info) => {
+            let o = Object::new();
+            set(&o, "hash", JsValue::from(info.hash));
+            set(&o, "profile", num(info.profile));
+            set(&o, "wellFormed", JsValue::from_bool(info.well_formed));
+            o.into()
+        }
+    }
+}
+
+/// The schema hash of type text (what a frame of that type carries).
+/// Throws a `KilnError` (`BadTypeText`) for text that does not parse.
+#[wasm_bindgen(js_name = schemaHash)]
+pub fn schema_hash(#[wasm_bindgen(js_name = typeText)] type_text: &str) -> Result<u64, JsValue> {
+    CompiledType::<TOOL_NODES>::parse(type_text)
+        .map(|ty| ty.hash())
+        .map_err(|e| kiln_error(&e))
+}
+
+/// The first read of a file opened by ranges, in bytes: the head of most
+/// files (a source reading a URL makes it with its first request, which
+/// also gives the file's length).
+#[wasm_bindgen(js_name = firstRead)]
+pub fn first_read() -> f64 {
+    kiln_nostd::inspect::FIRST_READ as f64
 }
 
 #[wasm_bindgen]
@@ -831,4 +804,24 @@ fn constructor(name: &str) -> Result<Function, JsValue> {
 fn host_is_little_endian() -> bool {
     let probe = Uint8Array::from(&[1u8, 0][..]);
     js_sys::Uint16Array::new(&probe.buffer()).get_index(0) == 1
+}
+
+#[cfg(feature = "inspector")]
+#[wasm_bindgen]
+impl KilnFile {
+    /// The file's whole JSON form (`spec/json.md`, section 8): the text
+    /// `kiln inspect --json` prints for the same file, metadata included
+    /// when the open read it (the inspector's `openFile`).
+    pub fn json(&self) -> Result<String, JsValue> {
+        self.model.json().map_err(|e| kiln_error(&e))
+    }
+}
+
+#[wasm_bindgen]
+impl KilnFile {
+    /// Every directory, in file and wire order (the JSON form's objects).
+    #[wasm_bindgen(unchecked_return_type = "DirectoryInfo[]")]
+    pub fn directories(&self) -> Result<JsValue, JsValue> {
+        parsed(self.model.directories_json())
+    }
 }

@@ -1,23 +1,23 @@
 //! # kiln-wasm: Kiln files in JavaScript, payloads as typed arrays
 //!
-//! A wasm-bindgen module over kiln-nostd. JavaScript opens a bare tensor
-//! directory, a framed message or a plain message (given its type text),
-//! gets the facts of every tensor in every `tensors` field, the message's
-//! other values as plain JS values, and each tensor's payload as a typed
-//! array over the bytes it already holds.
+//! A wasm-bindgen module over kiln-nostd. JavaScript opens a Kiln file (a
+//! bare tensor directory, a converted model, a framed message; its type
+//! text only when the bytes cannot tell it), gets every tensor's facts in
+//! the core's one JSON form (the objects `kiln inspect --json` prints),
+//! and each tensor's payload as a typed array over the bytes it already
+//! holds.
 //!
 //! ```js
 //! import init, { KilnFile } from "./pkg/kiln_wasm.js";   // www/pkg/, built by scripts/www.sh
 //! await init();
-//! // A file of any size, read by ranges (here in a Worker, synchronously):
-//! const read = (offset, length) =>
-//!   new Uint8Array(new FileReaderSync().readAsArrayBuffer(file.slice(offset, offset + length)));
-//! const kiln = KilnFile.openReader(file.size, read, "tensors", false);
+//! // A file of any size, read by ranges: `read` returns a promise.
+//! const read = (offset, length) => file.slice(offset, offset + length).arrayBuffer().then((b) => new Uint8Array(b));
+//! const kiln = await KilnFile.openReader(file.size, read);   // a converted model needs no type
 //! for (const t of kiln.tensors()) console.log(t.path, t.name, t.dtype, t.shape);
-//! const [at, len] = kiln.elementBytes(3, 0, 16);           // the bytes of 16 elements
-//! const shown = kiln.widenBytes(3, read(at, len), 0, 16);  // f16, bf16, f8, e2m1, ... as Float32Array
+//! const [at, len] = kiln.elementBytes(3, 0, 16);               // the bytes of 16 elements
+//! const shown = kiln.widenBytes(3, await read(at, len), 0, 16); // f16, bf16, f8, e2m1, ... as Float32Array
 //! // Or bytes in memory, viewed in place:
-//! const mem = KilnFile.open(bytes, "struct{id:i64,name:str,batch:tensors,}", true);
+//! const mem = KilnFile.open(bytes, { type: "struct{id:i64,name:str,batch:tensors,}" });
 //! const { array, copied } = mem.view(0);   // e.g. a Float32Array over `bytes.buffer`
 //! ```
 //!
@@ -28,30 +28,28 @@
 //! tensors, view payloads as typed arrays, widen them for display, and
 //! read `peekFrame` and `schemaHash`. The feature `inspector`, enabled
 //! only by kiln-wasm-inspect, adds what the inspector alone shows: the
-//! message as plain JS values (`KilnFile.value()`, module `tree`), a
-//! foreign file's metadata pairs (`metadata()`), and the chunked
+//! whole JSON form with the metadata (`KilnFile.json()`) and the chunked
 //! comparison of two tensors (module `compare`, `TensorDiff`).
 //!
 //! The TypeScript types (`www/pkg/kiln_wasm.d.ts`) are wasm-bindgen's,
 //! with the shapes of the plain objects (`TensorInfo`, `DirectoryInfo`,
-//! `TensorView`, `FileHeader`, `KilnError`; with `inspector`, `KilnValue`)
-//! added through a
-//! `typescript_custom_section` and `unchecked_return_type`, so no
-//! hand-written `.d.ts` is needed.
+//! `FileHeader`, `ReadStats`, `OpenOptions`, `TensorView`, `KilnError`)
+//! added through a `typescript_custom_section`, so no hand-written
+//! `.d.ts` is needed.
 //!
-//! ## Reading only what the check reads
+//! ## Reading only what the check reads, asynchronously
 //!
-//! Both opens run the core's incremental checker
-//! ([`kiln_nostd::stream::Checker`], see [`mod@open`]): it names each
-//! range its rules read (frame, values outside tensor payloads, each
-//! directory's head, alignment gaps, `bool` payloads, packed tails) and
-//! the payload bytes it skips, which are never read. `openReader` takes a
-//! function `(offset, length) => Uint8Array`, so a file of any size opens
-//! in bounded memory: wasm memory holds the checker's scratch (the record
-//! image and the largest directory head, at most
-//! [`open::MAX_SCRATCH`]) and the heads, never a payload. The inspector
-//! (www/) calls it in a Web Worker over `Blob.slice()` or HTTP Range
-//! requests.
+//! Both opens run the core's sans-I/O opener
+//! ([`kiln_nostd::inspect::KilnOpener`]): it names each range its rules
+//! read (frame, values outside tensor payloads, each directory's head,
+//! alignment gaps, `bool` payloads, packed tails), planned so that a file
+//! of thousands of tensors is a few reads, and skips payload interiors,
+//! which are never read. `openReader` drives it from JavaScript a step at
+//! a time (`KilnOpener`: `next()`, `give()`, `finish()`), awaiting each
+//! read, so the same code serves `Blob.slice().arrayBuffer()`, `fetch`
+//! with `Range` and `fs.promises`; an `AbortSignal` in the options stops
+//! it. Wasm memory holds the checker's scratch (the record image and the
+//! largest directory head) and the heads, never a payload.
 //!
 //! `open` takes bytes already in memory and keeps them in the caller's
 //! buffer: every view is a typed array over that buffer, not over wasm
@@ -72,7 +70,7 @@
 //!
 //! ## Display conversions
 //!
-//! [`KilnFile::widen`] turns a range of elements of any closed dtype into
+//! `KilnFile.widen` turns a range of elements of any closed dtype into
 //! `f32` for display, through [`kiln_nostd::widen`]. Kiln stores bits and
 //! never dequantizes: no scale tensor is applied.
 //!
@@ -80,29 +78,25 @@
 //!
 //! Every failure is thrown as a JS `Error` whose `code` is one of the
 //! eight wire codes (`EOF`, `TYPE`, ...) or the name of a refusal
-//! (`BadTypeText`, `Misaligned`, `Detached`, `NoSuchTensor`, ...), with
-//! `offset`, the absolute byte offset in the file where the fault was
-//! found, when it is known.
+//! (`BadTypeText`, `Misaligned`, `Detached`, `NoSuchTensor`, `Aborted`,
+//! ...), with `offset`, the absolute byte offset in the file where the
+//! fault was found, when it is known.
 //!
-//! The Rust logic is in plain functions ([`open()`]) that the host tests
+//! The Rust logic is in plain functions ([`open`]) that the host tests
 //! run; the `#[wasm_bindgen]` layer ([`KilnFile`]) only converts.
 //!
 //! ## Size
 //!
-//! The core module must stay within 64 KiB after `wasm-opt -Oz`
-//! (scripts/www.sh checks it; docs/browser.md lists what its bytes are):
-//! it links the incremental checker (with the directory rules), the type
-//! compiler, the tensor facts and the JS layer. What keeps it small:
+//! The core module's budget after `wasm-opt -Oz` is in `scripts/www.sh`
+//! (`docs/browser.md` says what its bytes are). What keeps it small:
 //!
-//! - one pass: each directory's path comes from the checker
-//!   ([`kiln_nostd::stream::Checker::path`]), so the core links no walk of
-//!   the record image and no value tree (those are the inspector's);
+//! - the core module never reads metadata or writes the value JSON form,
+//!   so neither is linked (nor `core::fmt`'s float formatting);
 //! - the crate is an rlib, and scripts/www.sh links the module with
 //!   `cargo rustc --crate-type cdylib` under a `wasm-release` profile
 //!   (opt-level "z", fat LTO, one codegen unit, abort on panic);
 //! - the browser build (feature `module`) is `no_std` with a panic
-//!   handler that traps, so no panic message and no `core::fmt` is
-//!   linked, and messages are built without `format!`;
+//!   handler that traps, so no panic message is linked;
 //! - its allocator is a few hundred bytes of size classes (module `heap`,
 //!   the crate's one `unsafe`), not dlmalloc;
 //! - the JS imports are few: the global object is one import, not
@@ -130,14 +124,12 @@ pub mod compare;
 mod heap;
 mod js;
 pub mod open;
-#[cfg(feature = "inspector")]
-mod tree;
 
 #[cfg(feature = "inspector")]
 pub use compare::{DiffSummary, TensorDiff};
-pub use js::KilnFile;
-pub use kiln_nostd::inspect::{DirectoryFacts, TensorFacts};
-pub use open::{open, Opened, ReadAt, Tensor};
+pub use js::{
+    drive, error_value, kiln_error, length_of, ranges_value, JsKilnOpener, KilnFile, OpenOptions,
+};
 
 /// A panic traps. Nothing in this crate is meant to panic (every index
 /// into input is checked); if something does, the call throws a

@@ -1,16 +1,16 @@
 #![cfg(not(target_arch = "wasm32"))]
-//! What `open` (under every `KilnFile.open` from JavaScript) allocates:
-//! the checker's scratch (the record image and a head: for a small file,
-//! its length and a constant), the compiled type table, the value and the facts of
-//! every tensor. Measured with a per-thread counting allocator on every
+//! What `open_read_at` (under every `KilnFile.open` from JavaScript)
+//! allocates: the checker's scratch (the record image and a head: for a
+//! small file, its length and a constant), the compiled type table, and
+//! the facts of every tensor. Measured with a per-thread counting allocator on every
 //! golden case and the hostile inputs.
 
 #[path = "../../kiln-nostd/tests/support/counting.rs"]
 mod counting;
 
 use counting::{measure, Counting};
+use kiln_nostd::inspect::open_read_at;
 use kiln_nostd::{Framing, Limits};
-use kiln_wasm::open::open;
 
 #[global_allocator]
 static GLOBAL: Counting = Counting;
@@ -81,7 +81,10 @@ fn open_allocates_a_small_multiple_of_the_file() {
             Framing::Bare
         };
         let len = bytes.len() as u64;
-        let (result, allocated) = measure(|| open(&bytes[..], type_text, framing, *limits).is_ok());
+        let framed = Some(framing == Framing::Framed);
+        let (result, allocated) = measure(|| {
+            open_read_at("f", &mut &bytes[..], Some(type_text), framed, Some(*limits)).is_ok()
+        });
         if len >= 1024 {
             worst.0 = worst.0.max(allocated.peak as f64 / len as f64);
             worst.1 = worst.1.max(allocated.bytes as f64 / len as f64);

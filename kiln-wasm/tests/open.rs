@@ -4,15 +4,32 @@
 //! interiors of large files are never read, and skipping them never
 //! changes a verdict.
 
-use kiln_nostd::inspect::QuantLink;
+use kiln_nostd::inspect::{open_read_at, Inspection, QuantLink, ReadStats};
 use kiln_nostd::Dtype;
-#[cfg(feature = "inspector")]
-use kiln_nostd::ValueKind;
 use kiln_nostd::{
     check, to_vec, CompiledType, Directory, Framing, Frozen, Limits, Options, QuantSpec,
     TensorSpec, Tensors,
 };
-use kiln_wasm::open::{element_bytes, open, widen_range};
+use kiln_wasm::open::{element_bytes, widen_range};
+
+/// What an open by ranges gives: the model and what was read.
+struct Opened {
+    model: Inspection,
+    stats: ReadStats,
+}
+
+/// Opens `bytes` as the core module's `open` does: each range the checker
+/// names read alone (in memory, a copy of just it).
+fn open(
+    bytes: &[u8],
+    ty: &str,
+    framing: Framing,
+    limits: Limits,
+) -> Result<Opened, kiln_nostd::Error> {
+    let framed = Some(framing == Framing::Framed);
+    let (model, stats) = open_read_at("f", &mut &bytes[..], Some(ty), framed, Some(limits))?;
+    Ok(Opened { model, stats })
+}
 
 /// Byte range of a file as `usize` (the test files are in memory).
 fn us(r: std::ops::Range<u64>) -> std::ops::Range<usize> {
@@ -29,7 +46,7 @@ fn unhex(s: &str) -> Vec<u8> {
 fn verdict(bytes: &[u8], ty: &str, framing: Framing, limits: Limits) -> (String, Option<u64>) {
     match open(bytes, ty, framing, limits) {
         Ok(_) => ("accept".into(), None),
-        Err(f) => (f.error.kind_name().into(), f.error.offset()),
+        Err(e) => (e.kind_name().into(), e.offset()),
     }
 }
 
@@ -97,22 +114,22 @@ fn a_large_directory_reads_only_what_is_checked() {
     let opened = open(&file[..], "tensors", Framing::Bare, Limits::DEFAULT).unwrap();
     // The head (header, 4 descriptors, names), the gaps, the bool payload
     // and the packed tail: nothing of the two large payloads.
-    assert!(opened.read < 1024, "read {}", opened.read);
-    assert_eq!(opened.read + opened.skipped, file.len() as u64);
-    assert_eq!(opened.tensors.len(), 4);
-    let big = &opened.tensors[0];
+    assert!(opened.stats.bytes < 1024, "read {}", opened.stats.bytes);
+    assert_eq!(opened.stats.bytes + opened.stats.skipped, file.len() as u64);
+    assert_eq!(opened.model.tensors.len(), 4);
+    let big = &opened.model.tensors[0];
     assert_eq!(
-        (big.facts.shape.as_slice(), big.facts.elements),
-        (&[600u64, 1000][..], 600_000)
+        (big.shape.as_slice(), big.elements),
+        (&[600u64, 1000][..], Some(600_000))
     );
     let dir = Directory::parse(&file).unwrap();
     assert_eq!(us(big.range()), dir.get(0).unwrap().byte_range());
-    assert!(opened.directories[0].path.is_root());
+    assert!(opened.model.directories[0].path.as_ref().unwrap().is_root());
     // Display conversions read only the bytes of the range asked for.
     let (range, _, _) = element_bytes(big, 10, 3).unwrap();
     let values = widen_range(big, &file[us(range)], 10, 3).unwrap();
     assert_eq!(values, [5.0, 5.5, 6.0]);
-    let nib = &opened.tensors[2];
+    let nib = &opened.model.tensors[2];
     let (range, _, _) = element_bytes(nib, 1, 5).unwrap();
     assert_eq!(
         widen_range(nib, &file[us(range)], 1, 5).unwrap(),
@@ -127,7 +144,7 @@ fn element_ranges_from_any_js_number_are_refused_not_overflowed() {
     // with overflow checks: the wasm fuzz target's find).
     let file = big_directory();
     let opened = open(&file[..], "tensors", Framing::Bare, Limits::DEFAULT).unwrap();
-    for t in &opened.tensors {
+    for t in &opened.model.tensors {
         for (first, count) in [(1 << 62, 1 << 63), (u64::MAX, 0), (u64::MAX, u64::MAX)] {
             assert!(element_bytes(t, first, count).is_err(), "{first} {count}");
             assert!(
@@ -137,7 +154,7 @@ fn element_ranges_from_any_js_number_are_refused_not_overflowed() {
         }
         // The whole tensor, asked for with an oversized count, is fine.
         let (range, _, total) = element_bytes(t, 0, u64::MAX).unwrap_or((0..0, 0, 0));
-        assert!(range.end - range.start <= t.length && total <= t.facts.elements);
+        assert!(range.end - range.start <= t.length && Some(total) <= t.elements);
     }
 }
 
@@ -231,31 +248,50 @@ fn a_large_message_with_several_directories() {
     let ty = Model::SCHEMA.to_string();
     let file = kiln_nostd::to_frame_vec(&model).unwrap();
     let opened = open(&file[..], &ty, Framing::Framed, Limits::DEFAULT).unwrap();
-    assert!(opened.read < 2048, "read {}", opened.read);
-    let paths: Vec<String> = opened.directories.iter().map(|d| d.path.text()).collect();
+    assert!(opened.stats.bytes < 2048, "read {}", opened.stats.bytes);
+    let mut model = opened.model;
+    let paths: Vec<String> = model
+        .directories
+        .iter()
+        .map(|d| d.path.as_ref().unwrap().text())
+        .collect();
     assert_eq!(paths, ["layers[0].w", "layers[1].w", "batch"]);
-    assert_eq!(opened.tensors.len(), 3);
-    assert_eq!(opened.tensors[2].facts.directory, 2);
-    assert!(opened.tensors[1].offset % 4 != 0);
-    // The value's outline (the inspector's): small values kept, byte runs
-    // and directories by their spans in the record image.
-    #[cfg(feature = "inspector")]
-    outline_of_a_large_message(&opened);
+    assert_eq!(model.tensors.len(), 3);
+    assert_eq!(model.tensors[2].directory, 2);
+    assert!(!model.tensors[1].offset.is_multiple_of(4));
+    // The metadata, from the record image: small values, byte runs by
+    // their bytes, each keyed by its path.
+    model.read_metadata().unwrap();
+    let entries: Vec<(&str, &str, String)> = model
+        .metadata
+        .iter()
+        .map(|m| (m.key.as_str(), m.type_text.as_str(), m.json().unwrap()))
+        .collect();
+    assert_eq!(
+        entries,
+        [
+            ("id", "i64", "\"-5\"".to_string()),
+            ("name", "str", "\"abc\"".to_string()),
+            ("layers[0].name", "str", "\"l0\"".to_string()),
+            ("layers[1].name", "str", "\"l1\"".to_string()),
+            ("meta", "list<u8>", "\"090807\"".to_string()),
+        ]
+    );
     // The directories where they are in the file.
-    let batch = &opened.directories[2];
+    let batch = &model.directories[2];
     assert_eq!(batch.offset + batch.length, file.len() as u64);
     assert_eq!(
         &file[batch.offset as usize..batch.offset as usize + 4],
         b"KLNT"
     );
     // Every truncation and a few flipped bytes: the reference's verdict.
-    let hole_byte = opened.tensors[0].offset as usize + 1000;
+    let hole_byte = model.tensors[0].offset as usize + 1000;
     for at in [
         20,
         40,
         200,
         hole_byte,
-        opened.tensors[2].offset as usize - 1,
+        model.tensors[2].offset as usize - 1,
         file.len() - 1,
     ] {
         let mut bad = file.clone();
@@ -270,7 +306,7 @@ fn a_large_message_with_several_directories() {
         17,
         100,
         70_000,
-        opened.tensors[2].offset as usize + 5,
+        model.tensors[2].offset as usize + 5,
         file.len() - 3,
     ] {
         assert_eq!(
@@ -323,7 +359,7 @@ fn quantization_facts_and_opaque_layouts() {
     ];
     let file = to_vec(&Tensors(&specs)).unwrap();
     let opened = open(&file[..], "tensors", Framing::Bare, Limits::DEFAULT).unwrap();
-    let w = &opened.tensors[0].facts;
+    let w = &opened.model.tensors[0];
     assert_eq!(
         w.quant,
         QuantLink::Scales {
@@ -333,54 +369,27 @@ fn quantization_facts_and_opaque_layouts() {
         }
     );
     assert_eq!(w.quant.name(), "scales");
-    let blk = &opened.tensors[2];
+    let blk = &opened.model.tensors[2];
     assert_eq!(
         (
-            blk.facts.dtype_name().as_str(),
-            blk.facts.layout.as_deref(),
-            blk.facts.block_size
+            blk.dtype_name().as_str(),
+            blk.layout.as_deref(),
+            blk.block_size
         ),
-        ("opaque(4108)", Some("Q4_K"), 144)
+        ("Q4_K", Some("Q4_K"), 144)
     );
+    assert_eq!(blk.dtype.code(), Some(4108));
     assert!(element_bytes(blk, 0, 1).is_err());
-    let s = &opened.tensors[1];
+    let s = &opened.model.tensors[1];
     let (range, _, _) = element_bytes(s, 0, 2).unwrap();
     assert_eq!(widen_range(s, &file[us(range)], 0, 2).unwrap(), [1.0, 2.0]);
 }
 
 #[test]
 fn bad_type_text_is_a_refusal() {
-    let err = open(&[0u8][..], "struct{a:}", Framing::Bare, Limits::DEFAULT).unwrap_err();
-    assert_eq!(err.error.kind_name(), "BadTypeText");
+    let err = open(&[0u8][..], "struct{a:}", Framing::Bare, Limits::DEFAULT)
+        .err()
+        .unwrap();
+    assert_eq!(err.kind_name(), "BadTypeText");
     assert!(check("u8", &[1], Options::BARE).is_ok());
-}
-
-/// The outline of the message of `a_large_message_with_several_directories`.
-#[cfg(feature = "inspector")]
-fn outline_of_a_large_message(opened: &kiln_wasm::Opened) {
-    // Each block's stand-in in the record image.
-    for d in &opened.directories {
-        assert_eq!(
-            &opened.image[d.image_offset..d.image_offset + 64],
-            Directory::EMPTY.as_bytes()
-        );
-    }
-    let ValueKind::Struct(fields) = &opened.value.kind else {
-        panic!()
-    };
-    assert_eq!(fields[0].1.kind, ValueKind::Integer(-5));
-    let ValueKind::List(layers) = &fields[2].1.kind else {
-        panic!()
-    };
-    assert_eq!(layers.len(), 2);
-    let ValueKind::Struct(l1) = &layers[1].kind else {
-        panic!()
-    };
-    assert_eq!(l1[0].1.kind, ValueKind::Str("l1".into()));
-    assert_eq!(l1[1].1.span.start, opened.directories[1].image_offset);
-    assert_eq!(fields[1].1.kind, ValueKind::Str("abc".into()));
-    let meta = &fields[3].1;
-    assert!(matches!(&meta.kind, ValueKind::Bytes(b) if b.is_empty()));
-    assert_eq!(&opened.image[meta.span.start + 4..meta.span.end], [9, 8, 7]);
-    assert_eq!(fields[4].1.span.start, opened.directories[2].image_offset);
 }

@@ -7,7 +7,7 @@
 //! the zero-copy proof (the view's `buffer` is the file's buffer and sees
 //! writes to it); each dtype's typed array; the copy of a misaligned
 //! payload; views that survive wasm memory growth; a detached buffer
-//! refused; tensor facts whose names JSON must escape. tests/e2e/module.test.mjs
+//! refused; tensor facts whose names JSON must escape, in the JSON form. tests/e2e/module.test.mjs
 //! runs the same from plain JS.
 
 #![cfg(target_arch = "wasm32")]
@@ -26,6 +26,21 @@ fn get(v: &JsValue, key: &str) -> JsValue {
 /// Bytes in a fresh JS ArrayBuffer, as `File.arrayBuffer()` gives them.
 fn js_bytes(bytes: &[u8]) -> Uint8Array {
     Uint8Array::from(bytes)
+}
+
+/// The options object `{ type, framed, cap }`.
+fn opts(ty: &str, framed: bool, cap: Option<f64>) -> JsValue {
+    let o = js_sys::Object::new();
+    Reflect::set(&o, &"type".into(), &ty.into()).expect("set");
+    Reflect::set(&o, &"framed".into(), &framed.into()).expect("set");
+    if let Some(cap) = cap {
+        Reflect::set(&o, &"cap".into(), &cap.into()).expect("set");
+    }
+    o.into()
+}
+
+fn tensors(file: &KilnFile) -> Array {
+    file.tensors().expect("tensors").dyn_into().expect("array")
 }
 
 fn unhex(s: &str) -> Vec<u8> {
@@ -47,7 +62,7 @@ fn every_golden_case_gives_its_code_as_a_js_error() {
         let framed = get(&case, "framed").as_bool().expect("framed");
         let cap = get(&case, "cap").as_f64();
         let expect = get(&case, "expect").as_string().expect("expect");
-        let got = match KilnFile::open(&bytes, &ty, framed, cap) {
+        let got = match KilnFile::open(&bytes, opts(&ty, framed, cap)) {
             Ok(_) => "accept".to_string(),
             Err(e) => {
                 assert!(e.is_instance_of::<js_sys::Error>(), "{name}");
@@ -85,10 +100,10 @@ fn a_view_is_the_files_own_buffer_and_sees_writes() {
     // id (8) + "abcd" (4 + 4) after the frame: the block, and so the f32
     // payload, is 4-aligned.
     let bytes = js_bytes(&message("abcd"));
-    let file = KilnFile::open(&bytes, TYPE, true, None).expect("open");
-    let t = file.tensors().get(0);
-    let offset = get(&t, "byteOffset").as_f64().expect("offset") as u32;
-    assert_eq!(get(&t, "aligned"), JsValue::TRUE);
+    let file = KilnFile::open(&bytes, opts(TYPE, true, None)).expect("open");
+    let t = tensors(&file).get(0);
+    let offset = get(&t, "offset").as_f64().expect("offset") as u32;
+    assert_eq!(get(&t, "in_place"), JsValue::TRUE);
     let view = file.view(0).expect("view");
     assert_eq!(get(&view, "copied"), JsValue::FALSE);
     let array: js_sys::Float32Array = get(&view, "array").dyn_into().expect("Float32Array");
@@ -102,8 +117,11 @@ fn a_view_is_the_files_own_buffer_and_sees_writes() {
     let run = vec![0u8; 4 + (8 << 20)];
     let mut run = run;
     run[..4].copy_from_slice(&(8u32 << 20).to_le_bytes());
-    let grown =
-        KilnFile::open(&js_bytes(&run), "list<u8>", false, Some(16.0 * 1048576.0)).expect("open");
+    let grown = KilnFile::open(
+        &js_bytes(&run),
+        opts("list<u8>", false, Some(16.0 * 1048576.0)),
+    )
+    .expect("open");
     drop(grown);
     assert_eq!(array.length(), 4);
     assert_eq!(array.get_index(1), -2.0);
@@ -112,7 +130,7 @@ fn a_view_is_the_files_own_buffer_and_sees_writes() {
 #[wasm_bindgen_test]
 fn a_misaligned_payload_is_a_copy_that_says_so() {
     let bytes = js_bytes(&message("abc"));
-    let file = KilnFile::open(&bytes, TYPE, true, None).expect("open");
+    let file = KilnFile::open(&bytes, opts(TYPE, true, None)).expect("open");
     let view = file.view(0).expect("view");
     assert_eq!(get(&view, "copied"), JsValue::TRUE);
     assert!(get(&view, "reason")
@@ -124,15 +142,20 @@ fn a_misaligned_payload_is_a_copy_that_says_so() {
     assert_eq!(array.to_vec(), [1.0, -2.0, 0.5, 4.0]);
 }
 
-/// The decoded tree is the inspector's (feature `inspector`).
+/// The whole JSON form is the inspector's (feature `inspector`); a
+/// converted model needs no type, as `kiln check` needs none.
 #[cfg(feature = "inspector")]
 #[wasm_bindgen_test]
-fn the_message_values_are_plain_js_values() {
+fn the_json_form_is_the_models() {
     let bytes = js_bytes(&message("abc"));
-    let file = KilnFile::open(&bytes, TYPE, true, None).expect("open");
-    let value = file.value().expect("value");
-    assert_eq!(get(&value, "id"), JsValue::from(-7i64));
-    assert_eq!(get(&value, "name"), JsValue::from_str("abc"));
+    let file = KilnFile::open(&bytes, opts(TYPE, true, None)).expect("open");
+    let json = js_sys::JSON::parse(&file.json().expect("json")).expect("parse");
+    assert_eq!(get(&json, "format"), JsValue::from_str("kiln"));
+    let kiln = get(&json, "kiln");
+    assert_eq!(get(&kiln, "type"), JsValue::from_str(TYPE));
+    let listed: Array = get(&json, "tensors").dyn_into().expect("array");
+    assert_eq!(listed.length(), 1);
+    assert_eq!(get(&listed.get(0), "path"), JsValue::from_str("batch"));
 }
 
 #[wasm_bindgen_test]
@@ -214,7 +237,7 @@ fn every_dtype_has_its_typed_array() {
 #[wasm_bindgen_test]
 fn a_detached_buffer_is_refused_not_read_as_empty() {
     let bytes = js_bytes(&message("abcd"));
-    let file = KilnFile::open(&bytes, TYPE, true, None).expect("open");
+    let file = KilnFile::open(&bytes, opts(TYPE, true, None)).expect("open");
     let options = js_sys::Object::new();
     Reflect::set(&options, &"transfer".into(), &Array::of1(&bytes.buffer())).expect("set");
     let clone =
@@ -244,8 +267,8 @@ fn tensor_facts_keep_every_name_and_number_as_the_file_has_them() {
         .map(|n| TensorSpec::from_host(&[2, 2], &w).named(n))
         .collect();
     let block = to_vec(&Tensors(&specs)).expect("block");
-    let file = KilnFile::open(&js_bytes(&block), "tensors", false, None).expect("open");
-    let tensors = file.tensors();
+    let file = KilnFile::open(&js_bytes(&block), JsValue::UNDEFINED).expect("open");
+    let tensors = tensors(&file);
     assert_eq!(tensors.length() as usize, names.len());
     let dir = Directory::parse(&block).expect("parse");
     for i in 0..names.len() {
@@ -259,12 +282,12 @@ fn tensor_facts_keep_every_name_and_number_as_the_file_has_them() {
         let shape: Array = get(&t, "shape").dyn_into().expect("shape array");
         assert_eq!(shape.to_vec(), [JsValue::from(2), JsValue::from(2)]);
         assert_eq!(
-            get(&t, "byteOffset").as_f64(),
+            get(&t, "offset").as_f64(),
             Some(view.byte_range().start as f64)
         );
-        assert_eq!(get(&t, "byteLength").as_f64(), Some(16.0));
+        assert_eq!(get(&t, "bytes").as_f64(), Some(16.0));
         assert_eq!(get(&t, "layout"), JsValue::NULL);
-        assert_eq!(get(&t, "scale"), JsValue::NULL);
-        assert_eq!(get(&t, "aligned"), JsValue::TRUE);
+        assert_eq!(get(&t, "quant"), JsValue::NULL);
+        assert_eq!(get(&t, "in_place"), JsValue::TRUE);
     }
 }

@@ -336,6 +336,72 @@ pub struct Checker<'c, 't, 's, const N: usize, const DEPTH: usize = { MAX_DEPTH 
     report: Report,
 }
 
+/// A [`Checker`] set aside by [`Checker::pause`]: its state without the
+/// type and the scratch it borrows.
+#[derive(Clone, Debug)]
+pub struct Paused<const DEPTH: usize = { MAX_DEPTH as usize }> {
+    type_hash: u64,
+    scratch_len: usize,
+    options: Options,
+    keep: bool,
+    len: Option<u64>,
+    started: bool,
+    pos: u64,
+    top: usize,
+    cur: Cur,
+    state: State,
+    stack: [Frame; DEPTH],
+    depth: usize,
+    run: Option<Claim>,
+    run_base: usize,
+    carry: usize,
+    block: Option<Block>,
+    blocks: u32,
+    first: [u8; 4],
+    report: Report,
+}
+
+impl<const DEPTH: usize> Paused<DEPTH> {
+    /// The checker again, over `ty` and `scratch`: the type it was paused
+    /// with (same schema hash) and a scratch of the same length holding
+    /// the bytes it held. Another type or scratch length is refused
+    /// ([`Refusal::WrongValue`]); a scratch whose bytes changed gives a
+    /// verdict about those bytes, not the message's.
+    pub fn resume<'c, 't, 's, const N: usize>(
+        self,
+        ty: &'c CompiledType<'t, N>,
+        scratch: &'s mut [u8],
+    ) -> Result<Checker<'c, 't, 's, N, DEPTH>> {
+        if ty.hash() != self.type_hash || scratch.len() != self.scratch_len {
+            return Err(Error::refused(
+                Refusal::WrongValue,
+                "resumed with another type or scratch than it was paused with",
+            ));
+        }
+        Ok(Checker {
+            ty,
+            options: self.options,
+            scratch,
+            keep: self.keep,
+            len: self.len,
+            started: self.started,
+            pos: self.pos,
+            top: self.top,
+            cur: self.cur,
+            state: self.state,
+            stack: self.stack,
+            depth: self.depth,
+            run: self.run,
+            run_base: self.run_base,
+            carry: self.carry,
+            block: self.block,
+            blocks: self.blocks,
+            first: self.first,
+            report: self.report,
+        })
+    }
+}
+
 impl<'c, 't, 's, const N: usize> Checker<'c, 't, 's, N> {
     /// A checker of one value of type `ty` (framed or bare, under the caps
     /// in `options`) whose length is not known in advance: a stream that
@@ -710,6 +776,35 @@ impl<'c, 't, 's, const N: usize, const DEPTH: usize> Checker<'c, 't, 's, N, DEPT
             }
             Frame::Opt { .. } => None,
         })
+    }
+
+    /// Sets the checker aside without its type and scratch, for a caller
+    /// that cannot hold borrows between steps (a browser module whose
+    /// reads come back in later calls): [`Paused::resume`] with the same
+    /// type and the same scratch, its bytes untouched, goes on where it
+    /// stopped.
+    pub fn pause(self) -> Paused<DEPTH> {
+        Paused {
+            type_hash: self.ty.hash(),
+            scratch_len: self.scratch.len(),
+            options: self.options,
+            keep: self.keep,
+            len: self.len,
+            started: self.started,
+            pos: self.pos,
+            top: self.top,
+            cur: self.cur,
+            state: self.state,
+            stack: self.stack,
+            depth: self.depth,
+            run: self.run,
+            run_base: self.run_base,
+            carry: self.carry,
+            block: self.block,
+            blocks: self.blocks,
+            first: self.first,
+            report: self.report,
+        }
     }
 
     /// The record image kept by [`Checker::keeping_record`], once

@@ -14,7 +14,7 @@ mod checker;
 mod io;
 mod source;
 
-pub use checker::{Checker, Need, Part, Report, Step};
+pub use checker::{Checker, Need, Part, Paused, Report, Step};
 #[cfg(feature = "embedded-io")]
 pub use io::{check_from, decode_from, Discard, PayloadSink, ReadError};
 #[cfg(feature = "embedded-io-async")]

@@ -105,23 +105,16 @@ pub fn write_all(out: &Path) -> Value {
         .expect_err("two files of three are refused")
         .to_string();
     // The rule from the heads alone (what the inspector reads) says the same.
-    let heads: Vec<kiln_convert::head::Head> = files
+    let heads: Vec<kiln_nostd::inspect::Inspection> = files
         .iter()
-        .map(|(_, b)| {
-            let at = |offset: u64, buf: &mut [u8]| {
-                let start = offset as usize;
-                buf.copy_from_slice(&b[start..start + buf.len()]);
-                Ok(())
-            };
-            kiln_convert::head::open_head(kiln_convert::Format::Gguf, b.len() as u64, at)
-                .expect("head")
-                .0
+        .map(|(f, b)| {
+            kiln_convert::head::inspect_head(f, kiln_convert::Format::Gguf, b).expect("head")
         })
         .collect();
     let split: Vec<kiln_convert::SplitFile<'_>> = files
         .iter()
         .zip(&heads)
-        .map(|((f, _), h)| kiln_convert::SplitFile::of_head(f, h))
+        .map(|((f, _), h)| kiln_convert::SplitFile::of_inspection(f, h))
         .collect();
     kiln_convert::check_gguf_split(&split).expect("the heads agree");
     let by_heads = kiln_convert::check_gguf_split(&split[..2]).expect_err("two of three");

@@ -1,0 +1,722 @@
+//! The Kiln JSON form (feature `inspect`): a [`Value`] of a type as JSON
+//! text, as `spec/json.md` defines it, written by one writer for every
+//! tool (`kiln decode`, the JSON form of the inspection model, the
+//! browser module).
+//!
+//! The type decides every shape; 64-bit integers are strings, floats keep
+//! every bit (shortest digits, NaN payloads as hex), byte runs and
+//! payloads are lowercase hex. Text goes to any [`core::fmt::Write`], so a
+//! large value streams to its destination instead of being built first.
+//!
+//! ```
+//! use kiln_nostd::json::{value_text, Style};
+//! use kiln_nostd::{decode_value, CompiledType, Options};
+//!
+//! let ty = CompiledType::<8>::parse("struct{id:i64,x:f32,}").unwrap();
+//! let bytes = [7, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x80, 0x3f];
+//! let value = ty.decode_value(&bytes, Options::BARE).unwrap();
+//! assert_eq!(value_text(ty.root(), &value, Style::COMPACT).unwrap(), r#"{"id":"7","x":1.0}"#);
+//! ```
+
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::fmt::Write;
+
+use crate::directory::{Directory, Quant, TensorView};
+use crate::dtype::{Dtype, DtypeCode};
+use crate::error::{Error, Refusal, Result};
+use crate::limits::Limits;
+use crate::schema::{NodeKind, Scalar, TypeRef};
+use crate::value::{Value, ValueKind};
+
+/// How a value is written.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Style {
+    /// Two spaces of indent per level and a member per line (Python's
+    /// `json.dumps(indent=2)`); else one line with no spaces.
+    pub pretty: bool,
+    /// `Some(n)`: each tensor shows its payload's length and first `n`
+    /// elements instead of its payload (for reading; not accepted back).
+    pub preview: Option<usize>,
+}
+
+impl Style {
+    /// Pretty, payloads in full.
+    pub const PRETTY: Style = Style {
+        pretty: true,
+        preview: None,
+    };
+    /// One line, payloads in full.
+    pub const COMPACT: Style = Style {
+        pretty: false,
+        preview: None,
+    };
+}
+
+/// Largest integer magnitude written as a JSON number: every integer up to
+/// it is exactly one IEEE double, so no JSON reader rounds it. Above it an
+/// integer is a decimal string.
+pub const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
+
+/// Writes `value` (of type `ty`) as JSON to `out`. A value that does not
+/// have its type's shape is refused ([`Refusal::WrongValue`]); a refusal of
+/// `out` is [`Refusal::Capacity`].
+pub fn write_value(
+    ty: TypeRef<'_, '_>,
+    value: &Value<'_>,
+    style: Style,
+    out: &mut dyn Write,
+) -> Result<()> {
+    let mut w = JsonWriter::new(out, style.pretty);
+    value_json(ty, value, &mut w, style.preview)?;
+    w.done()
+}
+
+/// [`write_value`] into a new string.
+pub fn value_text(ty: TypeRef<'_, '_>, value: &Value<'_>, style: Style) -> Result<String> {
+    let mut out = String::new();
+    write_value(ty, value, style, &mut out)?;
+    Ok(out)
+}
+
+// ---------------------------------------------------------------------------
+// The text writer
+
+/// A streaming JSON writer: pretty (two-space indent, `": "` after names)
+/// or compact, strings escaped as Python's `json.dumps(ensure_ascii=False)`
+/// escapes them. The first refusal of the sink is kept and every later
+/// call does nothing, so a caller checks once, at the end.
+pub(crate) struct JsonWriter<'w> {
+    out: &'w mut dyn Write,
+    pretty: bool,
+    /// Per open container: whether it has a member yet.
+    open: Vec<bool>,
+    after_name: bool,
+    failed: bool,
+}
+
+impl<'w> JsonWriter<'w> {
+    pub(crate) fn new(out: &'w mut dyn Write, pretty: bool) -> Self {
+        JsonWriter {
+            out,
+            pretty,
+            open: Vec::new(),
+            after_name: false,
+            failed: false,
+        }
+    }
+
+    /// Whether the sink took every byte.
+    pub(crate) fn done(&self) -> Result<()> {
+        if self.failed {
+            Err(Error::refused(
+                Refusal::Capacity,
+                "the JSON output refused the text",
+            ))
+        } else {
+            Ok(())
+        }
+    }
+
+    pub(crate) fn raw(&mut self, text: &str) {
+        if !self.failed && self.out.write_str(text).is_err() {
+            self.failed = true;
+        }
+    }
+
+    fn newline(&mut self) {
+        if self.pretty {
+            self.raw("\n");
+            for _ in 0..self.open.len() {
+                self.raw("  ");
+            }
+        }
+    }
+
+    /// What comes before a value: a comma and a new line, unless the value
+    /// follows a member name.
+    fn before_value(&mut self) {
+        if core::mem::take(&mut self.after_name) {
+            return;
+        }
+        if let Some(has) = self.open.last_mut() {
+            if core::mem::replace(has, true) {
+                self.raw(",");
+            }
+            self.newline();
+        }
+    }
+
+    pub(crate) fn begin_object(&mut self) {
+        self.before_value();
+        self.raw("{");
+        self.open.push(false);
+    }
+
+    pub(crate) fn begin_array(&mut self) {
+        self.before_value();
+        self.raw("[");
+        self.open.push(false);
+    }
+
+    fn end(&mut self, close: &str) {
+        if self.open.pop().unwrap_or(false) {
+            self.newline();
+        }
+        self.raw(close);
+    }
+
+    pub(crate) fn end_object(&mut self) {
+        self.end("}");
+    }
+
+    pub(crate) fn end_array(&mut self) {
+        self.end("]");
+    }
+
+    /// A member name; its value comes next.
+    pub(crate) fn name(&mut self, name: &str) {
+        self.before_value();
+        self.string_body(name);
+        self.raw(if self.pretty { ": " } else { ":" });
+        self.after_name = true;
+    }
+
+    /// A number, `true`, `false` or `null`, as text.
+    pub(crate) fn literal(&mut self, text: &str) {
+        self.before_value();
+        self.raw(text);
+    }
+
+    pub(crate) fn null(&mut self) {
+        self.literal("null");
+    }
+
+    pub(crate) fn bool(&mut self, b: bool) {
+        self.literal(if b { "true" } else { "false" });
+    }
+
+    pub(crate) fn string(&mut self, s: &str) {
+        self.before_value();
+        self.string_body(s);
+    }
+
+    pub(crate) fn opt_string(&mut self, s: Option<&str>) {
+        match s {
+            Some(s) => self.string(s),
+            None => self.null(),
+        }
+    }
+
+    /// An unsigned integer: a number up to [`MAX_SAFE_INTEGER`], a decimal
+    /// string above.
+    pub(crate) fn uint(&mut self, n: u64) {
+        let mut text = String::new();
+        push_decimal(&mut text, n);
+        if n <= MAX_SAFE_INTEGER {
+            self.literal(&text);
+        } else {
+            self.string(&text);
+        }
+    }
+
+    pub(crate) fn opt_uint(&mut self, n: Option<u64>) {
+        match n {
+            Some(n) => self.uint(n),
+            None => self.null(),
+        }
+    }
+
+    fn string_body(&mut self, s: &str) {
+        let mut text = String::with_capacity(s.len() + 2);
+        push_string(&mut text, s);
+        self.raw(&text);
+    }
+
+    /// A string of lowercase hex digits, two per byte, written in pieces.
+    fn hex(&mut self, bytes: &[u8]) {
+        self.before_value();
+        self.raw("\"");
+        let mut buf = String::with_capacity(8192);
+        for chunk in bytes.chunks(4096) {
+            buf.clear();
+            for &b in chunk {
+                for digit in [b >> 4, b & 15] {
+                    buf.push(char::from(
+                        HEX.get(usize::from(digit)).copied().unwrap_or(b'0'),
+                    ));
+                }
+            }
+            self.raw(&buf);
+        }
+        self.raw("\"");
+    }
+}
+
+const HEX: &[u8; 16] = b"0123456789abcdef";
+
+/// Appends `text` as a JSON string literal: `"`, `\` and the control
+/// characters below U+0020 escaped (`\n \r \t \b \f`, else `\u00xx` in
+/// lowercase hex), nothing else.
+pub(crate) fn push_string(out: &mut String, text: &str) {
+    out.push('"');
+    let mut start = 0;
+    for (i, c) in text.char_indices() {
+        let escaped = match c {
+            '"' => "\\\"",
+            '\\' => "\\\\",
+            '\n' => "\\n",
+            '\r' => "\\r",
+            '\t' => "\\t",
+            '\u{8}' => "\\b",
+            '\u{c}' => "\\f",
+            c if (c as u32) < 0x20 => "",
+            _ => continue,
+        };
+        out.push_str(text.get(start..i).unwrap_or(""));
+        if escaped.is_empty() {
+            let b = c as usize;
+            out.push_str("\\u00");
+            for digit in [b >> 4, b & 15] {
+                out.push(HEX.get(digit).map_or('0', |&h| char::from(h)));
+            }
+        } else {
+            out.push_str(escaped);
+        }
+        start = i + c.len_utf8();
+    }
+    out.push_str(text.get(start..).unwrap_or(""));
+    out.push('"');
+}
+
+/// Appends `n` in decimal (without `core::fmt`, which the browser's core
+/// module leaves out).
+pub(crate) fn push_decimal(out: &mut String, n: u64) {
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    let mut n = n;
+    loop {
+        i -= 1;
+        if let Some(d) = digits.get_mut(i) {
+            *d = b'0' + (n % 10) as u8;
+        }
+        n /= 10;
+        if n == 0 || i == 0 {
+            break;
+        }
+    }
+    for &d in digits.get(i..).unwrap_or(&[]) {
+        out.push(char::from(d));
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Numbers
+
+/// Decimal text of a finite float from its shortest round-trip digits
+/// (`{:e}` of Rust's float formatting), laid out as ECMAScript's
+/// `Number.prototype.toString` lays them out, with `.0` added when the text
+/// would otherwise look like an integer: `1.0`, `-0.0`, `0.1`, `1.5e-7`,
+/// `1e+21`, `3.4028235e+38`.
+fn float_text(exponential: &str) -> String {
+    let (sign, rest) = match exponential.strip_prefix('-') {
+        Some(rest) => ("-", rest),
+        None => ("", exponential),
+    };
+    let (mantissa, exp) = rest.split_once('e').unwrap_or((rest, "0"));
+    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
+    let exp: i64 = exp.parse().unwrap_or(0);
+    let digits = digits.trim_end_matches('0');
+    let mut out = String::from(sign);
+    if digits.is_empty() {
+        out.push_str("0.0");
+        return out;
+    }
+    let k = digits.len() as i64;
+    // value = 0.DIGITS x 10^n
+    let n = exp.saturating_add(1);
+    let at = |i: i64| usize::try_from(i).unwrap_or(0);
+    let zeros = |out: &mut String, count: i64| {
+        for _ in 0..count {
+            out.push('0');
+        }
+    };
+    if k <= n && n <= 21 {
+        out.push_str(digits);
+        zeros(&mut out, n - k);
+        out.push_str(".0");
+    } else if 0 < n && n <= 21 {
+        out.push_str(digits.get(..at(n)).unwrap_or(""));
+        out.push('.');
+        out.push_str(digits.get(at(n)..).unwrap_or(""));
+    } else if -6 < n && n <= 0 {
+        out.push_str("0.");
+        zeros(&mut out, -n);
+        out.push_str(digits);
+    } else {
+        out.push_str(digits.get(..1).unwrap_or(""));
+        if k > 1 {
+            out.push('.');
+            out.push_str(digits.get(1..).unwrap_or(""));
+        }
+        let e = n - 1;
+        out.push('e');
+        out.push(if e < 0 { '-' } else { '+' });
+        push_decimal(&mut out, e.unsigned_abs());
+    }
+    out
+}
+
+/// The JSON text of an `f32`: a number when finite, else a string
+/// (`"Infinity"`, `"-Infinity"`, `"NaN"` for the quiet NaN 0x7fc00000,
+/// `"0x…"` bits for every other NaN). The flag says whether it is a
+/// number.
+fn f32_json(x: f32) -> (bool, String) {
+    if x.is_finite() {
+        let mut e = String::new();
+        let _ = write!(e, "{x:e}");
+        (true, float_text(&e))
+    } else if x.is_nan() {
+        let bits = x.to_bits();
+        if bits == 0x7fc0_0000 {
+            (false, "NaN".into())
+        } else {
+            let mut s = String::new();
+            let _ = write!(s, "0x{bits:08x}");
+            (false, s)
+        }
+    } else if x > 0.0 {
+        (false, "Infinity".into())
+    } else {
+        (false, "-Infinity".into())
+    }
+}
+
+/// The JSON text of an `f64`, as [`f32_json`] (quiet NaN 0x7ff8000000000000).
+fn f64_json(x: f64) -> (bool, String) {
+    if x.is_finite() {
+        let mut e = String::new();
+        let _ = write!(e, "{x:e}");
+        (true, float_text(&e))
+    } else if x.is_nan() {
+        let bits = x.to_bits();
+        if bits == 0x7ff8_0000_0000_0000 {
+            (false, "NaN".into())
+        } else {
+            let mut s = String::new();
+            let _ = write!(s, "0x{bits:016x}");
+            (false, s)
+        }
+    } else if x > 0.0 {
+        (false, "Infinity".into())
+    } else {
+        (false, "-Infinity".into())
+    }
+}
+
+fn float(w: &mut JsonWriter<'_>, (number, text): (bool, String)) {
+    if number {
+        w.literal(&text)
+    } else {
+        w.string(&text)
+    }
+}
+
+fn integer_text(n: i128) -> String {
+    let mut text = String::new();
+    if n < 0 {
+        text.push('-');
+    }
+    let magnitude = n.unsigned_abs();
+    // Every Kiln integer fits 64 bits; a wider one is the value's fault.
+    push_decimal(&mut text, u64::try_from(magnitude).unwrap_or(u64::MAX));
+    text
+}
+
+// ---------------------------------------------------------------------------
+// Values
+
+fn is_64_bit(scalar: Scalar) -> bool {
+    matches!(
+        scalar,
+        Scalar::I64 | Scalar::U64 | Scalar::Int | Scalar::Uint
+    )
+}
+
+fn mismatch() -> Error {
+    Error::refused(
+        Refusal::WrongValue,
+        "a value that does not have its type's shape",
+    )
+}
+
+pub(crate) fn value_json(
+    ty: TypeRef<'_, '_>,
+    value: &Value<'_>,
+    w: &mut JsonWriter<'_>,
+    preview: Option<usize>,
+) -> Result<()> {
+    match (ty.kind(), &value.kind) {
+        (NodeKind::Scalar(_), ValueKind::Bool(b)) => w.bool(*b),
+        (NodeKind::Scalar(s), ValueKind::Integer(n)) if is_64_bit(s) => w.string(&integer_text(*n)),
+        (NodeKind::Scalar(_), ValueKind::Integer(n)) => w.literal(&integer_text(*n)),
+        (NodeKind::Scalar(_), ValueKind::F32(x)) => float(w, f32_json(*x)),
+        (NodeKind::Scalar(_), ValueKind::F64(x)) => float(w, f64_json(*x)),
+        (NodeKind::Str, ValueKind::Str(s)) => w.string(s),
+        (NodeKind::List, ValueKind::Bytes(b)) => w.hex(b),
+        (NodeKind::List, ValueKind::List(items)) => {
+            let element = ty.element().ok_or_else(mismatch)?;
+            if element.is_zero_size() {
+                count_form(w, items.len() as u64);
+                return Ok(());
+            }
+            w.begin_array();
+            for item in items {
+                value_json(element, item, w, preview)?;
+            }
+            w.end_array();
+        }
+        (NodeKind::List, ValueKind::Repeat { count, element }) => {
+            let element_ty = ty.element().ok_or_else(mismatch)?;
+            if element_ty.is_zero_size() {
+                count_form(w, u64::from(*count));
+                return Ok(());
+            }
+            w.begin_array();
+            for _ in 0..*count {
+                value_json(element_ty, element, w, preview)?;
+            }
+            w.end_array();
+        }
+        (NodeKind::Opt, ValueKind::Opt(None)) => w.null(),
+        (NodeKind::Opt, ValueKind::Opt(Some(inner))) => {
+            let element = ty.element().ok_or_else(mismatch)?;
+            if element.kind() == NodeKind::Opt {
+                w.begin_object();
+                w.name("some");
+                value_json(element, inner, w, preview)?;
+                w.end_object();
+            } else {
+                value_json(element, inner, w, preview)?;
+            }
+        }
+        (NodeKind::Dict, ValueKind::Dict(pairs)) => {
+            let element = ty.element().ok_or_else(mismatch)?;
+            w.begin_object();
+            for (key, item) in pairs {
+                w.name(key);
+                value_json(element, item, w, preview)?;
+            }
+            w.end_object();
+        }
+        (NodeKind::Struct, ValueKind::Struct(fields)) => {
+            w.begin_object();
+            for ((name, field_ty), (_, item)) in ty.fields().zip(fields) {
+                w.name(name);
+                value_json(field_ty, item, w, preview)?;
+            }
+            w.end_object();
+        }
+        (NodeKind::Tensors, ValueKind::Tensors(block)) => {
+            let dir = Directory::parse_with(block, Limits::uniform(u32::MAX))?;
+            w.begin_array();
+            for t in &dir {
+                tensor_json(&t, w, preview);
+            }
+            w.end_array();
+        }
+        _ => return Err(mismatch()),
+    }
+    Ok(())
+}
+
+fn count_form(w: &mut JsonWriter<'_>, count: u64) {
+    w.begin_object();
+    w.name("count");
+    w.uint(count);
+    w.end_object();
+}
+
+/// A tensor of a `tensors` value: every descriptor field that is not
+/// derived (`spec/json.md`, section 5), then its payload (or, previewed,
+/// its length and first elements).
+fn tensor_json(t: &TensorView<'_>, w: &mut JsonWriter<'_>, preview: Option<usize>) {
+    w.begin_object();
+    w.name("name");
+    w.opt_string(t.name());
+    w.name("dtype");
+    match t.dtype() {
+        DtypeCode::Closed(d) => w.string(d.name()),
+        DtypeCode::Opaque(code) => w.uint(code.into()),
+    }
+    w.name("shape");
+    w.begin_array();
+    for d in t.shape() {
+        w.uint(d);
+    }
+    w.end_array();
+    w.name("layout");
+    w.opt_string(t.layout());
+    w.name("block_size");
+    w.uint(t.block_size().into());
+    w.name("quant");
+    let link = |w: &mut JsonWriter<'_>, axis: u16, group_size: u32, scales: usize| {
+        w.name("axis");
+        w.uint(axis.into());
+        w.name("group_size");
+        w.uint(group_size.into());
+        w.name("scales");
+        w.uint(scales as u64);
+    };
+    match t.quant() {
+        Quant::None => w.null(),
+        Quant::Scales {
+            axis,
+            group_size,
+            scales,
+        } => {
+            w.begin_object();
+            link(w, axis, group_size, scales.index());
+            w.end_object();
+        }
+        Quant::ScalesOuter {
+            axis,
+            group_size,
+            scales,
+            outer,
+        } => {
+            w.begin_object();
+            link(w, axis, group_size, scales.index());
+            w.name("outer");
+            w.uint(outer.index() as u64);
+            w.end_object();
+        }
+    }
+    match preview {
+        None => {
+            w.name("hex");
+            w.hex(t.bytes());
+        }
+        Some(n) => {
+            w.name("bytes");
+            w.uint(t.byte_length());
+            w.name("preview");
+            preview_json(t, n, w);
+        }
+    }
+    w.end_object();
+}
+
+/// The first `n` elements for reading: integers exact, floats widened to
+/// `f32` by the core's display conversions, an opaque payload's first `n`
+/// bytes as hex.
+fn preview_json(t: &TensorView<'_>, n: usize, w: &mut JsonWriter<'_>) {
+    let bytes = t.bytes();
+    let Some(dtype) = t.closed_dtype() else {
+        w.hex(bytes.get(..bytes.len().min(n)).unwrap_or(&[]));
+        return;
+    };
+    let count = usize::try_from(t.element_count())
+        .unwrap_or(usize::MAX)
+        .min(n);
+    // A whole-byte integer, exact: its little-endian bytes, sign-extended
+    // when the dtype is signed.
+    let int = |width: usize, i: usize| -> Option<String> {
+        let chunk = bytes.get(i.checked_mul(width)?..i.checked_add(1)?.checked_mul(width)?)?;
+        let mut buf = [0u8; 8];
+        buf.get_mut(..width)?.copy_from_slice(chunk);
+        let unsigned = u64::from_le_bytes(buf);
+        Some(if dtype.is_signed() {
+            let shift = 64 - 8 * width as u32;
+            integer_text((((unsigned << shift) as i64) >> shift).into())
+        } else {
+            integer_text(unsigned.into())
+        })
+    };
+    w.begin_array();
+    for i in 0..count {
+        let item = match (dtype, dtype.element_size()) {
+            (Dtype::Bool, _) => Some((
+                true,
+                String::from(if bytes.get(i) == Some(&1) {
+                    "true"
+                } else {
+                    "false"
+                }),
+            )),
+            (Dtype::F64, _) => i
+                .checked_mul(8)
+                .and_then(|at| bytes.get(at..at + 8))
+                .and_then(|b| b.try_into().ok())
+                .map(|b| f64_json(f64::from_le_bytes(b))),
+            (d, Some(width)) if !d.is_float() => int(width, i).map(|s| (true, s)),
+            // Every other float-like and packed dtype: the core's display
+            // conversion to f32.
+            _ => {
+                let mut one = [0f32];
+                match t.widen_into(i as u64, &mut one) {
+                    Ok(1) => one.first().map(|x| f32_json(*x)),
+                    _ => None,
+                }
+            }
+        };
+        match item {
+            Some(pair) => float(w, pair),
+            None => break,
+        }
+    }
+    w.end_array();
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn floats_are_laid_out_as_ecmascript_does() {
+        let f = |x: f64| f64_json(x).1;
+        assert_eq!(f(1.0), "1.0");
+        assert_eq!(f(-0.0), "-0.0");
+        assert_eq!(f(0.1), "0.1");
+        assert_eq!(f(1e21), "1e+21");
+        assert_eq!(f(1e20), "100000000000000000000.0");
+        assert_eq!(f(0.000001), "0.000001");
+        assert_eq!(f(1.5e-7), "1.5e-7");
+        assert_eq!(f(5e-324), "5e-324");
+        assert_eq!(f32_json(f32::MAX).1, "3.4028235e+38");
+        assert_eq!(
+            f32_json(f32::from_bits(0x7fc0_0001)),
+            (false, "0x7fc00001".into())
+        );
+        assert_eq!(f64_json(f64::NAN), (false, "NaN".into()));
+    }
+
+    #[test]
+    fn strings_escape_quotes_backslashes_and_controls_only() {
+        let mut s = String::new();
+        push_string(&mut s, "a\"b\\\n\u{1}é\u{9f}");
+        assert_eq!(s, "\"a\\\"b\\\\\\n\\u0001é\u{9f}\"");
+    }
+
+    #[test]
+    fn pretty_layout_is_pythons() {
+        let mut out = String::new();
+        let mut w = JsonWriter::new(&mut out, true);
+        w.begin_object();
+        w.name("a");
+        w.begin_array();
+        w.uint(1);
+        w.uint(u64::MAX);
+        w.end_array();
+        w.name("b");
+        w.begin_object();
+        w.end_object();
+        w.end_object();
+        w.done().unwrap();
+        assert_eq!(
+            out,
+            "{\n  \"a\": [\n    1,\n    \"18446744073709551615\"\n  ],\n  \"b\": {}\n}"
+        );
+    }
+}
