@@ -22,8 +22,8 @@ use kiln_nostd::schema::{NodeKind, TypeRef};
 use kiln_nostd::{Dtype, DtypeCode, Limits, Options, Scalar, Value, ValueKind};
 
 use crate::common::{
-    compile, file_name, human_count, human_size, read_input, reading, unknown_option, ArgWalk,
-    Failure, ReadFlags,
+    compile, human_count, human_size, read_input, reading, unknown_option, ArgWalk, Failure,
+    ReadFlags,
 };
 use crate::jsonform::{write_value, Style};
 use crate::jsontext::{quote, JsonOut, MAX_SAFE};
@@ -187,8 +187,8 @@ fn foreign_row(
 // safetensors and GGUF
 
 fn safetensors_report(file: &str, input: &[u8]) -> Result<Report, Failure> {
-    let (n, meta) = kiln_convert::read_safetensors(input)
-        .map_err(|e| Failure::invalid(format!("{}: {e}", file_name(file))))?;
+    let (n, meta) =
+        kiln_convert::read_safetensors(input).map_err(|e| Failure::convert(&e, file, None))?;
     let data_start = 8 + n;
     let mut rows: Vec<Row> = meta
         .tensors()
@@ -260,7 +260,7 @@ fn json_of(ty: TypeRef<'_, '_>, value: &Value<'_>) -> String {
 }
 
 fn gguf_report(file: &str, input: &[u8]) -> Result<Report, Failure> {
-    let invalid = |e: kiln_convert::Error| Failure::invalid(format!("{}: {e}", file_name(file)));
+    let invalid = |e: kiln_convert::Error| Failure::convert(&e, file, None);
     let gguf = Gguf::parse(input).map_err(invalid)?;
     let mut meta = Vec::with_capacity(gguf.metadata.len());
     for kv in &gguf.metadata {
@@ -548,14 +548,9 @@ fn report(args: &InspectArgs, input: &[u8]) -> Result<Report, Failure> {
     if args.type_text.is_some() || framed {
         return kiln(flags);
     }
-    if input.starts_with(&kiln_nostd::frame::FRAME_MAGIC) {
-        return Err(Failure::invalid(format!(
-            "{}: EOF: the file ends inside the 16-byte Kiln frame at byte {}",
-            file_name(file),
-            input.len()
-        )));
-    }
-    if input.starts_with(&kiln_nostd::DIRECTORY_MAGIC) {
+    if input.starts_with(&kiln_nostd::frame::FRAME_MAGIC)
+        || input.starts_with(&kiln_nostd::DIRECTORY_MAGIC)
+    {
         return kiln(flags);
     }
     if input.starts_with(&kiln_convert::gguf::MAGIC) {
@@ -571,18 +566,14 @@ fn report(args: &InspectArgs, input: &[u8]) -> Result<Report, Failure> {
     match ext.as_deref() {
         Some("safetensors") => safetensors_report(file, input),
         Some("gguf") => gguf_report(file, input),
-        Some("kiln") => kiln(flags).map_err(|mut f| {
-            f.message.push_str(
-                " (read as a bare tensor directory: neither KLN0 nor KLNT starts the file; \
-                 a bare value of another type needs --type TYPE)",
-            );
-            f
-        }),
-        _ => Err(Failure::invalid(format!(
-            "{}: at byte 0: not a Kiln message (KLN0) or directory (KLNT), GGUF or safetensors file, \
+        Some("kiln") => kiln(flags),
+        _ => Err(Failure::invalid(
+            file,
+            crate::common::code::FORMAT,
+            "not a Kiln message (KLN0) or directory (KLNT), a GGUF file or a safetensors file, \
              and its name does not end in .kiln, .gguf or .safetensors",
-            file_name(file)
-        ))),
+            Some(0),
+        )),
     }
 }
 
@@ -1029,7 +1020,7 @@ fn set_files(file: &str) -> Option<Vec<std::path::PathBuf>> {
 /// against the shards' contents; a split set's numbering and counts), then
 /// every file's tensors are listed, each group labelled with its file.
 fn set_report(args: &InspectArgs, paths: &[std::path::PathBuf]) -> Result<Report, Failure> {
-    let invalid = |e: kiln_convert::Error| Failure::invalid(format!("{}: {e}", args.file));
+    let invalid = |e: kiln_convert::Error| Failure::convert(&e, &args.file, None);
     let inputs: Vec<(String, crate::common::Input)> = paths
         .iter()
         .map(|p| {
@@ -1081,8 +1072,14 @@ fn set_report(args: &InspectArgs, paths: &[std::path::PathBuf]) -> Result<Report
             }
         }
     }
-    let mut whole =
-        whole.ok_or_else(|| Failure::invalid(format!("{}: the set names no files", args.file)))?;
+    let mut whole = whole.ok_or_else(|| {
+        Failure::invalid(
+            &args.file,
+            crate::common::code::SAFETENSORS,
+            "the index's weight_map names no shard",
+            None,
+        )
+    })?;
     whole.file = format!("{} ({} files)", args.file, inputs.len());
     Ok(whole)
 }

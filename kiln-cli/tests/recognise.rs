@@ -2,7 +2,7 @@
 //! the conversion message types from the frame (flags still override),
 //! type text as a person types it (printed back canonical), whether each
 //! payload can be viewed in place, and one shape for every command's error
-//! line (docs/cli.md, "Error lines").
+//! line (docs/cli.md, "Errors").
 
 mod common;
 use common::{kiln, Out, ROOT};
@@ -62,7 +62,12 @@ fn converted_files_need_no_flags() {
 fn a_frame_of_another_type_needs_its_type_and_then_needs_no_framed_flag() {
     let file = sample("batch.kiln");
     let out = kiln(&["check", &file], b"");
-    assert_eq!(out.status, 2, "{}", out.stderr);
+    assert_eq!(out.status, 1, "{}", out.stderr);
+    assert!(
+        out.stderr.starts_with(&format!("error: {file}: SCHEMA: ")),
+        "{}",
+        out.stderr
+    );
     assert!(out.stderr.contains("--type"), "{}", out.stderr);
     assert!(out.stderr.contains("0x6ba705042278936a"), "{}", out.stderr);
     // The frame is seen without --framed.
