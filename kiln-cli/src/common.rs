@@ -320,8 +320,6 @@ pub mod code {
     pub const SAFETENSORS: &str = "safetensors";
     /// A GGUF file its reader refuses.
     pub const GGUF: &str = "GGUF";
-    /// A file of no format `kiln inspect` knows.
-    pub const FORMAT: &str = "format";
     /// A valid Kiln message that breaks a rule of the conversion message
     /// (spec/conversion.md) that the wire rules do not have.
     pub const CONVERSION: &str = "conversion";

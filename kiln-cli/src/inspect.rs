@@ -567,9 +567,11 @@ fn report(args: &InspectArgs, input: &[u8]) -> Result<Report, Failure> {
         Some("safetensors") => safetensors_report(file, input),
         Some("gguf") => gguf_report(file, input),
         Some("kiln") => kiln(flags),
+        // Read as Kiln, the bytes break its first rule (the magic), as
+        // `kiln check` says of them; the sentence names what else was tried.
         _ => Err(Failure::invalid(
             file,
-            crate::common::code::FORMAT,
+            "FRAME",
             "not a Kiln message (KLN0) or directory (KLNT), a GGUF file or a safetensors file, \
              and its name does not end in .kiln, .gguf or .safetensors",
             Some(0),

@@ -119,7 +119,11 @@ fn kiln_messages_and_directories() {
             if framed && cut >= 16 {
                 assert!(out.stderr.contains(": SCHEMA: "), "{what}: {}", out.stderr);
                 assert!(out.stderr.contains("--type"), "{what}: {}", out.stderr);
-                assert!(out.stderr.ends_with(" at byte 8\n"), "{what}: {}", out.stderr);
+                assert!(
+                    out.stderr.ends_with(" at byte 8\n"),
+                    "{what}: {}",
+                    out.stderr
+                );
             }
         }
         for at in (0..bytes.len()).step_by(7) {
