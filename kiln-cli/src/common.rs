@@ -249,7 +249,7 @@ pub fn reading(bytes: &[u8], flags: &ReadFlags, file: &str) -> Result<Reading, F
 }
 
 /// Where a frame keeps its schema hash.
-pub const HASH_OFFSET: u64 = 8;
+const HASH_OFFSET: u64 = 8;
 
 /// A frame whose schema hash names no type this tool knows: neither a
 /// `--type` nor one of the message types `kiln convert` writes.
