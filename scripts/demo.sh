@@ -60,8 +60,8 @@ while IFS=$'\t' read -r file type framing expect note; do
   [[ "$file" == \#* || -z "$file" ]] && continue
   args=(check --type "$type")
   if [[ "$framing" == framed ]]; then args+=(--framed); else args+=(--bare); fi
-  # The error line is `error: FILE: CODE: detail` (docs/cli.md).
-  if got_out=$("$kiln" "${args[@]}" "samples/$file" 2>&1); then got=accept; else got=$(sed -n "s|^error: samples/$file: \([A-Z0-9]*\):.*|\1|p" <<<"$got_out"); fi
+  # The error line is `error: FILE: CODE: sentence at byte N` (docs/cli.md, "Errors").
+  if got_out=$("$kiln" "${args[@]}" "samples/$file" 2>&1); then got=accept; else got=$(sed -n "s|^error: samples/$file: \([^:]*\): .*|\1|p" <<<"$got_out"); fi
   mark=ok; [[ "$got" == "$expect" ]] || { mark=MISMATCH; mismatches=$((mismatches + 1)); }
   printf '%-22s %-9s %-8s %s\n    kiln: %s\n' "$file" "$expect" "$mark" "($note)" "$got_out"
 done < samples/manifest.tsv

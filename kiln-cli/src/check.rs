@@ -10,7 +10,9 @@
 
 use std::process::ExitCode;
 
-use crate::common::{compile, read_input, reading, unknown_option, ArgWalk, Failure, ReadFlags};
+use crate::common::{
+    compile, print, read_input, reading, unknown_option, ArgWalk, Failure, ReadFlags,
+};
 
 pub const USAGE: &str = "usage: kiln check [--type TYPE] [--framed|--bare] [--cap N] FILE";
 
@@ -67,8 +69,7 @@ fn check(args: &CheckArgs) -> Result<(), Failure> {
     let ty = compile(&reading.type_text)?;
     ty.check(&input, reading.options())
         .map_err(|e| Failure::kiln(&args.file, e))?;
-    println!("ok");
-    Ok(())
+    print("ok\n")
 }
 
 /// Runs `kiln check` with the arguments after `check`.

@@ -3,7 +3,7 @@
 //! for people.
 
 use std::fs::File;
-use std::io::Read;
+use std::io::{Read, Write};
 use std::ops::Deref;
 use std::path::Path;
 use std::process::ExitCode;
@@ -70,10 +70,10 @@ pub fn read_input(file: &str) -> Result<Input, Failure> {
         let mut bytes = Vec::new();
         std::io::stdin()
             .read_to_end(&mut bytes)
-            .map_err(|e| Failure::usage(format!("cannot read standard input: {e}")))?;
+            .map_err(|e| Failure::io(file, "read", &e))?;
         return Ok(Input::Read(bytes));
     }
-    map_input(Path::new(file)).map_err(|e| Failure::usage(format!("cannot read {file}: {e}")))
+    map_input(Path::new(file)).map_err(|e| Failure::io(file, "read", &e))
 }
 
 /// Largest type a person types: the tools' one cap (kiln-cli, kiln-convert
@@ -87,9 +87,12 @@ pub type Type<'t> = Box<CompiledType<'t, TYPE_NODES>>;
 /// Compiles canonical type text (see [`canonical_type`] for text a person
 /// typed).
 pub fn compile(text: &str) -> Result<Type<'_>, Failure> {
-    CompiledType::parse(text)
-        .map(Box::new)
-        .map_err(|e| Failure::usage(format!("bad type text {text:?}: {e}")))
+    compile_type(text).map_err(|e| Failure::usage(format!("bad type text {text:?}: {e}")))
+}
+
+/// [`compile`], with the core's error.
+pub fn compile_type(text: &str) -> kiln_nostd::Result<Type<'_>> {
+    CompiledType::parse(text).map(Box::new)
 }
 
 /// Type text as a person types it, made canonical: spaces around the
@@ -132,14 +135,6 @@ pub fn type_arg(text: &str) -> Result<String, Failure> {
         eprintln!("kiln: type text read as {canonical}");
     }
     Ok(canonical)
-}
-
-/// The conversion message type a framed file's frame hash names, if any.
-pub fn known_message(bytes: &[u8]) -> Option<MessageType> {
-    let info = frame::peek(bytes)?;
-    MessageType::of(bytes)
-        .ok()
-        .filter(|m| m.hash() == info.hash)
 }
 
 /// How to read a Kiln value: its canonical type text, whether it is framed,
@@ -195,38 +190,40 @@ impl ReadFlags {
 
 /// How to read `bytes`: the flags decide what they give; the bytes decide
 /// the rest, as `kiln inspect` does. A frame is recognised by its magic
-/// (`frame::peek`); a frame whose hash is one of the conversion message
-/// types gives that type and the wire-maximum caps; a bare value without
-/// `--type` is a tensor directory. A frame of any other type needs
-/// `--type` (its hash does not tell the type).
+/// (a frame cut inside its 16 bytes too, so that the check says where it
+/// ends); a frame whose hash is one of the conversion message types gives
+/// that type and the wire-maximum caps; a bare value without `--type` is a
+/// tensor directory.
+///
+/// Refused here, as invalid input: a frame whose hash names no type this
+/// tool knows, without `--type` (SCHEMA at byte 8, after the frame's own
+/// bytes are checked in their order, as `kiln convert` checks them); a
+/// safetensors or GGUF file read as a directory (FRAME at byte 0, naming
+/// the format).
 pub fn reading(bytes: &[u8], flags: &ReadFlags, file: &str) -> Result<Reading, Failure> {
-    let peeked = frame::peek(bytes);
-    let framed = flags.framed.unwrap_or(peeked.is_some());
-    let known = known_message(bytes).filter(|_| framed);
-    let type_text = match (&flags.type_text, known, peeked) {
-        (Some(text), _, _) => type_arg(text)?,
-        (None, Some(message), _) => message.type_text().to_string(),
-        (None, None, Some(info)) if framed => {
-            return Err(Failure::usage(format!(
-                "{} is a framed Kiln message of a type other than the ones `kiln convert` \
-                 writes (schema hash {:#018x}); the hash does not tell the type: give it with \
-                 --type TYPE",
-                file_name(file),
-                info.hash
-            )))
+    let type_text = flags.type_text.as_deref().map(type_arg).transpose()?;
+    let bare = flags.framed == Some(false) || frame::peek(bytes).is_none();
+    if type_text.is_none() && bare && !bytes.starts_with(&frame::FRAME_MAGIC) {
+        if let Some(found) = foreign_format(bytes, file) {
+            return Err(Failure::foreign(
+                file,
+                found,
+                "use `kiln inspect` to read it or `kiln convert` to convert it to Kiln",
+            ));
         }
-        (None, None, _) => "tensors".to_string(),
-    };
-    let message = known.filter(|m| m.type_text() == type_text);
-    let limits = flags.limits.unwrap_or(if message.is_some() {
-        kiln_convert::LIMITS
-    } else {
-        Limits::DEFAULT
+    }
+    // The core's one rule, as every tool reads a Kiln file.
+    let core =
+        kiln_nostd::inspect::recognise(bytes, type_text.as_deref(), flags.framed, flags.limits)
+            .map_err(|e| Failure::kiln(file, e))?;
+    let message = core.known.map(|k| match k.converted_from {
+        kiln_convert::Format::Gguf => MessageType::Gguf,
+        _ => MessageType::Safetensors,
     });
     Ok(Reading {
-        type_text,
-        framed,
-        limits,
+        type_text: core.type_text,
+        framed: core.framed,
+        limits: core.limits,
         message,
     })
 }
@@ -255,57 +252,157 @@ pub fn run_subcommand<A>(
             Ok(()) => ExitCode::SUCCESS,
             Err(failure) => failure.exit(),
         },
-        Ok(None) => {
-            println!("{help}");
-            ExitCode::SUCCESS
-        }
+        Ok(None) => match print(&format!("{help}\n")) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(failure) => failure.exit(),
+        },
         Err(message) => Failure::usage(format!("{message}\n{usage}")).exit(),
     }
 }
 
-/// A command that did not succeed: the line to print and the exit status
-/// (1: the input is invalid; 2: usage or I/O).
+/// A command that did not succeed: its one line for standard error and
+/// its exit status. Every error line of every command is made here, in
+/// one of two shapes (docs/cli.md, "Errors"):
+///
+/// - invalid input, exit status 1: `error: FILE: CODE: sentence at byte N`
+///   (no ` at byte N` when the fault has no one place);
+/// - usage or I/O, exit status 2: `kiln: FILE: reason`, or `kiln: reason`
+///   when no file is concerned (a bad flag adds the usage line).
 #[derive(Debug)]
 pub struct Failure {
     pub message: String,
     pub status: u8,
 }
 
+/// The codes of invalid input that are not wire codes (docs/cli.md).
+pub mod code {
+    /// A safetensors file its reader refuses.
+    pub const SAFETENSORS: &str = "safetensors";
+    /// A GGUF file its reader refuses.
+    pub const GGUF: &str = "GGUF";
+    /// A valid Kiln message that breaks a rule of the conversion message
+    /// (spec/conversion.md) that the wire rules do not have.
+    pub const CONVERSION: &str = "conversion";
+    /// Valid input the target format cannot hold.
+    pub const UNSUPPORTED: &str = "unsupported";
+    /// A JSON document (a value for `kiln encode`, a schema for `kiln gen`
+    /// and `kiln type`) that is not what the command reads.
+    pub const JSON: &str = "JSON";
+}
+
 impl Failure {
-    /// The input is not valid: exit status 1, printed as `error: ...`.
-    pub fn invalid(message: impl Into<String>) -> Failure {
-        Failure {
-            message: format!("error: {}", message.into()),
-            status: 1,
+    /// The input is invalid: exit status 1, `error: FILE: CODE: sentence
+    /// at byte N`. FILE is as given (`standard input` for `-`); CODE a wire
+    /// code or one of [`code`].
+    pub fn invalid(file: &str, code: &str, sentence: &str, offset: Option<u64>) -> Failure {
+        let sentence = sentence.trim();
+        let sentence = if sentence.is_empty() {
+            "the bytes break a rule of the format"
+        } else {
+            sentence
+        };
+        let mut message = format!("error: {}: {code}: {sentence}", file_name(file));
+        if let Some(offset) = offset {
+            message.push_str(&format!(" at byte {offset}"));
         }
+        Failure { message, status: 1 }
     }
 
-    /// A usage or I/O error: exit status 2, printed as `kiln: ...`.
-    pub fn usage(message: impl Into<String>) -> Failure {
+    /// A usage error: exit status 2, `kiln: reason`.
+    pub fn usage(reason: impl Into<String>) -> Failure {
         Failure {
-            message: format!("kiln: {}", message.into()),
+            message: format!("kiln: {}", reason.into()),
             status: 2,
         }
     }
 
-    /// A Kiln error from reading FILE: a wire code is invalid input
-    /// (`error: FILE: CODE: what at byte N`, the one shape of every
-    /// command's error line, docs/cli.md), an API refusal a usage error.
+    /// FILE cannot be used as asked (it cannot be read or written, or a
+    /// request on it cannot be met): exit status 2, `kiln: FILE: reason`.
+    pub fn file(file: &str, reason: impl std::fmt::Display) -> Failure {
+        Failure::usage(format!("{}: {reason}", file_name(file)))
+    }
+
+    /// An I/O error on FILE while `doing` it (`read`, `write`): `kiln:
+    /// FILE: cannot read: why`.
+    pub fn io(file: &str, doing: &str, e: &std::io::Error) -> Failure {
+        Failure::file(file, format!("cannot {doing}: {e}"))
+    }
+
+    /// A Kiln error from reading FILE: a wire fault is invalid input with
+    /// its code and offset, an API refusal a [`Failure::file`].
     pub fn kiln(file: &str, e: kiln_nostd::Error) -> Failure {
-        let file = file_name(file);
         match e.kind() {
             Kind::Wire(code) => {
-                // `CODE: what at byte N`; without error text (feature
-                // `no-error-text`) Display is `CODE at byte N`: the line
-                // keeps its shape either way.
-                let text = e.to_string();
-                let rest = text.strip_prefix(code.as_str()).map_or(text.as_str(), |r| {
-                    r.strip_prefix(": ").unwrap_or(r.trim_start())
-                });
-                Failure::invalid(format!("{file}: {code}: {rest}"))
+                Failure::invalid(file, code.as_str(), &kiln_sentence(&e), e.offset())
             }
-            Kind::Refused(_) => Failure::usage(format!("{file}: {e}")),
+            Kind::Refused(_) => Failure::file(file, e),
         }
+    }
+
+    /// A kiln-convert error from reading INPUT (and, for `kiln convert`,
+    /// writing OUTPUT): a safetensors, GGUF or Kiln fault is invalid input
+    /// (the format's code, or the wire code), in the file of a set that
+    /// holds it when there is one; a write that failed is an I/O error on
+    /// OUTPUT.
+    pub fn convert(e: &kiln_convert::Error, input: &str, output: Option<&str>) -> Failure {
+        use kiln_convert::ErrorKind;
+        let file = match e.file() {
+            Some(name) => Path::new(input)
+                .with_file_name(name)
+                .to_string_lossy()
+                .into_owned(),
+            None => input.to_string(),
+        };
+        let fault = e.fault();
+        let (code, sentence) = match e.kind() {
+            ErrorKind::Io => {
+                return Failure::file(output.unwrap_or(input), format!("cannot write: {fault}"))
+            }
+            ErrorKind::Safetensors => (code::SAFETENSORS, fault),
+            ErrorKind::Gguf => (code::GGUF, fault),
+            ErrorKind::Kiln => match e.kiln_code() {
+                Some(wire) => {
+                    let rest = fault
+                        .strip_prefix(wire.as_str())
+                        .and_then(|r| r.strip_prefix(": "))
+                        .unwrap_or(fault);
+                    (wire.as_str(), rest)
+                }
+                None => (code::CONVERSION, fault),
+            },
+            _ => (code::UNSUPPORTED, fault),
+        };
+        Failure::invalid(&file, code, sentence, e.offset())
+    }
+
+    /// A JSON document that is not what the command reads: code `JSON`,
+    /// at the byte of the document where it was found.
+    pub fn json(file: &str, e: &crate::jsontext::JsonError) -> Failure {
+        Failure::invalid(file, code::JSON, &e.message, Some(e.offset as u64))
+    }
+
+    /// A JSON document that is not UTF-8.
+    pub fn not_utf8(file: &str, e: &std::str::Utf8Error) -> Failure {
+        Failure::invalid(
+            file,
+            code::JSON,
+            "the document is not UTF-8",
+            Some(e.valid_up_to() as u64),
+        )
+    }
+
+    /// FILE holds a safetensors or GGUF file (`format`) where Kiln was
+    /// asked for: a FRAME fault at byte 0 (what the core says of those
+    /// bytes) whose sentence names the format and what to do instead.
+    pub fn foreign(file: &str, found: Foreign, instead: &str) -> Failure {
+        let what = match found {
+            Foreign::Content(format) => format!("the file is a {format} file, not Kiln"),
+            Foreign::Name(format) => format!(
+                "the file is named as a {format} file and is not Kiln (neither KLN0 nor KLNT \
+                 starts it)"
+            ),
+        };
+        Failure::invalid(file, "FRAME", &format!("{what}: {instead}"), Some(0))
     }
 
     /// Prints the line and gives the exit status.
@@ -315,15 +412,85 @@ impl Failure {
     }
 }
 
+/// The sentence of a Kiln error: what `Display` says between the code
+/// (or the refusal's name) and the offset, with anything it adds after
+/// the offset (a hint) moved before it, so that a line ends with ` at
+/// byte N`.
+pub fn kiln_sentence(e: &kiln_nostd::Error) -> String {
+    let text = e.to_string();
+    let name = match e.kind() {
+        Kind::Wire(code) => code.as_str().to_string(),
+        Kind::Refused(refusal) => format!("refused ({})", refusal.as_str()),
+    };
+    let rest = text.strip_prefix(name.as_str()).unwrap_or(&text);
+    let mut rest = rest.strip_prefix(':').unwrap_or(rest).trim().to_string();
+    if let Some(offset) = e.offset() {
+        let at = format!("at byte {offset}");
+        if let Some(i) = rest.rfind(&at) {
+            rest.replace_range(i..i + at.len(), "");
+            rest = rest.replacen(" ;", ";", 1).trim().to_string();
+        }
+    }
+    rest
+}
+
+/// A safetensors or GGUF file where a Kiln one was expected, known by its
+/// content or, when the content says nothing, by its name.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub enum Foreign {
+    Content(&'static str),
+    Name(&'static str),
+}
+
+/// Which foreign format `bytes` hold, by their content alone: the GGUF
+/// magic, or a safetensors header (an 8-byte length, then `{`); `None`
+/// for bytes that start with a Kiln magic, or that neither format starts.
+pub fn foreign_content(bytes: &[u8]) -> Option<&'static str> {
+    if bytes.starts_with(&frame::FRAME_MAGIC) || bytes.starts_with(&kiln_nostd::DIRECTORY_MAGIC) {
+        return None;
+    }
+    if bytes.starts_with(&kiln_convert::gguf::MAGIC) {
+        return Some(code::GGUF);
+    }
+    (bytes.get(8) == Some(&b'{')).then_some(code::SAFETENSORS)
+}
+
+/// [`foreign_content`], else the name FILE ends in (`.safetensors`,
+/// `.gguf`) when the bytes do not start with a Kiln magic.
+pub fn foreign_format(bytes: &[u8], file: &str) -> Option<Foreign> {
+    if let Some(format) = foreign_content(bytes) {
+        return Some(Foreign::Content(format));
+    }
+    if bytes.starts_with(&frame::FRAME_MAGIC) || bytes.starts_with(&kiln_nostd::DIRECTORY_MAGIC) {
+        return None;
+    }
+    let ext = Path::new(file)
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase);
+    match ext.as_deref() {
+        Some("safetensors") => Some(Foreign::Name(code::SAFETENSORS)),
+        Some("gguf") => Some(Foreign::Name(code::GGUF)),
+        _ => None,
+    }
+}
+
 /// The outcome of writing standard output: a reader that stopped early
 /// (`kiln inspect big.gguf | head`) is not an error.
 pub fn output_result(written: std::io::Result<()>) -> Result<(), Failure> {
     match written {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
-            Err(Failure::usage(format!("cannot write standard output: {e}")))
+            Err(Failure::io("standard output", "write", &e))
         }
         _ => Ok(()),
     }
+}
+
+/// Prints `text` on standard output (`println!` would panic when standard
+/// output cannot be written).
+pub fn print(text: &str) -> Result<(), Failure> {
+    let mut out = std::io::stdout().lock();
+    output_result(out.write_all(text.as_bytes()).and_then(|()| out.flush()))
 }
 
 /// A subcommand's arguments, walked once: each parser is a loop over

@@ -14,9 +14,9 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use indicatif::{ProgressBar, ProgressStyle};
-use kiln_convert::{convert_with_len, ErrorKind, Format, Summary};
+use kiln_convert::{convert_with_len, Format, Summary};
 
-use crate::common::{map_input, unknown_option, ArgWalk, Input};
+use crate::common::{foreign_content, map_input, print, unknown_option, ArgWalk, Failure, Input};
 
 pub const USAGE: &str =
     "usage: kiln convert [--quiet] IN OUT | kiln convert [--quiet] IN.kiln OUT/ --shards";
@@ -383,32 +383,43 @@ fn progress_bar(len: u64, quiet: bool, label: &str) -> ProgressBar {
         .with_message(label.to_string())
 }
 
-/// What went wrong, and the exit status it gives.
-struct Failure {
-    message: String,
-    status: u8,
+/// A path as the user gave it (or as a set's index names it), for an
+/// error line.
+fn shown(path: &Path) -> String {
+    path.to_string_lossy().into_owned()
 }
 
-fn io_failure(what: &str, path: &Path, e: std::io::Error) -> Failure {
-    Failure {
-        message: format!("cannot {what} {}: {e}", path.display()),
-        status: 2,
-    }
+/// An I/O error reading `path`.
+fn read_failure(path: &Path, e: std::io::Error) -> Failure {
+    Failure::io(&shown(path), "read", &e)
 }
 
-/// The failure of a conversion of `input` writing `output`.
-fn conversion_failure(e: kiln_convert::Error, input: &Path, output: &Path) -> Failure {
-    if e.kind() == ErrorKind::Io {
-        Failure {
-            message: format!("cannot write {}: {}", output.display(), e.message()),
-            status: 2,
-        }
-    } else {
-        Failure {
-            message: format!("{}: {e}", input.display()),
-            status: 1,
-        }
+/// An I/O error writing OUT (whatever file beside it was being written:
+/// the temporary file is never named).
+fn write_failure(args: &ConvertArgs, e: std::io::Error) -> Failure {
+    Failure::io(&shown(&args.output), "write", &e)
+}
+
+/// The failure of a conversion of IN writing OUT.
+fn conversion_failure(e: kiln_convert::Error, args: &ConvertArgs) -> Failure {
+    Failure::convert(&e, &shown(&args.input), Some(&shown(&args.output)))
+}
+
+/// Maps IN, a Kiln file: refused when its bytes are a safetensors or GGUF
+/// file's, with what to do.
+fn map_kiln(args: &ConvertArgs) -> Result<Input, Failure> {
+    let input = map_input(&args.input).map_err(|e| read_failure(&args.input, e))?;
+    if let Some(format) = foreign_content(&input) {
+        return Err(Failure::foreign(
+            &shown(&args.input),
+            crate::common::Foreign::Content(format),
+            &format!(
+                "give it the extension .{} to convert it",
+                format.to_ascii_lowercase()
+            ),
+        ));
     }
+    Ok(input)
 }
 
 /// Every file of the set IN names, mapped: (file name, map).
@@ -416,9 +427,9 @@ fn map_set(args: &ConvertArgs) -> Result<Vec<(String, Input)>, Failure> {
     let paths: Vec<PathBuf> = if args.from == Format::Gguf {
         split_set(&args.input).unwrap_or_default()
     } else {
-        let index = map_input(&args.input).map_err(|e| io_failure("read", &args.input, e))?;
+        let index = map_input(&args.input).map_err(|e| read_failure(&args.input, e))?;
         let names = kiln_convert::safetensors_index_files(&index)
-            .map_err(|e| conversion_failure(e, &args.input, &args.output))?;
+            .map_err(|e| conversion_failure(e, args))?;
         names.iter().map(|n| args.input.with_file_name(n)).collect()
     };
     paths
@@ -428,7 +439,7 @@ fn map_set(args: &ConvertArgs) -> Result<Vec<(String, Input)>, Failure> {
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default();
-            let map = map_input(path).map_err(|e| io_failure("read", path, e))?;
+            let map = map_input(path).map_err(|e| read_failure(path, e))?;
             Ok((name, map))
         })
         .collect()
@@ -439,7 +450,7 @@ fn run_from_set(args: &ConvertArgs) -> Result<Summary, Failure> {
     let maps = map_set(args)?;
     let files: Vec<(&str, &[u8])> = maps.iter().map(|(n, m)| (n.as_str(), &m[..])).collect();
     let index = if args.from == Format::Safetensors {
-        Some(map_input(&args.input).map_err(|e| io_failure("read", &args.input, e))?)
+        Some(map_input(&args.input).map_err(|e| read_failure(&args.input, e))?)
     } else {
         None
     };
@@ -448,7 +459,7 @@ fn run_from_set(args: &ConvertArgs) -> Result<Summary, Failure> {
         .write(true)
         .create_new(true)
         .open(&temp)
-        .map_err(|e| io_failure("create", &temp, e))?;
+        .map_err(|e| write_failure(args, e))?;
     let written = AtomicU64::new(0);
     let input_len = files.iter().map(|(_, bytes)| bytes.len() as u64).sum();
     let space = Reservation::new(&file, expected_len(args, input_len));
@@ -507,13 +518,13 @@ fn finish_file(
         Ok(summary) => {
             std::fs::rename(temp, &args.output).map_err(|e| {
                 let _ = std::fs::remove_file(temp);
-                io_failure("write", &args.output, e)
+                write_failure(args, e)
             })?;
             Ok(summary)
         }
         Err(e) => {
             let _ = std::fs::remove_file(temp);
-            Err(conversion_failure(e, &args.input, &args.output))
+            Err(conversion_failure(e, args))
         }
     }
 }
@@ -521,10 +532,9 @@ fn finish_file(
 /// Writes the files of the set IN.kiln holds into the folder OUT: each to
 /// a temporary file there, renamed into place when all are written.
 fn run_to_folder(args: &ConvertArgs) -> Result<Summary, Failure> {
-    let input = map_input(&args.input).map_err(|e| io_failure("read", &args.input, e))?;
-    let ty = kiln_convert::MessageType::of(&input)
-        .map_err(|e| conversion_failure(e, &args.input, &args.output))?;
-    std::fs::create_dir_all(&args.output).map_err(|e| io_failure("create", &args.output, e))?;
+    let input = map_kiln(args)?;
+    let ty = kiln_convert::MessageType::of(&input).map_err(|e| conversion_failure(e, args))?;
+    std::fs::create_dir_all(&args.output).map_err(|e| write_failure(args, e))?;
     let mut written: Vec<(PathBuf, PathBuf)> = Vec::new();
     let create = |name: &str| -> std::io::Result<std::io::BufWriter<std::fs::File>> {
         let target = args.output.join(name);
@@ -545,7 +555,8 @@ fn run_to_folder(args: &ConvertArgs) -> Result<Summary, Failure> {
     match result {
         Ok(summary) => {
             for (temp, target) in &written {
-                std::fs::rename(temp, target).map_err(|e| io_failure("write", target, e))?;
+                std::fs::rename(temp, target)
+                    .map_err(|e| Failure::io(&shown(target), "write", &e))?;
             }
             Ok(summary)
         }
@@ -553,7 +564,7 @@ fn run_to_folder(args: &ConvertArgs) -> Result<Summary, Failure> {
             for (temp, _) in &written {
                 let _ = std::fs::remove_file(temp);
             }
-            Err(conversion_failure(e, &args.input, &args.output))
+            Err(conversion_failure(e, args))
         }
     }
 }
@@ -564,14 +575,17 @@ fn run_conversion(args: &ConvertArgs) -> Result<Summary, Failure> {
         Mode::FromSet => return run_from_set(args),
         Mode::ToFolder => return run_to_folder(args),
     }
-    let io = io_failure;
-    let input = map_input(&args.input).map_err(|e| io("read", &args.input, e))?;
+    let input = if args.from == Format::Kiln {
+        map_kiln(args)?
+    } else {
+        map_input(&args.input).map_err(|e| read_failure(&args.input, e))?
+    };
     let temp = temporary_path(&args.output);
     let file = OpenOptions::new()
         .write(true)
         .create_new(true)
         .open(&temp)
-        .map_err(|e| io("create", &temp, e))?;
+        .map_err(|e| write_failure(args, e))?;
     let label = format!("{} -> {}", args.from.title(), args.to.title());
     let bar = progress_bar(input.len() as u64, args.quiet, &label);
     let (written, done) = (AtomicU64::new(0), AtomicBool::new(false));
@@ -596,44 +610,37 @@ fn run_conversion(args: &ConvertArgs) -> Result<Summary, Failure> {
     finish_file(result, file, lengths, &temp, args)
 }
 
+/// Converts, then says what was written (unless `--quiet`).
+fn convert(args: &ConvertArgs) -> Result<(), Failure> {
+    let summary = run_conversion(args)?;
+    if args.quiet {
+        return Ok(());
+    }
+    print(&format!(
+        "{} ({}) -> {} ({}): {} tensors, {} metadata pairs, {} bytes written\n",
+        args.input.display(),
+        args.from.title(),
+        args.output.display(),
+        if args.mode == Mode::ToFolder {
+            "folder"
+        } else {
+            args.to.title()
+        },
+        summary.tensors,
+        summary.metadata,
+        summary.written
+    ))
+}
+
 /// Runs `kiln convert` with the arguments after `convert`.
 pub fn run(args: &[String]) -> ExitCode {
-    let args = match parse_args(args) {
-        Ok(Request::Convert(args)) => args,
-        Ok(Request::Help) => {
-            println!("{HELP}");
-            return ExitCode::SUCCESS;
-        }
-        Err(message) => {
-            eprintln!("kiln: {message}\n{USAGE}");
-            return ExitCode::from(2);
-        }
+    let parse = |args: &[String]| {
+        parse_args(args).map(|request| match request {
+            Request::Help => None,
+            Request::Convert(parsed) => Some(parsed),
+        })
     };
-    match run_conversion(&args) {
-        Ok(summary) => {
-            if !args.quiet {
-                println!(
-                    "{} ({}) -> {} ({}): {} tensors, {} metadata pairs, {} bytes written",
-                    args.input.display(),
-                    args.from.title(),
-                    args.output.display(),
-                    if args.mode == Mode::ToFolder {
-                        "folder"
-                    } else {
-                        args.to.title()
-                    },
-                    summary.tensors,
-                    summary.metadata,
-                    summary.written
-                );
-            }
-            ExitCode::SUCCESS
-        }
-        Err(failure) => {
-            eprintln!("error: {}", failure.message);
-            ExitCode::from(failure.status)
-        }
-    }
+    crate::common::run_subcommand(args, parse, HELP, USAGE, convert)
 }
 
 #[cfg(test)]

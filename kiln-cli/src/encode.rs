@@ -9,7 +9,7 @@ use std::process::ExitCode;
 
 use kiln_nostd::{Framing, Kind, Limits, Options};
 
-use crate::common::{compile, read_input, unknown_option, ArgWalk, Failure};
+use crate::common::{compile, kiln_sentence, read_input, unknown_option, ArgWalk, Failure};
 use crate::jsonform::read_document;
 
 pub const USAGE: &str = "usage: kiln encode [--type TYPE] [--framed] [--cap N] [-o OUT] [FILE]";
@@ -85,19 +85,9 @@ fn encode(args: &EncodeArgs) -> Result<(), Failure> {
     let type_text = crate::common::type_arg(&args.type_text)?;
     let ty = compile(&type_text)?;
     let input = read_input(&args.file)?;
-    let name = if args.file == "-" {
-        "standard input"
-    } else {
-        &args.file
-    };
-    let doc = std::str::from_utf8(&input).map_err(|e| {
-        Failure::invalid(format!(
-            "{name}: JSON at byte {}: not UTF-8",
-            e.valid_up_to()
-        ))
-    })?;
-    let value =
-        read_document(ty.root(), doc).map_err(|e| Failure::invalid(format!("{name}: JSON {e}")))?;
+    let file = args.file.as_str();
+    let doc = std::str::from_utf8(&input).map_err(|e| Failure::not_utf8(file, &e))?;
+    let value = read_document(ty.root(), doc).map_err(|e| Failure::json(file, &e))?;
     let options = Options {
         framing: if args.framed {
             Framing::Framed
@@ -106,23 +96,33 @@ fn encode(args: &EncodeArgs) -> Result<(), Failure> {
         },
         limits: args.limits,
     };
+    // The value read from the JSON breaks a rule only its bytes can (a
+    // cap): its offset would be in the bytes not written, so none is given.
     let bytes = ty
         .encode_value(&value, options)
         .map_err(|e| match e.kind() {
-            Kind::Wire(_) | Kind::Refused(_) => {
-                Failure::invalid(format!("{name}: cannot encode this value: {e}"))
-            }
+            Kind::Wire(code) => Failure::invalid(
+                file,
+                code.as_str(),
+                &format!("the value cannot be encoded: {}", kiln_sentence(&e)),
+                None,
+            ),
+            Kind::Refused(_) => Failure::invalid(
+                file,
+                crate::common::code::JSON,
+                &format!("the value cannot be encoded: {}", kiln_sentence(&e)),
+                None,
+            ),
         })?;
-    let written = match &args.output {
-        Some(path) => std::fs::write(path, &bytes).map_err(|e| (path.as_str(), e)),
+    match &args.output {
+        Some(path) => std::fs::write(path, &bytes).map_err(|e| Failure::io(path, "write", &e)),
         None => {
             let mut out = std::io::stdout().lock();
             out.write_all(&bytes)
                 .and_then(|()| out.flush())
-                .map_err(|e| ("standard output", e))
+                .map_err(|e| Failure::io("standard output", "write", &e))
         }
-    };
-    written.map_err(|(what, e)| Failure::usage(format!("cannot write {what}: {e}")))
+    }
 }
 
 /// Runs `kiln encode` with the arguments after `encode`.

@@ -4,7 +4,9 @@
 
 use std::process::ExitCode;
 
-use crate::common::{read_input, unknown_option, ArgWalk, Failure};
+use crate::common::{
+    code, compile_type, print, read_input, unknown_option, ArgWalk, Failure, TYPE_NODES,
+};
 use crate::schema_json::{Schema, Ty};
 
 pub const USAGE: &str = "usage: kiln gen [--name NAME] SCHEMA.json";
@@ -35,22 +37,65 @@ Exit status: 0 printed; 1 the schema is not JSON or leaves the subset (one
 example:
   kiln gen --name Reading schema.json > src/reading.rs";
 
-/// Reads FILE as a schema; failures as one line.
-pub fn read_schema(file: &str) -> Result<Schema, Failure> {
+/// A schema read from its file, with its Kiln type compiled.
+pub struct SchemaFile {
+    pub schema: Schema,
+    /// The root's canonical type text.
+    pub type_text: String,
+    /// The type's schema hash.
+    pub hash: u64,
+    /// Where the root schema starts in the file.
+    pub root_at: u64,
+}
+
+/// Reads FILE as a schema and compiles its type under the tools' one cap
+/// ([`crate::common::TYPE_NODES`]), so that `kiln gen` and `kiln type`
+/// refuse a schema whose type `kiln check --type` would refuse.
+pub fn read_schema(file: &str) -> Result<SchemaFile, Failure> {
     let input = read_input(file)?;
-    let doc = std::str::from_utf8(&input)
-        .map_err(|e| Failure::invalid(format!("{file}: at byte {}: not UTF-8", e.valid_up_to())))?;
-    Schema::read(doc).map_err(|e| Failure::invalid(format!("{file}: {e}")))
+    let doc = std::str::from_utf8(&input).map_err(|e| Failure::not_utf8(file, &e))?;
+    let schema = Schema::read(doc).map_err(|e| Failure::json(file, &e))?;
+    let root_at = (doc.len() - doc.trim_start().len()) as u64;
+    let type_text = schema.type_text(&schema.root);
+    let hash = compile_type(&type_text)
+        .map_err(|e| {
+            Failure::invalid(
+                file,
+                code::JSON,
+                &format!(
+                    "#: its Kiln type is one no kiln tool reads ({}; the tools compile types \
+                     of up to {TYPE_NODES} nodes)",
+                    e.fault()
+                ),
+                Some(root_at),
+            )
+        })?
+        .hash();
+    Ok(SchemaFile {
+        schema,
+        type_text,
+        hash,
+        root_at,
+    })
 }
 
 fn generate(name: Option<&str>, file: &str) -> Result<String, Failure> {
-    let mut schema = read_schema(file)?;
+    let SchemaFile {
+        mut schema,
+        type_text,
+        root_at,
+        ..
+    } = read_schema(file)?;
     let Ty::Struct(root) = schema.root else {
-        return Err(Failure::invalid(format!(
-            "{file}: the root schema is not an object, so there is no struct to generate \
-             (its type is {})",
-            schema.type_text(&schema.root)
-        )));
+        return Err(Failure::invalid(
+            file,
+            code::JSON,
+            &format!(
+                "#: the root schema is not an object, so there is no struct to generate (its \
+                 type is {type_text})"
+            ),
+            Some(root_at),
+        ));
     };
     if let Some(name) = name {
         let valid = name.starts_with(|c: char| c.is_ascii_alphabetic())
@@ -77,16 +122,20 @@ fn generate(name: Option<&str>, file: &str) -> Result<String, Failure> {
     Ok(schema.rust_module(file))
 }
 
+fn finish(outcome: Result<(), Failure>) -> ExitCode {
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(failure) => failure.exit(),
+    }
+}
+
 /// Runs `kiln gen` with the arguments after `gen`.
 pub fn run(args: &[String]) -> ExitCode {
     let mut name = None;
     let mut walk = ArgWalk::new(args);
     while let Some(flag) = walk.next_option() {
         match flag {
-            "--help" | "-h" => {
-                println!("{HELP}");
-                return ExitCode::SUCCESS;
-            }
+            "--help" | "-h" => return finish(print(&format!("{HELP}\n"))),
             "--name" => match walk.value(flag) {
                 Ok(n) => name = Some(n),
                 Err(e) => return Failure::usage(format!("{e}\n{USAGE}")).exit(),
@@ -99,11 +148,5 @@ pub fn run(args: &[String]) -> ExitCode {
         Ok(None) => return Failure::usage(format!("missing SCHEMA\n{USAGE}")).exit(),
         Err(e) => return Failure::usage(format!("{e}\n{USAGE}")).exit(),
     };
-    match generate(name, file) {
-        Ok(module) => {
-            print!("{module}");
-            ExitCode::SUCCESS
-        }
-        Err(failure) => failure.exit(),
-    }
+    finish(generate(name, file).and_then(|module| print(&module)))
 }

@@ -20,7 +20,7 @@ use kiln_nostd::inspect::{recognise, InPlace, Inspection, QuantLink, TensorFacts
 use kiln_nostd::Limits;
 
 use crate::common::{
-    file_name, human_count, human_size, read_input, type_arg, unknown_option, ArgWalk, Failure,
+    human_count, human_size, read_input, type_arg, unknown_option, ArgWalk, Failure,
 };
 
 pub const USAGE: &str = "usage: kiln inspect [--type TYPE] [--cap N] [--json] FILE";
@@ -96,25 +96,16 @@ fn parse_args(args: &[String]) -> Result<Option<InspectArgs>, String> {
 // The model of FILE
 
 fn invalid(file: &str, e: kiln_convert::Error) -> Failure {
-    Failure::invalid(format!("{}: {e}", file_name(file)))
+    Failure::convert(&e, file, None)
 }
 
 /// A Kiln file's model, read as the flags and its bytes say.
-fn kiln(args: &InspectArgs, input: &[u8], bare_by_name: bool) -> Result<Inspection, Failure> {
+fn kiln(args: &InspectArgs, input: &[u8]) -> Result<Inspection, Failure> {
     let file = args.file.as_str();
     let type_text = args.type_text.as_deref().map(type_arg).transpose()?;
     let reading = recognise(input, type_text.as_deref(), None, Some(args.limits))
         .map_err(|e| Failure::kiln(file, e))?;
-    inspect_kiln(file, input, &reading).map_err(|e| {
-        let mut f = Failure::kiln(file, e);
-        if bare_by_name {
-            f.message.push_str(
-                " (read as a bare tensor directory: neither KLN0 nor KLNT starts the file; \
-                 a bare value of another type needs --type TYPE)",
-            );
-        }
-        f
-    })
+    inspect_kiln(file, input, &reading).map_err(|e| Failure::kiln(file, e))
 }
 
 /// FILE's model: the format from its bytes, else its extension.
@@ -122,7 +113,7 @@ fn file_model(args: &InspectArgs, input: &[u8]) -> Result<Inspection, Failure> {
     let file = args.file.as_str();
     let sniffed = sniff(input);
     match (&args.type_text, sniffed) {
-        (Some(_), _) | (None, Some(Format::Kiln)) => return kiln(args, input, false),
+        (Some(_), _) | (None, Some(Format::Kiln)) => return kiln(args, input),
         (None, Some(format)) => {
             return inspect_head(file, format, input).map_err(|e| invalid(file, e))
         }
@@ -133,14 +124,20 @@ fn file_model(args: &InspectArgs, input: &[u8]) -> Result<Inspection, Failure> {
         .and_then(|e| e.to_str())
         .map(str::to_ascii_lowercase);
     match ext.as_deref() {
-        Some("safetensors") => inspect_head(file, Format::Safetensors, input).map_err(|e| invalid(file, e)),
+        Some("safetensors") => {
+            inspect_head(file, Format::Safetensors, input).map_err(|e| invalid(file, e))
+        }
         Some("gguf") => inspect_head(file, Format::Gguf, input).map_err(|e| invalid(file, e)),
-        Some("kiln") => kiln(args, input, true),
-        _ => Err(Failure::invalid(format!(
-            "{}: at byte 0: not a Kiln message (KLN0) or directory (KLNT), GGUF or safetensors file, \
+        Some("kiln") => kiln(args, input),
+        // Read as Kiln, the bytes break its first rule (the magic), as
+        // `kiln check` says of them; the sentence names what else was tried.
+        _ => Err(Failure::invalid(
+            file,
+            "FRAME",
+            "not a Kiln message (KLN0) or directory (KLNT), a GGUF file or a safetensors file, \
              and its name does not end in .kiln, .gguf or .safetensors",
-            file_name(file)
-        ))),
+            Some(0),
+        )),
     }
 }
 

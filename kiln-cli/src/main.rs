@@ -97,8 +97,9 @@ fn help() -> String {
     }
     text.push_str("\n`kiln COMMAND --help` describes one command, with examples.\n");
     text.push_str(
-        "\nExit status: 0 done; 1 the input is invalid (one `error:` line: the wire code\n\
-         or the reason, and the byte offset); 2 usage or I/O error.\n",
+        "\nExit status: 0 done; 1 the input is invalid (one line on standard error,\n\
+         `error: FILE: CODE: what at byte N`); 2 usage or I/O error (one line,\n\
+         `kiln: FILE: reason`). docs/cli.md lists the codes.\n",
     );
     text.push_str(
         "\nexamples:\n  kiln convert model.safetensors model.kiln\n  kiln inspect model.kiln\n  \
@@ -110,18 +111,16 @@ fn help() -> String {
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let Some((name, rest)) = args.split_first() else {
-        eprintln!("kiln: missing command\n{}", help());
-        return ExitCode::from(2);
+        return common::Failure::usage(format!("missing command\n{}", help())).exit();
     };
     if matches!(name.as_str(), "--help" | "-h" | "help") {
-        println!("{}", help());
-        return ExitCode::SUCCESS;
+        return match common::print(&format!("{}\n", help())) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(failure) => failure.exit(),
+        };
     }
     match COMMANDS.iter().find(|c| c.name == name) {
         Some(command) => (command.run)(rest),
-        None => {
-            eprintln!("kiln: unknown command '{name}'\n{}", help());
-            ExitCode::from(2)
-        }
+        None => common::Failure::usage(format!("unknown command '{name}'\n{}", help())).exit(),
     }
 }

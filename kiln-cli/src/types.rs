@@ -3,7 +3,7 @@
 
 use std::process::ExitCode;
 
-use crate::common::Failure;
+use crate::common::{print, Failure};
 use crate::gen::read_schema;
 
 pub const USAGE: &str = "usage: kiln type SCHEMA.json";
@@ -23,28 +23,20 @@ example:
   kiln type schema.json
   kiln check --framed --type \"$(kiln type schema.json | head -1)\" message.kiln";
 
-fn type_of(file: &str) -> Result<String, Failure> {
+fn type_of(file: &str) -> Result<(), Failure> {
     let schema = read_schema(file)?;
-    let text = schema.type_text(&schema.root);
-    let hash = kiln_nostd::frame::hash_of_text(&text)
-        .map_err(|e| Failure::usage(format!("{file}: the type {text} does not compile: {e}")))?;
-    Ok(format!("{text}\n{hash:#018x}"))
+    print(&format!("{}\n{:#018x}\n", schema.type_text, schema.hash))
 }
 
 /// Runs `kiln type` with the arguments after `type`.
 pub fn run(args: &[String]) -> ExitCode {
-    match args {
-        [flag] if flag == "--help" || flag == "-h" => {
-            println!("{HELP}");
-            ExitCode::SUCCESS
-        }
-        [file] if !file.starts_with("--") => match type_of(file) {
-            Ok(text) => {
-                println!("{text}");
-                ExitCode::SUCCESS
-            }
-            Err(failure) => failure.exit(),
-        },
-        _ => Failure::usage(format!("expected one SCHEMA.json\n{USAGE}")).exit(),
+    let outcome = match args {
+        [flag] if flag == "--help" || flag == "-h" => print(&format!("{HELP}\n")),
+        [file] if !file.starts_with("--") => type_of(file),
+        _ => Err(Failure::usage(format!("expected one SCHEMA.json\n{USAGE}"))),
+    };
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(failure) => failure.exit(),
     }
 }

@@ -43,6 +43,9 @@ pub struct Error {
     message: String,
     kiln_code: Option<kiln_nostd::Code>,
     io: Option<std::io::Error>,
+    /// The file of a set the fault is in ([`Error::file`]), and where its
+    /// name's prefix ends in `message`.
+    file: Option<(String, usize)>,
 }
 
 impl Error {
@@ -53,6 +56,7 @@ impl Error {
             message: message.into(),
             kiln_code: None,
             io: None,
+            file: None,
         }
     }
 
@@ -96,16 +100,22 @@ impl Error {
     }
 
     /// The same error, its message prefixed with the metadata key it
-    /// concerns.
+    /// concerns (after the file's name, if it has one).
     pub(crate) fn in_key(mut self, key: &str) -> Error {
-        self.message = format!("metadata key {key:?}: {}", self.message);
+        let at = self.file.as_ref().map_or(0, |(_, len)| *len);
+        self.message.insert_str(
+            at.min(self.message.len()),
+            &format!("metadata key {key:?}: "),
+        );
         self
     }
 
     /// The same error, its message prefixed with the file of a set it
     /// concerns.
     pub(crate) fn in_file(mut self, file: &str) -> Error {
-        self.message = format!("file {file:?}: {}", self.message);
+        let prefix = format!("file {file:?}: ");
+        self.file = Some((file.to_string(), prefix.len()));
+        self.message = prefix + &self.message;
         self
     }
 
@@ -116,6 +126,7 @@ impl Error {
             message: e.to_string(),
             kiln_code: None,
             io: Some(e),
+            file: None,
         }
     }
 
@@ -132,6 +143,22 @@ impl Error {
     /// What is wrong, in words (without the kind and the offset).
     pub fn message(&self) -> &str {
         &self.message
+    }
+
+    /// What is wrong, in words, without the name of the file of a set
+    /// that [`Error::message`] starts with (a tool that names the file
+    /// itself, from [`Error::file`], prints this).
+    pub fn fault(&self) -> &str {
+        let start = self.file.as_ref().map_or(0, |(_, len)| *len);
+        self.message.get(start..).unwrap_or(&self.message)
+    }
+
+    /// The name of the file of a set (a shard of a sharded checkpoint, a
+    /// file of a GGUF split set) that holds the fault, as the set names
+    /// it; [`Error::offset`] then counts from that file's first byte.
+    /// `None` for a fault in a single input, or in the set as a whole.
+    pub fn file(&self) -> Option<&str> {
+        self.file.as_ref().map(|(name, _)| name.as_str())
     }
 
     /// The Kiln wire code, for a Kiln input that breaks a rule of the
@@ -167,3 +194,27 @@ impl From<std::io::Error> for Error {
 
 /// Shorthand for results of this crate.
 pub type Result<T, E = Error> = core::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_fault_in_a_file_of_a_set_names_the_file_apart() {
+        let e = Error::gguf(7, "bad magic").in_key("k").in_file("b.gguf");
+        assert_eq!(
+            e.message(),
+            "file \"b.gguf\": metadata key \"k\": bad magic"
+        );
+        assert_eq!(e.fault(), "metadata key \"k\": bad magic");
+        assert_eq!(e.file(), Some("b.gguf"));
+        let e = Error::gguf(7, "bad magic").in_file("b.gguf").in_key("k");
+        assert_eq!(
+            e.message(),
+            "file \"b.gguf\": metadata key \"k\": bad magic"
+        );
+        assert_eq!(e.fault(), "metadata key \"k\": bad magic");
+        let alone = Error::gguf(7, "bad magic");
+        assert_eq!((alone.fault(), alone.file()), ("bad magic", None));
+    }
+}

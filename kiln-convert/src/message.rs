@@ -150,7 +150,7 @@ impl MessageType {
             match frame::open(input, ty.hash()) {
                 Ok(_) => return Ok(ty),
                 Err(e) if e.code() == Some(kiln_nostd::Code::Schema) => last = Some(e),
-                Err(e) => return Err(Error::from_kiln(e, 0, "frame")),
+                Err(e) => return Err(Error::from_kiln(e, 0, "")),
             }
         }
         let found = frame::peek(input).map_or(0, |f| f.hash);

@@ -201,7 +201,11 @@ pub fn to_frame_vec<T: Encode + ?Sized>(value: &T) -> Result<alloc::vec::Vec<u8>
 }
 
 /// The schema hash of run-time type text, for framing values checked by
-/// [`crate::check()`].
+/// [`crate::check()`]. The type is compiled on the stack under the default
+/// cap, [`crate::schema::DEFAULT_NODES`] type nodes; a tool that takes the
+/// larger types the tools share compiles them itself, under
+/// [`crate::schema::TOOL_NODES`] on the heap, and asks the compiled type
+/// for its hash.
 pub fn hash_of_text(text: &str) -> Result<u64> {
     Ok(crate::schema::CompiledType::<{ crate::schema::DEFAULT_NODES }>::parse(text)?.hash())
 }

@@ -120,13 +120,17 @@ pub fn recognise(
         ),
         (None, Some(known), _) => (String::from(known.type_text), Some(known)),
         (None, None, Some(info)) if framed => {
+            // The frame's own bytes come first in the check order: a bad
+            // profile, flags or reserved bytes are FRAME before the hash.
+            frame::open(first, info.hash)?;
             return Err(Error::wire(
                 Code::Schema,
-                "the frame's schema hash is not that of a type this reader knows \
-                 (the conversion messages of kiln convert): the type must be given",
+                "the frame's schema hash does not name a type this reader knows (the two \
+                 message types kiln convert writes), and a hash does not tell its type: \
+                 give the type",
                 8,
             )
-            .with_detail(Detail::UnknownHash { found: info.hash }))
+            .with_detail(Detail::UnknownHash { found: info.hash }));
         }
         (None, None, _) => (String::from("tensors"), None),
     };
