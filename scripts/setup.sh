@@ -110,7 +110,8 @@ if [ ${#missing_apt[@]} -gt 0 ]; then
 fi
 [ ${#missing_targets[@]} -gt 0 ] && system_steps+=("rustup-targets"$'\t'"rustup target add ${missing_targets[*]}")
 [ ${#missing_components[@]} -gt 0 ] && system_steps+=("rustup-components"$'\t'"rustup component add ${missing_components[*]}")
-# npm packages of the browser tests (playwright-core, binaryen's wasm-opt),
+# npm packages of the browser tests (playwright-core, binaryen's wasm-opt,
+# the latency run's peers @huggingface/gguf and @huggingface/hub),
 # exactly as tests/e2e/package-lock.json pins them; again when the lock
 # file changed since the last install.
 if ! cmp -s tests/e2e/package-lock.json tests/e2e/node_modules/.kiln-installed-lock 2>/dev/null; then

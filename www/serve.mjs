@@ -11,6 +11,13 @@
 // served as a server without Range support would (200, the whole file).
 // With `cors`, any origin may read (what a file host must allow for the
 // inspector on another origin); without it, none but this one.
+//
+// With `delayMs`, every request is answered that many milliseconds late
+// (a far host's round trip; `setDelay(ms)` changes it between runs).
+// `stats.requests` counts the requests answered; `stats`, when given, is
+// the object to count into (tests/e2e/server-thread.mjs passes counters in
+// shared memory). Each file is sent with an ETag (its size and time), which
+// @huggingface/hub's downloads require.
 import http from 'node:http';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -22,10 +29,14 @@ const TYPES = {
   '.css': 'text/css; charset=utf-8', '.json': 'application/json', '.wasm': 'application/wasm', '.ts': 'text/plain; charset=utf-8',
 };
 
-/** Serves `root` (and `extra` files by URL path) on 127.0.0.1; resolves to { url, close, stats }. */
-export function startServer({ root = WWW, port = 0, extra = {}, cors = false } = {}) {
-  const stats = { sent: 0, requests: 0, paths: {} };
+/** Serves `root` (and `extra` files by URL path) on 127.0.0.1; resolves to { url, close, stats, setDelay }. */
+export function startServer({ root = WWW, port = 0, extra = {}, cors = false, delayMs = 0, stats = { sent: 0, requests: 0, paths: {} } } = {}) {
+  let delay = delayMs;
   const server = http.createServer((req, res) => {
+    if (delay > 0) setTimeout(answer, delay, req, res);
+    else answer(req, res);
+  });
+  function answer(req, res) {
     const url = new URL(req.url, 'http://127.0.0.1');
     const corsHeaders = cors ? {
       'access-control-allow-origin': '*', 'access-control-allow-headers': 'range',
@@ -46,7 +57,7 @@ export function startServer({ root = WWW, port = 0, extra = {}, cors = false } =
       const type = TYPES[path.extname(file)] ?? 'application/octet-stream';
       const m = noRange ? null : /^bytes=(\d+)-(\d*)$/.exec(req.headers.range ?? '');
       let start = 0, end = st.size - 1, status = 200;
-      const headers = { 'content-type': type, 'cache-control': 'no-store', ...corsHeaders };
+      const headers = { 'content-type': type, 'cache-control': 'no-store', etag: `"${st.size.toString(16)}-${Math.floor(st.mtimeMs).toString(16)}"`, ...corsHeaders };
       if (!noRange) headers['accept-ranges'] = 'bytes';
       if (m) {
         start = Number(m[1]);
@@ -66,10 +77,11 @@ export function startServer({ root = WWW, port = 0, extra = {}, cors = false } =
       res.on('close', () => stream.destroy());
       stream.pipe(res);
     });
-  });
+  }
   return new Promise((resolve) => server.listen(port, '127.0.0.1', () => {
     const url = `http://127.0.0.1:${server.address().port}/`;
-    resolve({ url, server, stats, close: () => new Promise((r) => { server.closeAllConnections(); server.close(r); }) });
+    const setDelay = (ms) => { delay = ms; };
+    resolve({ url, server, stats, setDelay, close: () => new Promise((r) => { server.closeAllConnections(); server.close(r); }) });
   }));
 }
 

@@ -27,7 +27,14 @@
 #          and cancelled; Kiln, safetensors-with-index and GGUF split sets
 #          of www/samples/shards/, a bad index, a split file or shard
 #          opened alone, several files dropped on the page); screenshots in
-#          target/e2e-screenshots/.
+#          target/e2e-screenshots/. Then the latency run
+#          (tests/e2e/latency.test.mjs): URL to table for a Llama-2-7B-,
+#          a Qwen3- and a gpt-oss-shaped GGUF and a 20,046-tensor
+#          safetensors file (sparse, in target/e2e-files/latency/), at 0
+#          and 50 ms a request, Kiln's module in node and its page in
+#          Chromium beside @huggingface/gguf and @huggingface/hub; every
+#          answer checked, the times printed as a table and one summary
+#          line per file, never asserted.
 #
 # What they need (Debian's chromium and chromium-driver, the npm packages
 # of tests/e2e/package-lock.json) is installed by scripts/setup.sh.
@@ -70,5 +77,7 @@ stage_www() {
         npm install --silent --no-audit --no-fund --offline "$npm_dir"/kiln-wasm-*.tgz)
     node tests/e2e/packed.mjs "$npm_dir/project"
     (cd tests/e2e && node --test module.test.mjs inspector.test.mjs compare.test.mjs)
+    # On its own, after the others: its times are the machine's alone.
+    (cd tests/e2e && node --test latency.test.mjs)
     echo "screenshots: $(ls "$ROOT"/target/e2e-screenshots/*.png | wc -l) in target/e2e-screenshots/"
 }

@@ -7,7 +7,11 @@ import { startServer } from '../../www/serve.mjs';
 
 /** Starts the server and the browser and opens the inspector, empty. */
 export async function openInspector(serverOptions = {}) {
-  const server = await startServer(serverOptions);
+  return openPage(await startServer(serverOptions));
+}
+
+/** Starts the browser and opens the inspector from `server` (its `url`), empty. */
+export async function openPage(server) {
   const browser = await chromium.launch({
     executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
