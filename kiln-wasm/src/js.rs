@@ -527,13 +527,6 @@ impl KilnFile {
         o
     }
 
-    /// Whether the file's bytes are in memory (`open`), so that `view`
-    /// works.
-    #[wasm_bindgen(getter, js_name = inMemory)]
-    pub fn in_memory(&self) -> bool {
-        self.bytes.is_some()
-    }
-
     /// Every tensor, in the model's listing order (a converted model's in
     /// its source file's order), as the JSON form's tensor objects.
     #[wasm_bindgen(unchecked_return_type = "TensorInfo[]")]
@@ -542,23 +535,6 @@ impl KilnFile {
         // call into JS per property, most of the time a file of 10,000
         // tensors took to open.
         parsed(self.model.tensors_json())
-    }
-
-    /// `tensors()` as its JSON text in UTF-8, in a buffer of its own: what
-    /// a worker transfers to the page (`postMessage(m, [bytes.buffer])`)
-    /// instead of a structured clone of one object per tensor.
-    #[wasm_bindgen(js_name = tensorsJson)]
-    pub fn tensors_json(&self) -> Result<Vec<u8>, JsValue> {
-        self.model
-            .tensors_json()
-            .map(String::into_bytes)
-            .map_err(|e| kiln_error(&e))
-    }
-
-    /// How many tensors (without building their objects).
-    #[wasm_bindgen(getter, js_name = tensorCount)]
-    pub fn tensor_count(&self) -> u32 {
-        self.model.tensors.len() as u32
     }
 
     /// The payload of tensor `index` as a typed array over the file's own
@@ -809,6 +785,23 @@ fn host_is_little_endian() -> bool {
 #[cfg(feature = "inspector")]
 #[wasm_bindgen]
 impl KilnFile {
+    /// `tensors()` as its JSON text in UTF-8, in a buffer of its own: what
+    /// a worker transfers to the page (`postMessage(m, [bytes.buffer])`)
+    /// instead of a structured clone of one object per tensor.
+    #[wasm_bindgen(js_name = tensorsJson)]
+    pub fn tensors_json(&self) -> Result<Vec<u8>, JsValue> {
+        self.model
+            .tensors_json()
+            .map(String::into_bytes)
+            .map_err(|e| kiln_error(&e))
+    }
+
+    /// How many tensors (without building their objects).
+    #[wasm_bindgen(getter, js_name = tensorCount)]
+    pub fn tensor_count(&self) -> u32 {
+        self.model.tensors.len() as u32
+    }
+
     /// The file's whole JSON form (`spec/json.md`, section 8): the text
     /// `kiln inspect --json` prints for the same file, metadata included
     /// when the open read it (the inspector's `openFile`).
