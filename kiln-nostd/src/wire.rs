@@ -16,11 +16,11 @@ pub const MAX_DEPTH: u8 = 64;
 /// create for one message, besides [`ZERO_SIZE_PER_BYTE`] per byte of the
 /// buffer, and never more than the count cap
 /// ([`Reader::spend_zero_size`]).
-pub const ZERO_SIZE_BASE: u64 = 65_536;
+pub(crate) const ZERO_SIZE_BASE: u64 = 65_536;
 
 /// Values of a zero-size type that typed decoders may create per byte of
 /// the buffer, besides [`ZERO_SIZE_BASE`].
-pub const ZERO_SIZE_PER_BYTE: u64 = 64;
+pub(crate) const ZERO_SIZE_PER_BYTE: u64 = 64;
 
 /// The zero-size budget of a reader over `len` bytes: work grows with the
 /// input, not with the counts it claims.
@@ -416,13 +416,12 @@ impl<'de> Reader<'de> {
     }
 
     /// Takes `count` from the budget of zero-size values that typed decoders
-    /// create (`Vec<Empty>`, say): one message may make at most
-    /// [`ZERO_SIZE_BASE`] of them plus [`ZERO_SIZE_PER_BYTE`] per byte of
-    /// its buffer, and never more than the count cap, however its lists
-    /// nest. Reading zero bytes proves nothing about a count, and a `Vec`
-    /// needs one write per value, so without this a few bytes could demand
-    /// billions of writes (and with the count cap alone, 1 KiB demanded
-    /// 16,777,216 of them: the slow-input fuzz target's first find). Past the
+    /// create (`Vec<Empty>`, say): one message may make at most 65,536 of
+    /// them plus 64 per byte of its buffer, and never more than the count
+    /// cap, however its lists nest. Reading zero bytes proves nothing about
+    /// a count, and a `Vec` needs one write per value, so without this a few
+    /// bytes could demand billions of writes (under the count cap alone,
+    /// 1 KiB of nested lists can claim 16,777,216 of them). Past the
     /// budget the decoder refuses ([`Refusal::Capacity`]); the walker,
     /// `check`, views and dynamic values need no budget, since their work
     /// does not grow with such a count.
