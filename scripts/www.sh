@@ -19,9 +19,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$PWD"
 
-# The budgets after wasm-opt -Oz. The core module (kiln-wasm without
-# features, no_std: what other pages embed): 64 KiB (docs/browser.md
-# lists what its bytes are). The inspector's
+# The budgets after wasm-opt -Oz (docs/browser.md's table gives them with
+# the measured sizes). The core module (kiln-wasm without features,
+# no_std: what other pages embed): 64 KiB. The inspector's
 # module (kiln-wasm-inspect: the core, the value tree and TensorDiff
 # (kiln-wasm's feature `inspector`), kiln-convert's safetensors and GGUF
 # head readers, with std, serde_json and the safetensors crate): 288 KiB.

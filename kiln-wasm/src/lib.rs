@@ -89,8 +89,8 @@
 //!
 //! ## Size
 //!
-//! The core module must stay within 64 KiB after `wasm-opt -Oz`
-//! (scripts/www.sh checks it; docs/browser.md lists what its bytes are):
+//! The core module must stay within its budget after `wasm-opt -Oz`
+//! (scripts/www.sh checks it; docs/browser.md gives it):
 //! it links the incremental checker (with the directory rules), the type
 //! compiler, the tensor facts and the JS layer. What keeps it small:
 //!
