@@ -34,10 +34,14 @@ pub trait Frozen {
     /// FNV-1a 64 hash of the canonical type text, as a frame carries it.
     const HASH: u64 = Self::SCHEMA.hash();
     /// The fewest bytes a value can take; the allocation rule's `m`.
+    /// Hidden: the decoders' business, from [`Frozen::SCHEMA`].
+    #[doc(hidden)]
     const MIN_SIZE: u64 = Self::SCHEMA.min_size();
     /// Whether every value takes zero bytes (`struct{}` and structs of
     /// such): a list of them is bounded by the count cap alone, so decoders
-    /// read one element and repeat it instead of reading `count`.
+    /// read one element and repeat it instead of reading `count`. Hidden,
+    /// as [`Frozen::MIN_SIZE`] is.
+    #[doc(hidden)]
     const ZERO_SIZE: bool = Self::SCHEMA.is_zero_size();
 }
 
