@@ -39,7 +39,7 @@
 #   nopanic          release firmware whose link fails if any panic path survives
 #   wasm             kiln-nostd tests in node (wasm-bindgen-test-runner)
 #   wasm-js          kiln-wasm's JS layer in node and headless Chromium
-#   www              the browser modules (core 64 KiB, inspector 288 KiB), the package from JS, the inspector in Chromium
+#   www              the browser modules within their size budgets, the package from JS, the inspector in Chromium
 #   bench            smoke run of the benchmark table (scripts/bench.sh --quick), no assertion on time
 #   fresh            (by name only) the test command as CI runs it, in a fresh clone in a container built like a new machine; install and total times (scripts/fresh-machine.sh)
 # (stage list end)

@@ -489,7 +489,7 @@ fn copy_case(id: &str, scale: Scale) -> Case {
 /// peer inside a timed closure).
 trait SerdePeer: 'static {
     const NAME: &'static str;
-    /// Whether the goal (at least 2x) is judged against this peer.
+    /// Whether the goal (at least 2x) is judged against this peer.
     const HAS_GOAL: bool;
     fn to_vec<T: serde::Serialize>(value: &T) -> Vec<u8>;
     /// Encodes into `buf`; the length written.

@@ -1,7 +1,7 @@
 //! [`Model`]: a converted file opened once, every tensor of every
 //! directory of every source file found by name in one call.
 
-use kiln_nostd::{frame, Directory, NameTable, TensorView};
+use kiln_nostd::{Directory, NameTable, TensorView};
 
 use crate::error::{Error, Result};
 use crate::message::{
@@ -125,11 +125,11 @@ impl<'a> Model<'a> {
 fn decode(input: &[u8]) -> Result<Message<'_>> {
     Ok(match MessageType::of(input)? {
         MessageType::Safetensors => Message::Safetensors(
-            frame::from_frame_with(input, LIMITS)
+            kiln_nostd::from_frame_with(input, LIMITS)
                 .map_err(|e| Error::from_kiln(e, 0, "safetensors conversion message"))?,
         ),
         MessageType::Gguf => Message::Gguf(
-            frame::from_frame_with(input, LIMITS)
+            kiln_nostd::from_frame_with(input, LIMITS)
                 .map_err(|e| Error::from_kiln(e, 0, "GGUF conversion message"))?,
         ),
     })

@@ -3,8 +3,8 @@
 //!
 //! Going through the crate's `Metadata` costs a `String` and a shape
 //! `Vec` per tensor, a hash map of the names and serde's generic
-//! machinery: for a model of 18,867 small tensors that was some 45 M
-//! instructions, most of a `kiln convert` back to safetensors. This writes
+//! machinery, most of a `kiln convert` back to safetensors for a model of
+//! many small tensors. This writes
 //! the same text straight into the output, in two passes over the
 //! tensors: [`Measure`] finds the header's length (which comes first in
 //! the file) and makes the checks, [`Writer`] writes it piece by piece, so

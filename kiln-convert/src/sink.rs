@@ -31,8 +31,8 @@ pub const BUFFER_LEN: usize = LOAN_LEN + WRITE_ALIGN;
 
 /// Writes at least this long (payloads) go straight from the input slice
 /// to the writer, after what is buffered: copying them into the buffer
-/// first costs a second pass over every byte, which for a model of many
-/// mid-sized tensors was a fifth of the conversion's time.
+/// first costs a second pass over every byte, a large part of the
+/// conversion's time for a model of many mid-sized tensors.
 const DIRECT_LEN: usize = 64 << 10;
 
 /// A [`Sink`] that gathers bytes in a buffer of its own in front of `W`,

@@ -1,8 +1,6 @@
 //! Tensor element types: the 19 closed dtype codes, and opaque codes for
 //! foreign block layouts.
 
-use crate::error::{Code, Error, Result};
-
 /// One of the 19 closed dtypes.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
@@ -206,16 +204,12 @@ impl Dtype {
         )
     }
 
-    /// The exact byte length of `count` elements; LIMIT when the product
-    /// overflows 64 bits.
-    pub fn byte_length(self, count: u64) -> Result<u64> {
+    /// The exact byte length of `count` elements, or `None` when the
+    /// product overflows 64 bits (the directory check's `LIMIT`).
+    pub fn byte_length(self, count: u64) -> Option<u64> {
         match self.width() {
-            Width::Bytes(w) => count.checked_mul(u64::from(w)).ok_or(Error::wire(
-                Code::Limit,
-                "element count times width overflows 64 bits",
-                0,
-            )),
-            Width::Nibbles => Ok(count.div_ceil(2)),
+            Width::Bytes(w) => count.checked_mul(u64::from(w)),
+            Width::Nibbles => Some(count.div_ceil(2)),
         }
     }
 }
@@ -321,7 +315,7 @@ mod tests {
             assert_eq!(d.is_packed(), packed, "{d}");
             assert_eq!(d.element_size().is_none(), packed, "{d}");
             let two = d.element_size().map_or(1, |w| 2 * w as u64);
-            assert_eq!(d.byte_length(2).ok(), Some(two), "{d}");
+            assert_eq!(d.byte_length(2), Some(two), "{d}");
             let rule = match d {
                 Dtype::Bool => PayloadRule::EveryByte,
                 _ if packed => PayloadRule::LastByte,

@@ -1,11 +1,14 @@
 //! The frame: 16 bytes that name the profile and carry the schema hash,
 //! then one Frozen value. The hash is compared before the first field is
 //! read, so a reader never interprets bytes written for another type.
+//!
+//! This module reads and writes the 16 bytes; the framed entry points
+//! ([`crate::from_frame`], [`crate::to_frame_slice`] and their kin) sit at
+//! the root beside their bare twins.
 
 use crate::error::{Code, Detail, Error, Result};
-use crate::frozen::{Decode, Encode};
-use crate::limits::{Limits, Options};
-use crate::wire::{CountingSink, Reader, Sink, SliceSink, Writer};
+use crate::limits::Options;
+use crate::wire::{Sink, Writer};
 
 /// ASCII `KLN0`.
 pub const FRAME_MAGIC: [u8; 4] = *b"KLN0";
@@ -119,85 +122,6 @@ pub fn write_header<S: Sink>(w: &mut Writer<S>, hash: u64) -> Result<()> {
     w.put(&FRAME_MAGIC)?;
     w.put(&[PROFILE_FROZEN, 0, 0, 0])?;
     w.u64(hash)
-}
-
-/// Decodes a framed value of type `T` under the default caps: frame checks
-/// (SCHEMA when the hash is not `T`'s, before any field is read), the
-/// value, then TRAILING for anything after it.
-///
-/// ```
-/// use kiln_nostd::{from_frame, to_frame_slice};
-/// let mut buf = [0u8; 32];
-/// let framed = to_frame_slice(&7u32, &mut buf).unwrap();
-/// assert_eq!(&framed[..4], b"KLN0");
-/// assert_eq!(from_frame::<u32>(framed).unwrap(), 7);
-/// assert!(from_frame::<u64>(framed).is_err()); // another type's hash: SCHEMA
-/// ```
-pub fn from_frame<'de, T: Decode<'de>>(buf: &'de [u8]) -> Result<T> {
-    from_frame_with(buf, Limits::DEFAULT)
-}
-
-/// [`from_frame`] under `limits`.
-pub fn from_frame_with<'de, T: Decode<'de>>(buf: &'de [u8], limits: Limits) -> Result<T> {
-    open(buf, T::HASH)?;
-    let mut r = Reader::starting_at(buf, FRAME_LEN, limits);
-    let value = T::decode(&mut r)?;
-    r.finish()?;
-    Ok(value)
-}
-
-/// Decodes a framed value into `place`, storage the caller owns, under the
-/// default caps: [`from_frame`] with nothing moved on the way (see
-/// [`crate::from_bytes_into`]).
-pub fn from_frame_into<'de, T: Decode<'de>>(buf: &'de [u8], place: &mut T) -> Result<()> {
-    from_frame_into_with(buf, Limits::DEFAULT, place)
-}
-
-/// [`from_frame_into`] under `limits`.
-pub fn from_frame_into_with<'de, T: Decode<'de>>(
-    buf: &'de [u8],
-    limits: Limits,
-    place: &mut T,
-) -> Result<()> {
-    open(buf, T::HASH)?;
-    let mut r = Reader::starting_at(buf, FRAME_LEN, limits);
-    T::decode_into(&mut r, place)?;
-    r.finish()
-}
-
-/// Encodes `value` in a frame into the start of `buf`; a buffer that is too
-/// small is refused ([`framed_len`] gives the size).
-pub fn to_frame_slice<'a, T: Encode + ?Sized>(
-    value: &T,
-    buf: &'a mut [u8],
-) -> Result<&'a mut [u8]> {
-    let available = buf.len();
-    let mut w = Writer::new(SliceSink::new(buf));
-    match write_header(&mut w, T::HASH).and_then(|()| value.encode(&mut w)) {
-        Ok(()) => Ok(w.into_sink().into_written()),
-        Err(e) => Err(crate::frozen::with_whole_length(e, available, || {
-            framed_len(value)
-        })),
-    }
-}
-
-/// The exact length [`to_frame_slice`] writes: the 16-byte frame plus the
-/// value.
-pub fn framed_len<T: Encode + ?Sized>(value: &T) -> Result<usize> {
-    let mut w = Writer::new(CountingSink::new());
-    write_header(&mut w, T::HASH)?;
-    value.encode(&mut w)?;
-    Ok(w.written())
-}
-
-/// Encodes `value` in a frame into a new vector.
-#[cfg(feature = "alloc")]
-pub fn to_frame_vec<T: Encode + ?Sized>(value: &T) -> Result<alloc::vec::Vec<u8>> {
-    let len = crate::frozen::encoded_len(value)?.saturating_add(FRAME_LEN);
-    let mut w = Writer::new(alloc::vec::Vec::with_capacity(len));
-    write_header(&mut w, T::HASH)?;
-    value.encode(&mut w)?;
-    Ok(w.into_sink())
 }
 
 /// The schema hash of run-time type text, for framing values checked by

@@ -12,6 +12,7 @@
 use core::marker::PhantomData;
 
 use crate::error::{Code, Error, Refusal, Result};
+use crate::frame;
 use crate::order::{self, Element};
 use crate::schema::{Scalar, Schema};
 use crate::wire::{check_capacity, Reader, Sink, Writer};
@@ -33,10 +34,14 @@ pub trait Frozen {
     /// FNV-1a 64 hash of the canonical type text, as a frame carries it.
     const HASH: u64 = Self::SCHEMA.hash();
     /// The fewest bytes a value can take; the allocation rule's `m`.
+    /// Hidden: the decoders' business, from [`Frozen::SCHEMA`].
+    #[doc(hidden)]
     const MIN_SIZE: u64 = Self::SCHEMA.min_size();
     /// Whether every value takes zero bytes (`struct{}` and structs of
     /// such): a list of them is bounded by the count cap alone, so decoders
-    /// read one element and repeat it instead of reading `count`.
+    /// read one element and repeat it instead of reading `count`. Hidden,
+    /// as [`Frozen::MIN_SIZE`] is.
+    #[doc(hidden)]
     const ZERO_SIZE: bool = Self::SCHEMA.is_zero_size();
 }
 
@@ -122,7 +127,7 @@ pub fn from_bytes_with<'de, T: Decode<'de>>(buf: &'de [u8], limits: crate::Limit
     let mut r = Reader::new(buf, limits);
     T::decode(&mut r)
         .and_then(|value| r.finish().map(|()| value))
-        .map_err(|e| crate::frame::hint_if_framed(e, buf, crate::Options::BARE))
+        .map_err(|e| frame::hint_if_framed(e, buf, crate::Options::BARE))
 }
 
 /// Decodes a standalone value into `place`, storage the caller owns, under
@@ -161,7 +166,7 @@ pub fn from_bytes_into_with<'de, T: Decode<'de>>(
     let mut r = Reader::new(buf, limits);
     T::decode_into(&mut r, place)
         .and_then(|()| r.finish())
-        .map_err(|e| crate::frame::hint_if_framed(e, buf, crate::Options::BARE))
+        .map_err(|e| frame::hint_if_framed(e, buf, crate::Options::BARE))
 }
 
 /// Encodes `value` into the start of `buf` and returns the bytes written.
@@ -211,6 +216,83 @@ pub fn encoded_len<T: Encode + ?Sized>(value: &T) -> Result<usize> {
 #[cfg(feature = "alloc")]
 pub fn to_vec<T: Encode + ?Sized>(value: &T) -> Result<alloc::vec::Vec<u8>> {
     let mut w = Writer::new(alloc::vec::Vec::with_capacity(encoded_len(value)?));
+    value.encode(&mut w)?;
+    Ok(w.into_sink())
+}
+
+/// Decodes a framed value of type `T` under the default caps: frame checks
+/// (SCHEMA when the hash is not `T`'s, before any field is read), the
+/// value, then TRAILING for anything after it.
+///
+/// ```
+/// use kiln_nostd::{from_frame, to_frame_slice};
+/// let mut buf = [0u8; 32];
+/// let framed = to_frame_slice(&7u32, &mut buf).unwrap();
+/// assert_eq!(&framed[..4], b"KLN0");
+/// assert_eq!(from_frame::<u32>(framed).unwrap(), 7);
+/// assert!(from_frame::<u64>(framed).is_err()); // another type's hash: SCHEMA
+/// ```
+pub fn from_frame<'de, T: Decode<'de>>(buf: &'de [u8]) -> Result<T> {
+    from_frame_with(buf, crate::Limits::DEFAULT)
+}
+
+/// [`from_frame`] under `limits`.
+pub fn from_frame_with<'de, T: Decode<'de>>(buf: &'de [u8], limits: crate::Limits) -> Result<T> {
+    frame::open(buf, T::HASH)?;
+    let mut r = Reader::starting_at(buf, frame::FRAME_LEN, limits);
+    let value = T::decode(&mut r)?;
+    r.finish()?;
+    Ok(value)
+}
+
+/// Decodes a framed value into `place`, storage the caller owns, under the
+/// default caps: [`from_frame`] with nothing moved on the way (see
+/// [`from_bytes_into`]).
+pub fn from_frame_into<'de, T: Decode<'de>>(buf: &'de [u8], place: &mut T) -> Result<()> {
+    from_frame_into_with(buf, crate::Limits::DEFAULT, place)
+}
+
+/// [`from_frame_into`] under `limits`.
+pub fn from_frame_into_with<'de, T: Decode<'de>>(
+    buf: &'de [u8],
+    limits: crate::Limits,
+    place: &mut T,
+) -> Result<()> {
+    frame::open(buf, T::HASH)?;
+    let mut r = Reader::starting_at(buf, frame::FRAME_LEN, limits);
+    T::decode_into(&mut r, place)?;
+    r.finish()
+}
+
+/// Encodes `value` in a frame into the start of `buf`; a buffer that is too
+/// small is refused ([`framed_len`] gives the size).
+pub fn to_frame_slice<'a, T: Encode + ?Sized>(
+    value: &T,
+    buf: &'a mut [u8],
+) -> Result<&'a mut [u8]> {
+    let available = buf.len();
+    let mut w = Writer::new(crate::wire::SliceSink::new(buf));
+    match frame::write_header(&mut w, T::HASH).and_then(|()| value.encode(&mut w)) {
+        Ok(()) => Ok(w.into_sink().into_written()),
+        Err(e) => Err(with_whole_length(e, available, || framed_len(value))),
+    }
+}
+
+/// The exact length [`to_frame_slice`] writes: the 16-byte frame plus the
+/// value.
+pub fn framed_len<T: Encode + ?Sized>(value: &T) -> Result<usize> {
+    let mut w = Writer::new(crate::wire::CountingSink::new());
+    frame::write_header(&mut w, T::HASH)?;
+    value.encode(&mut w)?;
+    Ok(w.written())
+}
+
+/// Encodes `value` in a frame into a new vector.
+#[cfg(feature = "alloc")]
+pub fn to_frame_vec<T: Encode + ?Sized>(value: &T) -> Result<alloc::vec::Vec<u8>> {
+    let len = encoded_len(value)?.saturating_add(frame::FRAME_LEN);
+    let mut w = Writer::new(alloc::vec::Vec::with_capacity(len));
+    frame::write_header(&mut w, T::HASH)?;
     value.encode(&mut w)?;
     Ok(w.into_sink())
 }

@@ -265,17 +265,13 @@ pub use directory::{
 pub use directory::{NameTable, RepeatedName};
 pub use dtype::{Dtype, DtypeCode, PayloadRule, Width};
 pub use error::{Code, Detail, Error, Kind, Refusal, Result};
-#[cfg(feature = "alloc")]
-pub use frame::to_frame_vec;
-pub use frame::{
-    framed_len, from_frame, from_frame_into, from_frame_into_with, from_frame_with, to_frame_slice,
-};
-#[cfg(feature = "alloc")]
-pub use frozen::to_vec;
 pub use frozen::{
-    encoded_len, from_bytes, from_bytes_into, from_bytes_into_with, from_bytes_with, to_slice,
+    encoded_len, framed_len, from_bytes, from_bytes_into, from_bytes_into_with, from_bytes_with,
+    from_frame, from_frame_into, from_frame_into_with, from_frame_with, to_frame_slice, to_slice,
     Decode, DictKey, DictView, Empty, Encode, Frozen, Int, ListIter, ListView, PodList, Uint,
 };
+#[cfg(feature = "alloc")]
+pub use frozen::{to_frame_vec, to_vec};
 /// The half crate (2.x): `f16` and `bf16` element types.
 pub use half;
 pub use half::{bf16, f16};

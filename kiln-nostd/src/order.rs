@@ -7,6 +7,10 @@
 //! big-endian host a zero-copy view would give wrong numbers, so it is
 //! refused, and copies swap each element. One-byte and packed dtypes are
 //! plain bytes on every host.
+//!
+//! The API is the view, the copy and the element read; the writers and
+//! the alternative copies are hidden: the crate's encoders, tests and
+//! benchmarks call them.
 
 use crate::error::{Detail, Error, Refusal, Result};
 use crate::wire::{Sink, Writer};
@@ -32,8 +36,10 @@ pub trait Element: sealed::Sealed + bytemuck::Pod + PartialEq + core::fmt::Debug
     /// The directory dtype code of this element type.
     const DTYPE_CODE: u16;
     /// Reads one element from exactly `WIDTH` little-endian bytes.
+    #[doc(hidden)]
     fn from_le(bytes: &[u8]) -> Option<Self>;
     /// Writes one element as `WIDTH` little-endian bytes into `out`.
+    #[doc(hidden)]
     fn to_le(self, out: &mut [u8]) -> Option<()>;
     /// Fills `out` from `bytes` (at least `out.len() * WIDTH` of them),
     /// reversing the bytes of each element: the other byte order's copy.
@@ -112,6 +118,7 @@ pub fn copy_into<T: Element>(payload: &[u8], out: &mut [T]) -> Result<usize> {
 /// in one pass. Compiled on a little-endian host only with the `bench`
 /// feature, where it gives byte-swapped numbers and exists to be timed.
 #[cfg(any(target_endian = "big", feature = "bench"))]
+#[doc(hidden)]
 pub fn copy_swapped<T: Element>(payload: &[u8], out: &mut [T]) -> Result<usize> {
     let count = element_count::<T>(payload)?;
     T::copy_reversed(payload, out_prefix(out, count)?);
@@ -129,6 +136,7 @@ fn copy_native<T: Element>(payload: &[u8], out: &mut [T]) -> Result<usize> {
 
 /// The portable copy: decodes each element from its little-endian bytes.
 /// Correct on every host; the big-endian path.
+#[doc(hidden)]
 pub fn copy_per_element<T: Element>(payload: &[u8], out: &mut [T]) -> Result<usize> {
     let count = element_count::<T>(payload)?;
     for (slot, bytes) in out_prefix(out, count)?
@@ -142,6 +150,7 @@ pub fn copy_per_element<T: Element>(payload: &[u8], out: &mut [T]) -> Result<usi
 
 /// Writes host numbers as little-endian wire bytes: the host bytes on a
 /// little-endian host, one swapped element at a time on a big-endian one.
+#[doc(hidden)]
 pub fn write_le<T: Element, S: Sink>(values: &[T], w: &mut Writer<S>) -> Result<()> {
     if HOST_IS_LITTLE_ENDIAN {
         w.put(bytemuck::cast_slice(values))
@@ -151,6 +160,7 @@ pub fn write_le<T: Element, S: Sink>(values: &[T], w: &mut Writer<S>) -> Result<
 }
 
 /// The portable writer: encodes each element to little-endian bytes.
+#[doc(hidden)]
 pub fn write_per_element<T: Element, S: Sink>(values: &[T], w: &mut Writer<S>) -> Result<()> {
     let mut scratch = [0u8; 8];
     for &value in values {
@@ -217,6 +227,7 @@ fn wrong_width(length: usize, width: usize) -> Error {
 /// Writes `bytes` that hold host-order elements of `width` bytes each as
 /// little-endian wire bytes: unchanged on a little-endian host, each
 /// element's bytes reversed on a big-endian one. Width 1 is never swapped.
+#[doc(hidden)]
 pub fn write_host_elements<S: Sink>(bytes: &[u8], width: usize, w: &mut Writer<S>) -> Result<()> {
     if HOST_IS_LITTLE_ENDIAN || width <= 1 {
         return w.put(bytes);
@@ -225,7 +236,9 @@ pub fn write_host_elements<S: Sink>(bytes: &[u8], width: usize, w: &mut Writer<S
 }
 
 /// Reverses the bytes of each `width`-byte element: the swap from one
-/// byte order to the other. Public so both hosts can test it.
+/// byte order to the other. Public (hidden) so that the tests of both
+/// hosts run it.
+#[doc(hidden)]
 pub fn write_reversed_elements<S: Sink>(
     bytes: &[u8],
     width: usize,

@@ -82,6 +82,7 @@ pub enum ScalarValue {
 impl ScalarValue {
     /// Reads one scalar of type `scalar` (a bool byte other than 0 or 1 is
     /// TYPE).
+    #[doc(hidden)]
     pub fn read(scalar: Scalar, r: &mut Reader<'_>) -> Result<ScalarValue> {
         Ok(match scalar {
             Scalar::Bool => ScalarValue::Bool(bool::decode(r)?),
@@ -274,9 +275,10 @@ impl<const N: usize> CompiledType<'_, N> {
     }
 }
 
-/// Reads one value of type `ty` at the reader's position. Public so that a
-/// caller holding a [`Reader`] (inside a typed decoder, say) can walk a
-/// value embedded in its own.
+/// Reads one value of type `ty` at the reader's position. Hidden, as the
+/// reader's primitive reads are: a caller holding a [`Reader`] (inside a
+/// typed decoder, say) can walk a value embedded in its own.
+#[doc(hidden)]
 pub fn value<'de, V: Visitor<'de>>(
     ty: TypeRef<'_, '_>,
     r: &mut Reader<'de>,

@@ -20,16 +20,21 @@
 //!
 //! Packed dtypes (`i4`, `u4`, `e2m1`) hold two elements per byte, the low
 //! nibble first.
+//!
+//! [`element_to_f32`] and [`widen_into`] are the API; the per-format
+//! conversions they call are hidden.
 
 use crate::dtype::Dtype;
 use crate::error::{Error, Refusal, Result};
 
 /// IEEE binary16 bits to `f32` (exact).
+#[doc(hidden)]
 pub fn f16_to_f32(bits: u16) -> f32 {
     half::f16::from_bits(bits).to_f32()
 }
 
 /// bfloat16 bits to `f32` (exact).
+#[doc(hidden)]
 pub fn bf16_to_f32(bits: u16) -> f32 {
     half::bf16::from_bits(bits).to_f32()
 }
@@ -58,6 +63,7 @@ fn pow2(e: i32) -> f32 {
 }
 
 /// OFP8 E4M3 to `f32` (exact).
+#[doc(hidden)]
 pub fn f8e4m3_to_f32(byte: u8) -> f32 {
     let negative = byte & 0x80 != 0;
     let exponent = i32::from((byte >> 3) & 0x0F);
@@ -73,6 +79,7 @@ pub fn f8e4m3_to_f32(byte: u8) -> f32 {
 }
 
 /// OFP8 E5M2 to `f32` (exact).
+#[doc(hidden)]
 pub fn f8e5m2_to_f32(byte: u8) -> f32 {
     let negative = byte & 0x80 != 0;
     let exponent = i32::from((byte >> 2) & 0x1F);
@@ -92,6 +99,7 @@ pub fn f8e5m2_to_f32(byte: u8) -> f32 {
 }
 
 /// OCP MX E2M1 (one nibble, the low four bits of `nibble`) to `f32`.
+#[doc(hidden)]
 pub fn e2m1_to_f32(nibble: u8) -> f32 {
     let negative = nibble & 0x08 != 0;
     let exponent = i32::from((nibble >> 1) & 0x03);
@@ -104,6 +112,7 @@ pub fn e2m1_to_f32(nibble: u8) -> f32 {
 }
 
 /// OCP MX E8M0 scale byte to `f32`: 2^(byte - 127), `0xFF` NaN.
+#[doc(hidden)]
 pub fn e8m0_to_f32(byte: u8) -> f32 {
     if byte == 0xFF {
         return f32::NAN;
@@ -112,12 +121,14 @@ pub fn e8m0_to_f32(byte: u8) -> f32 {
 }
 
 /// A signed 4-bit two's-complement nibble (low four bits) to `f32`.
+#[doc(hidden)]
 pub fn i4_to_f32(nibble: u8) -> f32 {
     let value = i32::from(nibble & 0x0F);
     (if value >= 8 { value - 16 } else { value }) as f32
 }
 
 /// An unsigned 4-bit nibble (low four bits) to `f32`.
+#[doc(hidden)]
 pub fn u4_to_f32(nibble: u8) -> f32 {
     f32::from(nibble & 0x0F)
 }

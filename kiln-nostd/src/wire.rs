@@ -16,11 +16,11 @@ pub const MAX_DEPTH: u8 = 64;
 /// create for one message, besides [`ZERO_SIZE_PER_BYTE`] per byte of the
 /// buffer, and never more than the count cap
 /// ([`Reader::spend_zero_size`]).
-pub const ZERO_SIZE_BASE: u64 = 65_536;
+pub(crate) const ZERO_SIZE_BASE: u64 = 65_536;
 
 /// Values of a zero-size type that typed decoders may create per byte of
 /// the buffer, besides [`ZERO_SIZE_BASE`].
-pub const ZERO_SIZE_PER_BYTE: u64 = 64;
+pub(crate) const ZERO_SIZE_PER_BYTE: u64 = 64;
 
 /// The zero-size budget of a reader over `len` bytes: work grows with the
 /// input, not with the counts it claims.
@@ -40,7 +40,7 @@ const fn zero_size_budget(len: usize, limits: Limits) -> u64 {
 /// Step 2 of the allocation rule: a claimed count above its cap is LIMIT.
 /// Runs before anything whose size depends on the count.
 #[inline]
-pub fn check_cap(count: u64, cap: u32, what: &'static str, at: usize) -> Result<()> {
+pub(crate) fn check_cap(count: u64, cap: u32, what: &'static str, at: usize) -> Result<()> {
     if count > u64::from(cap) {
         return Err(Error::wire(Code::Limit, what, at).with_detail(Detail::Cap {
             claimed: count,
@@ -53,21 +53,9 @@ pub fn check_cap(count: u64, cap: u32, what: &'static str, at: usize) -> Result<
 /// Steps 3 and 4 of the allocation rule: `count * min_element + fixed`
 /// must not overflow (LIMIT) and must fit in `unread` bytes (EOF).
 /// `fixed` is bytes the claim needs besides its elements (a directory's
-/// header and name heap); it is 0 for a Frozen list.
-#[inline]
-pub fn check_fits(
-    count: u64,
-    min_element: u64,
-    fixed: u64,
-    unread: usize,
-    what: &'static str,
-    at: usize,
-) -> Result<u64> {
-    check_fits_u64(count, min_element, fixed, unread as u64, what, at)
-}
-
-/// [`check_fits`] with `unread` as a `u64`: a stream or a file read by
-/// ranges may hold more bytes than a 32-bit `usize` counts.
+/// header and name heap); it is 0 for a Frozen list. `unread` is a `u64`:
+/// a stream or a file read by ranges may hold more bytes than a 32-bit
+/// `usize` counts.
 #[inline]
 pub(crate) fn check_fits_u64(
     count: u64,
@@ -98,7 +86,12 @@ pub(crate) fn check_fits_u64(
 /// its type cannot hold: a refusal of the API, never a wire code, so that
 /// the verdict on the bytes stays the same for every reader.
 #[inline]
-pub fn check_capacity(count: u64, capacity: usize, what: &'static str, at: usize) -> Result<()> {
+pub(crate) fn check_capacity(
+    count: u64,
+    capacity: usize,
+    what: &'static str,
+    at: usize,
+) -> Result<()> {
     if count > capacity as u64 {
         return Err(Error::refused(Refusal::Capacity, what)
             .at(at)
@@ -162,6 +155,11 @@ pub(crate) const fn trailing_fault(at: usize) -> Error {
 /// Positions are offsets into the whole buffer the reader was made over,
 /// so error offsets and the ranges the walker reports are absolute even
 /// when the value starts after a frame.
+///
+/// A hand-written [`Decode`](crate::Decode) reads its fields with their
+/// own `decode` inside [`Reader::nested`]; the primitive reads (words,
+/// runs, claims) are hidden: they serve this crate's decoders and the
+/// code `#[derive(Frozen)]` generates, and are no API.
 #[derive(Clone, Debug)]
 pub struct Reader<'de> {
     buf: &'de [u8],
@@ -193,6 +191,7 @@ impl<'de> Reader<'de> {
 
     /// A checking reader over `buf` that starts at byte `start` (after a
     /// frame, say); positions stay offsets into `buf`.
+    #[doc(hidden)]
     pub const fn starting_at(buf: &'de [u8], start: usize, limits: Limits) -> Reader<'de> {
         let mut r = Reader::new(buf, limits);
         r.pos = if start < buf.len() { start } else { buf.len() };
@@ -203,6 +202,7 @@ impl<'de> Reader<'de> {
     /// checks of directory names and the quantization arithmetic, but every
     /// bound is still checked, so a bad buffer can give wrong answers but
     /// never a read outside it.
+    #[doc(hidden)]
     pub const fn trusted(buf: &'de [u8], limits: Limits) -> Reader<'de> {
         let mut r = Reader::new(buf, limits);
         r.trusted = true;
@@ -217,6 +217,7 @@ impl<'de> Reader<'de> {
 
     /// Whether this reader skips the checks a trusted buffer may skip.
     #[inline]
+    #[doc(hidden)]
     pub const fn is_trusted(&self) -> bool {
         self.trusted
     }
@@ -229,12 +230,14 @@ impl<'de> Reader<'de> {
 
     /// The whole buffer this reader walks.
     #[inline]
+    #[doc(hidden)]
     pub const fn buffer(&self) -> &'de [u8] {
         self.buf
     }
 
     /// The bytes not yet read.
     #[inline]
+    #[doc(hidden)]
     pub fn unread(&self) -> &'de [u8] {
         self.buf.get(self.pos..self.end).unwrap_or(&[])
     }
@@ -248,12 +251,14 @@ impl<'de> Reader<'de> {
     /// How many containers (structs, lists, dicts, opts) this reader has
     /// entered so far: a measure of the work a hostile input caused that
     /// does not depend on the machine's speed.
+    #[doc(hidden)]
     pub const fn containers_entered(&self) -> u64 {
         self.entered
     }
 
     /// Takes the next `len` bytes, or EOF naming `what`.
     #[inline]
+    #[doc(hidden)]
     pub fn take(&mut self, len: usize, what: &'static str) -> Result<&'de [u8]> {
         if len > self.remaining() {
             return Err(self.eof(len, what));
@@ -277,6 +282,7 @@ impl<'de> Reader<'de> {
 
     /// Takes the next `N` bytes as an array.
     #[inline]
+    #[doc(hidden)]
     pub fn array<const N: usize>(&mut self, what: &'static str) -> Result<[u8; N]> {
         match self.unread().first_chunk::<N>() {
             Some(bytes) => {
@@ -292,24 +298,28 @@ impl<'de> Reader<'de> {
 
     /// One byte.
     #[inline]
+    #[doc(hidden)]
     pub fn u8(&mut self, what: &'static str) -> Result<u8> {
         self.array::<1>(what).map(u8::from_le_bytes)
     }
 
     /// A little-endian u16.
     #[inline]
+    #[doc(hidden)]
     pub fn u16(&mut self, what: &'static str) -> Result<u16> {
         self.array(what).map(u16::from_le_bytes)
     }
 
     /// A little-endian u32.
     #[inline]
+    #[doc(hidden)]
     pub fn u32(&mut self, what: &'static str) -> Result<u32> {
         self.array(what).map(u32::from_le_bytes)
     }
 
     /// A little-endian u64.
     #[inline]
+    #[doc(hidden)]
     pub fn u64(&mut self, what: &'static str) -> Result<u64> {
         self.array(what).map(u64::from_le_bytes)
     }
@@ -319,6 +329,7 @@ impl<'de> Reader<'de> {
     /// more than the unread bytes EOF. Only a count that passes may size
     /// storage or a loop.
     #[inline]
+    #[doc(hidden)]
     pub fn claim(&mut self, cap: u32, min_element: u64, what: &'static str) -> Result<u32> {
         self.claim_word(cap, min_element, OVER_COUNT_CAP, what)
     }
@@ -326,6 +337,7 @@ impl<'de> Reader<'de> {
     /// Reads a u32 byte length (of a `str` or `list<u8>`) under the byte
     /// cap and checks it against the unread bytes.
     #[inline]
+    #[doc(hidden)]
     pub fn claim_length(&mut self, what: &'static str) -> Result<u32> {
         self.claim_word(self.limits.byte_cap, 1, OVER_BYTE_CAP, what)
     }
@@ -355,6 +367,7 @@ impl<'de> Reader<'de> {
     /// Reads a length-prefixed byte run (`str`, `list<u8>`) under the byte
     /// cap.
     #[inline]
+    #[doc(hidden)]
     pub fn byte_run(&mut self, what: &'static str) -> Result<&'de [u8]> {
         let len = self.claim_length(what)?;
         self.take(len as usize, what)
@@ -362,6 +375,7 @@ impl<'de> Reader<'de> {
 
     /// Reads a `str`: a byte run that must be UTF-8.
     #[inline]
+    #[doc(hidden)]
     pub fn str(&mut self) -> Result<&'de str> {
         let at = self.pos.saturating_add(4);
         let bytes = self.byte_run(STR_BEYOND)?;
@@ -396,6 +410,7 @@ impl<'de> Reader<'de> {
     }
 
     /// The current container depth.
+    #[doc(hidden)]
     pub const fn depth(&self) -> u8 {
         self.depth
     }
@@ -416,16 +431,16 @@ impl<'de> Reader<'de> {
     }
 
     /// Takes `count` from the budget of zero-size values that typed decoders
-    /// create (`Vec<Empty>`, say): one message may make at most
-    /// [`ZERO_SIZE_BASE`] of them plus [`ZERO_SIZE_PER_BYTE`] per byte of
-    /// its buffer, and never more than the count cap, however its lists
-    /// nest. Reading zero bytes proves nothing about a count, and a `Vec`
-    /// needs one write per value, so without this a few bytes could demand
-    /// billions of writes (and with the count cap alone, 1 KiB demanded
-    /// 16,777,216 of them: the slow-input fuzz target's first find). Past the
+    /// create (`Vec<Empty>`, say): one message may make at most 65,536 of
+    /// them plus 64 per byte of its buffer, and never more than the count
+    /// cap, however its lists nest. Reading zero bytes proves nothing about
+    /// a count, and a `Vec` needs one write per value, so without this a few
+    /// bytes could demand billions of writes (under the count cap alone,
+    /// 1 KiB of nested lists can claim 16,777,216 of them). Past the
     /// budget the decoder refuses ([`Refusal::Capacity`]); the walker,
     /// `check`, views and dynamic values need no budget, since their work
     /// does not grow with such a count.
+    #[doc(hidden)]
     pub fn spend_zero_size(&mut self, count: u32) -> Result<()> {
         let at = self.pos;
         self.zero_size_left = self.zero_size_left.checked_sub(u64::from(count)).ok_or(
@@ -475,6 +490,7 @@ impl<'de> Reader<'de> {
 
     /// Moves past `len` bytes already validated by someone else.
     #[inline]
+    #[doc(hidden)]
     pub fn skip(&mut self, len: usize, what: &'static str) -> Result<()> {
         self.take(len, what).map(|_| ())
     }
@@ -521,13 +537,17 @@ pub(crate) fn utf8(bytes: &[u8], at: usize) -> Result<&str> {
 // Sinks and the writer
 
 /// Where encoded bytes go. A sink that runs out of room refuses with
-/// [`Refusal::BufferTooSmall`] and never panics.
+/// [`Refusal::BufferTooSmall`] and never panics. A sink implements `put`
+/// and `written`; the hidden provided methods are the encoder's shortcuts
+/// (zeros, runs, bytes built or lent in place), which a sink may override
+/// with the same result.
 pub trait Sink {
     /// Appends `bytes`.
     fn put(&mut self, bytes: &[u8]) -> Result<()>;
 
     /// Appends `count` zero bytes (padding, alignment gaps).
     #[inline]
+    #[doc(hidden)]
     fn put_zeros(&mut self, count: usize) -> Result<()> {
         const ZEROS: [u8; 64] = [0; 64];
         let mut left = count;
@@ -543,6 +563,7 @@ pub trait Sink {
     /// `list<u8>`). A sink over memory overrides it to check room for both
     /// at once.
     #[inline]
+    #[doc(hidden)]
     fn put_run(&mut self, len: u32, bytes: &[u8]) -> Result<()> {
         self.put(&len.to_le_bytes())?;
         self.put(bytes)
@@ -556,6 +577,7 @@ pub trait Sink {
     /// `fill` must write every byte that is kept. By default the run is
     /// built on the stack, then [`Sink::put`].
     #[inline]
+    #[doc(hidden)]
     fn put_built<const N: usize>(
         &mut self,
         len: usize,
@@ -579,6 +601,7 @@ pub trait Sink {
     /// declines. The directory builder checks a block and writes its
     /// descriptors in one walk through such a loan.
     #[inline]
+    #[doc(hidden)]
     fn put_lent(&mut self, len: usize, fill: impl FnOnce(&mut [u8]) -> bool) -> bool
     where
         Self: Sized,
@@ -814,6 +837,10 @@ impl<W: std::io::Write> Sink for IoSink<W> {
 }
 
 /// Encodes into a [`Sink`], refusing what its own reader would reject.
+///
+/// A hand-written [`Encode`](crate::Encode) writes its fields with their
+/// own `encode` inside [`Writer::nested`]; the primitive writes are
+/// hidden, as the reader's are.
 #[derive(Debug)]
 pub struct Writer<S> {
     sink: S,
@@ -858,18 +885,21 @@ impl<S: Sink> Writer<S> {
 
     /// Appends raw bytes.
     #[inline]
+    #[doc(hidden)]
     pub fn put(&mut self, bytes: &[u8]) -> Result<()> {
         self.sink.put(bytes)
     }
 
     /// Appends zero bytes.
     #[inline]
+    #[doc(hidden)]
     pub fn put_zeros(&mut self, count: usize) -> Result<()> {
         self.sink.put_zeros(count)
     }
 
     /// Lends `len` bytes of the sink's memory to `fill`: [`Sink::put_lent`].
     #[inline]
+    #[doc(hidden)]
     pub fn put_lent(&mut self, len: usize, fill: impl FnOnce(&mut [u8]) -> bool) -> bool {
         self.sink.put_lent(len, fill)
     }
@@ -877,6 +907,7 @@ impl<S: Sink> Writer<S> {
     /// Appends the first `len` bytes (at most `N`) of an `N`-byte run that
     /// `fill` writes, every byte of them: [`Sink::put_built`].
     #[inline]
+    #[doc(hidden)]
     pub fn put_built<const N: usize>(
         &mut self,
         len: usize,
@@ -887,30 +918,35 @@ impl<S: Sink> Writer<S> {
 
     /// One byte.
     #[inline]
+    #[doc(hidden)]
     pub fn u8(&mut self, value: u8) -> Result<()> {
         self.put(&[value])
     }
 
     /// A little-endian u16.
     #[inline]
+    #[doc(hidden)]
     pub fn u16(&mut self, value: u16) -> Result<()> {
         self.put(&value.to_le_bytes())
     }
 
     /// A little-endian u32.
     #[inline]
+    #[doc(hidden)]
     pub fn u32(&mut self, value: u32) -> Result<()> {
         self.put(&value.to_le_bytes())
     }
 
     /// A little-endian u64.
     #[inline]
+    #[doc(hidden)]
     pub fn u64(&mut self, value: u64) -> Result<()> {
         self.put(&value.to_le_bytes())
     }
 
     /// A count or length word, refused above `cap`.
     #[inline]
+    #[doc(hidden)]
     pub fn count(&mut self, count: usize, cap: u32) -> Result<()> {
         let count = u32::try_from(count)
             .ok()
@@ -924,6 +960,7 @@ impl<S: Sink> Writer<S> {
 
     /// A length-prefixed byte run under the byte cap.
     #[inline]
+    #[doc(hidden)]
     pub fn byte_run(&mut self, bytes: &[u8]) -> Result<()> {
         let len = u32::try_from(bytes.len())
             .ok()

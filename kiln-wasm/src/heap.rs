@@ -9,7 +9,8 @@
 //! few hundred bytes of code, where dlmalloc, a general-purpose
 //! allocator, costs the module about 6 KiB. The price is memory: a block
 //! is up to twice what was asked, and a freed block is reused only for
-//! its own size (docs/browser.md gives measured figures). A `realloc`
+//! its own size (the module test checks that opening the same file again
+//! takes no more memory). A `realloc`
 //! within its block's size keeps the block.
 //!
 //! Blocks are aligned to their size up to a wasm page (64 KiB), so a block

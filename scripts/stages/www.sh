@@ -11,9 +11,9 @@
 #          `test` stage.)
 # www      the two modules with wasm-opt -Oz and their budgets
 #          (scripts/www.sh --build-only): the core, kiln-wasm, into
-#          www/pkg/ (64 KiB), the inspector's, kiln-wasm-inspect (the core
-#          plus the value tree, TensorDiff, the safetensors and GGUF heads), into www/inspect/
-#          (288 KiB); www/samples/ is what the
+#          www/pkg/, the inspector's, kiln-wasm-inspect (the core plus the
+#          value tree, TensorDiff, the safetensors and GGUF heads), into
+#          www/inspect/; www/samples/ is what the
 #          samples example writes; the module packed (npm pack) and used
 #          from a plain node script (tests/e2e/packed.mjs); the ES module package from plain JS
 #          (tests/e2e/module.test.mjs, node's test runner); the inspector
@@ -53,7 +53,7 @@ stage_wasm-js() {
         "${tests[@]}"
 }
 
-stage www "the browser modules (core 64 KiB, inspector 288 KiB), the package from JS, the inspector in Chromium"
+stage www "the browser modules within their size budgets, the package from JS, the inspector in Chromium"
 stage_www() {
     bash scripts/www.sh --build-only
     cargo run -q -p kiln-wasm --example make_samples

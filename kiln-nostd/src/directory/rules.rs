@@ -130,7 +130,13 @@ fn ordered_shape_and_range(d: impl Fields, payload_bytes: u64) -> Result<u64> {
             if d.block_size() != 0 {
                 return Err(type_fault("block size on a closed dtype", 12));
             }
-            let expected = dtype.byte_length(count).map_err(|e| e.shifted(40))?;
+            let Some(expected) = dtype.byte_length(count) else {
+                return Err(Error::wire(
+                    Code::Limit,
+                    "element count times width overflows 64 bits",
+                    40,
+                ));
+            };
             if byte_length != expected {
                 return Err(type_fault("byte length does not match dtype and shape", 40));
             }

@@ -53,7 +53,9 @@ pub enum NodeKind {
     Struct,
 }
 
-/// One node of a [`CompiledType`].
+/// One node of a [`CompiledType`]: the walker's and the checker's table
+/// row, read through [`TypeRef`].
+#[doc(hidden)]
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Node<'t> {
     kind: NodeKind,
@@ -165,6 +167,7 @@ impl<'t, const N: usize> CompiledType<'t, N> {
     }
 
     /// The nodes in use.
+    #[doc(hidden)]
     pub fn nodes(&self) -> &[Node<'t>] {
         self.nodes.get(..usize::from(self.len)).unwrap_or(&[])
     }

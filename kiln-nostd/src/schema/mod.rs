@@ -12,12 +12,12 @@ pub use compiled::{
 };
 
 /// FNV-1a 64 offset basis.
-pub const FNV_OFFSET: u64 = 14_695_981_039_346_656_037;
+pub(crate) const FNV_OFFSET: u64 = 14_695_981_039_346_656_037;
 /// FNV-1a 64 prime.
-pub const FNV_PRIME: u64 = 1_099_511_628_211;
+pub(crate) const FNV_PRIME: u64 = 1_099_511_628_211;
 
 /// The minimum wire size of one tensor directory (its header).
-pub const TENSORS_MIN: u64 = 64;
+pub(crate) const TENSORS_MIN: u64 = 64;
 
 /// A fixed-width Frozen scalar.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]

@@ -110,7 +110,7 @@ fn decode_image<'s, T: Decode<'s>, const N: usize>(
         "the check ended without a record image",
     ))?;
     if options.is_framed() {
-        crate::frame::from_frame_into_with(image, options.limits, place)?;
+        crate::frozen::from_frame_into_with(image, options.limits, place)?;
     } else {
         crate::frozen::from_bytes_into_with(image, options.limits, place)?;
     }
