@@ -88,6 +88,9 @@ pub fn value_text(ty: TypeRef<'_, '_>, value: &Value<'_>, style: Style) -> Resul
 /// call does nothing, so a caller checks once, at the end.
 pub(crate) struct JsonWriter<'w> {
     out: &'w mut dyn Write,
+    /// Text not yet given to `out` (whole UTF-8 pieces only): the many
+    /// small pieces go there, and to `out` in large ones.
+    buf: Vec<u8>,
     pretty: bool,
     /// Per open container: whether it has a member yet.
     open: Vec<bool>,
@@ -99,6 +102,7 @@ impl<'w> JsonWriter<'w> {
     pub(crate) fn new(out: &'w mut dyn Write, pretty: bool) -> Self {
         JsonWriter {
             out,
+            buf: Vec::with_capacity(FLUSH_AT + 1024),
             pretty,
             open: Vec::new(),
             after_name: false,
@@ -106,8 +110,9 @@ impl<'w> JsonWriter<'w> {
         }
     }
 
-    /// Whether the sink took every byte.
-    pub(crate) fn done(&self) -> Result<()> {
+    /// Gives `out` the rest of the text; whether it took every byte.
+    pub(crate) fn done(&mut self) -> Result<()> {
+        self.flush();
         if self.failed {
             Err(Error::refused(
                 Refusal::Capacity,
@@ -119,9 +124,24 @@ impl<'w> JsonWriter<'w> {
     }
 
     pub(crate) fn raw(&mut self, text: &str) {
+        self.buf.extend_from_slice(text.as_bytes());
+        if self.buf.len() >= FLUSH_AT {
+            self.flush();
+        }
+    }
+
+    /// One ASCII byte of JSON's punctuation.
+    fn byte(&mut self, b: u8) {
+        self.buf.push(b);
+    }
+
+    fn flush(&mut self) {
+        // Only whole `str`s and ASCII bytes went in: the text is UTF-8.
+        let text = core::str::from_utf8(&self.buf).unwrap_or("");
         if !self.failed && self.out.write_str(text).is_err() {
             self.failed = true;
         }
+        self.buf.clear();
     }
 
     fn newline(&mut self) {
@@ -141,7 +161,7 @@ impl<'w> JsonWriter<'w> {
         }
         if let Some(has) = self.open.last_mut() {
             if core::mem::replace(has, true) {
-                self.raw(",");
+                self.byte(b',');
             }
             self.newline();
         }
@@ -149,29 +169,29 @@ impl<'w> JsonWriter<'w> {
 
     pub(crate) fn begin_object(&mut self) {
         self.before_value();
-        self.raw("{");
+        self.byte(b'{');
         self.open.push(false);
     }
 
     pub(crate) fn begin_array(&mut self) {
         self.before_value();
-        self.raw("[");
+        self.byte(b'[');
         self.open.push(false);
     }
 
-    fn end(&mut self, close: &str) {
+    fn end(&mut self, close: u8) {
         if self.open.pop().unwrap_or(false) {
             self.newline();
         }
-        self.raw(close);
+        self.byte(close);
     }
 
     pub(crate) fn end_object(&mut self) {
-        self.end("}");
+        self.end(b'}');
     }
 
     pub(crate) fn end_array(&mut self) {
-        self.end("]");
+        self.end(b']');
     }
 
     /// A member name; its value comes next.
@@ -179,6 +199,20 @@ impl<'w> JsonWriter<'w> {
         self.before_value();
         self.string_body(name);
         self.raw(if self.pretty { ": " } else { ":" });
+        self.after_name = true;
+    }
+
+    /// A member name of the writer's own (a literal with nothing to
+    /// escape): copied whole, not scanned.
+    pub(crate) fn key(&mut self, name: &'static str) {
+        self.before_value();
+        self.byte(b'"');
+        self.raw(name);
+        self.byte(b'"');
+        self.byte(b':');
+        if self.pretty {
+            self.byte(b' ');
+        }
         self.after_name = true;
     }
 
@@ -211,12 +245,15 @@ impl<'w> JsonWriter<'w> {
     /// An unsigned integer: a number up to [`MAX_SAFE_INTEGER`], a decimal
     /// string above.
     pub(crate) fn uint(&mut self, n: u64) {
-        let mut text = String::new();
-        push_decimal(&mut text, n);
-        if n <= MAX_SAFE_INTEGER {
-            self.literal(&text);
-        } else {
-            self.string(&text);
+        self.before_value();
+        let quoted = n > MAX_SAFE_INTEGER;
+        if quoted {
+            self.byte(b'"');
+        }
+        let mut digits = [0u8; 20];
+        self.buf.extend_from_slice(decimal(&mut digits, n));
+        if quoted {
+            self.byte(b'"');
         }
     }
 
@@ -227,10 +264,47 @@ impl<'w> JsonWriter<'w> {
         }
     }
 
+    /// A string literal, written piece by piece: the runs that need no
+    /// escape as they are (a name, most text, is one run).
     fn string_body(&mut self, s: &str) {
-        let mut text = String::with_capacity(s.len() + 2);
-        push_string(&mut text, s);
-        self.raw(&text);
+        self.raw("\"");
+        let mut rest = s;
+        // The runs that need no escape are copied whole: a name, most
+        // text, is one run.
+        while let Some(at) = rest
+            .bytes()
+            .position(|b| b < 0x20 || b == b'"' || b == b'\\')
+        {
+            let (run, tail) = rest.split_at(at);
+            self.raw(run);
+            let b = tail.as_bytes().first().copied().unwrap_or(0);
+            let escaped = match b {
+                b'"' => "\\\"",
+                b'\\' => "\\\\",
+                b'\n' => "\\n",
+                b'\r' => "\\r",
+                b'\t' => "\\t",
+                0x08 => "\\b",
+                0x0c => "\\f",
+                _ => "",
+            };
+            if escaped.is_empty() {
+                let hex = [
+                    b'\\',
+                    b'u',
+                    b'0',
+                    b'0',
+                    HEX.get(usize::from(b >> 4)).copied().unwrap_or(b'0'),
+                    HEX.get(usize::from(b & 15)).copied().unwrap_or(b'0'),
+                ];
+                self.raw(core::str::from_utf8(&hex).unwrap_or(""));
+            } else {
+                self.raw(escaped);
+            }
+            rest = tail.get(1..).unwrap_or("");
+        }
+        self.raw(rest);
+        self.raw("\"");
     }
 
     /// A string of lowercase hex digits, two per byte, written in pieces.
@@ -254,6 +328,9 @@ impl<'w> JsonWriter<'w> {
 }
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
+
+/// How much text the writer holds before it gives it to its sink.
+const FLUSH_AT: usize = 64 << 10;
 
 /// Appends `text` as a JSON string literal: `"`, `\` and the control
 /// characters below U+0020 escaped (`\n \r \t \b \f`, else `\u00xx` in
@@ -289,10 +366,9 @@ pub(crate) fn push_string(out: &mut String, text: &str) {
     out.push('"');
 }
 
-/// Appends `n` in decimal (without `core::fmt`, which the browser's core
-/// module leaves out).
-pub(crate) fn push_decimal(out: &mut String, n: u64) {
-    let mut digits = [0u8; 20];
+/// `n`'s decimal digits, at the end of `digits` (without `core::fmt`,
+/// which the browser's core module leaves out).
+fn decimal(digits: &mut [u8; 20], n: u64) -> &[u8] {
     let mut i = digits.len();
     let mut n = n;
     loop {
@@ -305,7 +381,13 @@ pub(crate) fn push_decimal(out: &mut String, n: u64) {
             break;
         }
     }
-    for &d in digits.get(i..).unwrap_or(&[]) {
+    digits.get(i..).unwrap_or(&[])
+}
+
+/// Appends `n` in decimal.
+pub(crate) fn push_decimal(out: &mut String, n: u64) {
+    let mut digits = [0u8; 20];
+    for &d in decimal(&mut digits, n) {
         out.push(char::from(d));
     }
 }
@@ -493,7 +575,7 @@ pub(crate) fn value_json(
             let element = ty.element().ok_or_else(mismatch)?;
             if element.kind() == NodeKind::Opt {
                 w.begin_object();
-                w.name("some");
+                w.key("some");
                 value_json(element, inner, w, preview)?;
                 w.end_object();
             } else {
@@ -532,7 +614,7 @@ pub(crate) fn value_json(
 
 fn count_form(w: &mut JsonWriter<'_>, count: u64) {
     w.begin_object();
-    w.name("count");
+    w.key("count");
     w.uint(count);
     w.end_object();
 }
@@ -542,30 +624,30 @@ fn count_form(w: &mut JsonWriter<'_>, count: u64) {
 /// its length and first elements).
 fn tensor_json(t: &TensorView<'_>, w: &mut JsonWriter<'_>, preview: Option<usize>) {
     w.begin_object();
-    w.name("name");
+    w.key("name");
     w.opt_string(t.name());
-    w.name("dtype");
+    w.key("dtype");
     match t.dtype() {
         DtypeCode::Closed(d) => w.string(d.name()),
         DtypeCode::Opaque(code) => w.uint(code.into()),
     }
-    w.name("shape");
+    w.key("shape");
     w.begin_array();
     for d in t.shape() {
         w.uint(d);
     }
     w.end_array();
-    w.name("layout");
+    w.key("layout");
     w.opt_string(t.layout());
-    w.name("block_size");
+    w.key("block_size");
     w.uint(t.block_size().into());
-    w.name("quant");
+    w.key("quant");
     let link = |w: &mut JsonWriter<'_>, axis: u16, group_size: u32, scales: usize| {
-        w.name("axis");
+        w.key("axis");
         w.uint(axis.into());
-        w.name("group_size");
+        w.key("group_size");
         w.uint(group_size.into());
-        w.name("scales");
+        w.key("scales");
         w.uint(scales as u64);
     };
     match t.quant() {
@@ -587,20 +669,20 @@ fn tensor_json(t: &TensorView<'_>, w: &mut JsonWriter<'_>, preview: Option<usize
         } => {
             w.begin_object();
             link(w, axis, group_size, scales.index());
-            w.name("outer");
+            w.key("outer");
             w.uint(outer.index() as u64);
             w.end_object();
         }
     }
     match preview {
         None => {
-            w.name("hex");
+            w.key("hex");
             w.hex(t.bytes());
         }
         Some(n) => {
-            w.name("bytes");
+            w.key("bytes");
             w.uint(t.byte_length());
-            w.name("preview");
+            w.key("preview");
             preview_json(t, n, w);
         }
     }

@@ -16,15 +16,15 @@ impl Inspection {
         let mut w = JsonWriter::new(out, true);
         w.begin_object();
         self.header_members(&mut w);
-        w.name("metadata");
+        w.key("metadata");
         w.begin_array();
         for m in &self.metadata {
             w.begin_object();
-            w.name("key");
+            w.key("key");
             w.string(&m.key);
-            w.name("type");
+            w.key("type");
             w.string(&m.type_text);
-            w.name("value");
+            w.key("value");
             match m.json() {
                 Ok(json) => w.literal(&json),
                 // The bytes are not a value of the type the entry names
@@ -41,14 +41,15 @@ impl Inspection {
             w.end_object();
         }
         w.end_array();
-        w.name("omitted_values");
+        w.key("omitted_values");
         w.uint(self.omitted);
-        w.name("directories");
+        w.key("directories");
         self.directories_array(&mut w);
-        w.name("tensors");
+        w.key("tensors");
         w.begin_array();
+        let paths = self.path_texts();
         for position in self.listing() {
-            self.tensor_json(position, &mut w);
+            self.tensor_json(position, &paths, &mut w);
         }
         w.end_array();
         w.end_object();
@@ -70,46 +71,46 @@ impl Inspection {
     }
 
     fn header_members(&self, w: &mut JsonWriter<'_>) {
-        w.name("file");
+        w.key("file");
         w.string(&self.name);
-        w.name("format");
+        w.key("format");
         w.string(self.format.name());
-        w.name("bytes");
+        w.key("bytes");
         w.uint(self.bytes());
-        w.name("files");
+        w.key("files");
         w.begin_array();
         for f in &self.files {
             w.begin_object();
-            w.name("name");
+            w.key("name");
             w.string(&f.name);
-            w.name("bytes");
+            w.key("bytes");
             w.uint(f.bytes);
             w.end_object();
         }
         w.end_array();
-        w.name("kiln");
+        w.key("kiln");
         match &self.kiln {
             Some(k) => {
                 w.begin_object();
-                w.name("type");
+                w.key("type");
                 w.string(&k.type_text);
-                w.name("framed");
+                w.key("framed");
                 w.bool(k.framed);
-                w.name("hash");
+                w.key("hash");
                 w.string(&hash_text(k.hash));
-                w.name("converted_from");
+                w.key("converted_from");
                 w.opt_string(k.converted_from.map(|f| f.name()));
                 w.end_object();
             }
             None => w.null(),
         }
-        w.name("gguf");
+        w.key("gguf");
         match &self.gguf {
             Some(g) => {
                 w.begin_object();
-                w.name("version");
+                w.key("version");
                 w.uint(g.version.into());
-                w.name("alignment");
+                w.key("alignment");
                 w.uint(g.alignment);
                 w.end_object();
             }
@@ -128,11 +129,14 @@ impl Inspection {
     /// the objects [`Inspection::write_json`] writes (what the browser's core
     /// module hands to JavaScript).
     pub fn tensors_json(&self) -> Result<String> {
-        let mut out = String::new();
+        // About the length of one tensor's object, so that the text is
+        // not copied as it grows.
+        let mut out = String::with_capacity(self.tensors.len().saturating_mul(320));
         let mut w = JsonWriter::new(&mut out, false);
         w.begin_array();
+        let paths = self.path_texts();
         for position in self.listing() {
-            self.tensor_json(position, &mut w);
+            self.tensor_json(position, &paths, &mut w);
         }
         w.end_array();
         w.done()?;
@@ -153,72 +157,81 @@ impl Inspection {
         w.begin_array();
         for d in &self.directories {
             w.begin_object();
-            w.name("path");
+            w.key("path");
             match &d.path {
                 Some(p) => w.string(&p.text()),
                 None => w.null(),
             }
-            w.name("file");
+            w.key("file");
             w.opt_string(d.source.as_deref());
-            w.name("offset");
+            w.key("offset");
             w.uint(d.offset);
-            w.name("bytes");
+            w.key("bytes");
             w.uint(d.length);
-            w.name("payload_offset");
+            w.key("payload_offset");
             w.uint(d.payload_offset);
-            w.name("tensors");
+            w.key("tensors");
             w.uint(d.count as u64);
-            w.name("named");
+            w.key("named");
             w.bool(d.named);
-            w.name("names_sorted");
+            w.key("names_sorted");
             w.bool(d.names_sorted);
             w.end_object();
         }
         w.end_array();
     }
 
-    fn tensor_json(&self, position: usize, w: &mut JsonWriter<'_>) {
+    /// Each directory's path as text, once (every tensor names its
+    /// directory's).
+    fn path_texts(&self) -> alloc::vec::Vec<Option<String>> {
+        self.directories
+            .iter()
+            .map(|d| d.path.as_ref().map(|p| p.text()))
+            .collect()
+    }
+
+    fn tensor_json(&self, position: usize, paths: &[Option<String>], w: &mut JsonWriter<'_>) {
         let Some(t) = self.tensors.get(position) else {
             return;
         };
         w.begin_object();
-        w.name("index");
+        w.key("index");
         w.uint(position as u64);
-        w.name("name");
+        w.key("name");
         w.opt_string(t.name.as_deref());
-        w.name("directory");
+        w.key("directory");
         w.uint(t.directory as u64);
-        w.name("index_in_directory");
+        w.key("index_in_directory");
         w.uint(t.index as u64);
-        w.name("path");
-        w.opt_string(self.path_of(t).as_deref());
-        w.name("file");
+        w.key("path");
+        w.opt_string(paths.get(t.directory).and_then(Option::as_deref));
+        w.key("file");
         w.opt_string(self.source_of(t));
-        w.name("dtype");
+        w.key("dtype");
         w.string(&t.dtype_name());
-        w.name("dtype_code");
+        w.key("dtype_code");
         w.opt_uint(t.dtype.code().map(u64::from));
-        w.name("layout");
+        w.key("layout");
         w.opt_string(t.layout.as_deref());
-        w.name("block_size");
+        w.key("block_size");
         w.uint(t.block_size.into());
-        w.name("shape");
+        w.key("shape");
         w.begin_array();
         for &d in &t.shape {
             w.uint(d);
         }
         w.end_array();
-        w.name("elements");
+        w.key("elements");
         w.opt_uint(t.elements);
-        w.name("offset");
+        w.key("offset");
         w.uint(t.offset);
-        w.name("bytes");
+        w.key("bytes");
         w.uint(t.length);
-        w.name("quant");
+        w.key("quant");
         self.quant_json(t, w);
-        w.name("in_place");
+        w.key("in_place");
         w.bool(t.in_place.is_yes());
-        w.name("not_in_place");
+        w.key("not_in_place");
         match t.in_place {
             InPlace::Yes => w.null(),
             other => w.string(other.reason()),
@@ -242,19 +255,19 @@ impl Inspection {
                 .and_then(|t| t.name.as_deref())
         };
         w.begin_object();
-        w.name("scheme");
+        w.key("scheme");
         w.string(t.quant.name());
-        w.name("axis");
+        w.key("axis");
         w.uint(axis.into());
-        w.name("group_size");
+        w.key("group_size");
         w.uint(group_size.into());
-        w.name("scales");
+        w.key("scales");
         w.opt_uint(scales.map(|i| i as u64));
-        w.name("scales_name");
+        w.key("scales_name");
         w.opt_string(name(scales));
-        w.name("outer");
+        w.key("outer");
         w.opt_uint(outer.map(|i| i as u64));
-        w.name("outer_name");
+        w.key("outer_name");
         w.opt_string(name(outer));
         w.end_object();
     }
