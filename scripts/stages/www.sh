@@ -27,7 +27,9 @@
 #          and cancelled; Kiln, safetensors-with-index and GGUF split sets
 #          of www/samples/shards/, a bad index, a split file or shard
 #          opened alone, several files dropped on the page); screenshots in
-#          target/e2e-screenshots/. Then the latency run
+#          target/e2e-screenshots/. Then json.test.mjs: the CLI's and the
+#          module's JSON of every sample, converted model, set, safetensors
+#          and GGUF file, byte for byte. Then the latency run
 #          (tests/e2e/latency.test.mjs): URL to table for a Llama-2-7B-,
 #          a Qwen3- and a gpt-oss-shaped GGUF and a 20,046-tensor
 #          safetensors file (sparse, in target/e2e-files/latency/), at 0
@@ -79,5 +81,9 @@ stage_www() {
     (cd tests/e2e && node --test module.test.mjs inspector.test.mjs compare.test.mjs)
     # On its own, after the others: its times are the machine's alone.
     (cd tests/e2e && node --test latency.test.mjs)
+    # One JSON form: `kiln inspect --json` and the module's json() side by
+    # side on every file of the suite (the latency files included).
+    cargo build -q -p kiln-cli
+    (cd tests/e2e && node --test json.test.mjs)
     echo "screenshots: $(ls "$ROOT"/target/e2e-screenshots/*.png | wc -l) in target/e2e-screenshots/"
 }
