@@ -247,6 +247,8 @@ mod path;
 pub mod schema;
 pub mod stream;
 #[cfg(feature = "inspect")]
+mod text;
+#[cfg(feature = "inspect")]
 pub mod value;
 pub mod walk;
 pub mod widen;

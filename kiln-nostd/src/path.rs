@@ -4,7 +4,7 @@
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use crate::json::{push_decimal, push_string};
+use crate::text::{push_decimal, push_string};
 
 /// One step of a [`Path`].
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]

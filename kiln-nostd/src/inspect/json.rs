@@ -7,7 +7,8 @@ use core::fmt::Write;
 
 use super::{InPlace, Inspection, QuantLink, TensorDtype, TensorFacts};
 use crate::error::Result;
-use crate::json::{push_decimal, JsonWriter};
+use crate::json::JsonWriter;
+use crate::text::push_decimal;
 
 impl Inspection {
     /// Writes the model's JSON form to `out`: pretty (two spaces of indent,

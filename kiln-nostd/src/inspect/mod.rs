@@ -425,7 +425,7 @@ impl TensorFacts {
             (TensorDtype::Kiln(DtypeCode::Opaque(_)), Some(layout)) => layout.clone(),
             (TensorDtype::Kiln(DtypeCode::Opaque(code)), None) => {
                 let mut s = String::from("opaque(");
-                crate::json::push_decimal(&mut s, (*code).into());
+                crate::text::push_decimal(&mut s, (*code).into());
                 s.push(')');
                 s
             }
