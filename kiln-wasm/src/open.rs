@@ -4,9 +4,9 @@
 //! the format), and which bytes hold a range of a tensor's elements.
 //!
 //! JavaScript drives the opener itself, a step at a time, awaiting each
-//! read (`KilnFile.openReader`); bytes already in memory are read here in
-//! one loop ([`open_with`]). Either way only the ranges the checker names
-//! are read: payload interiors never are.
+//! read (`KilnFile.openReader`); bytes already in memory are read in one
+//! run ([`kiln_nostd::inspect::open_read_at`]). Either way only the ranges
+//! the checker names are read: payload interiors never are.
 
 use alloc::vec;
 use alloc::vec::Vec;
@@ -15,20 +15,6 @@ use core::ops::Range;
 use kiln_nostd::inspect::{Inspection, KilnOpener, ReadStats, TensorDtype, TensorFacts};
 use kiln_nostd::Width;
 use kiln_nostd::{Detail, Error, Refusal, Result};
-
-/// Runs `opener` to the end over `read`, which gives the bytes of each
-/// range it names (a buffer in memory: each read a copy of that range).
-pub fn open_with(
-    mut opener: KilnOpener,
-    mut read: impl FnMut(Range<u64>) -> Result<Vec<u8>>,
-) -> Result<(Inspection, ReadStats)> {
-    while let Some(range) = opener.next_read()? {
-        let start = range.start;
-        let bytes = read(range)?;
-        opener.give(start, &bytes)?;
-    }
-    opener.finish()
-}
 
 /// Refusal for a range of elements outside a tensor.
 pub fn out_of_range() -> Error {
