@@ -12,7 +12,7 @@ use alloc::vec;
 use alloc::vec::Vec;
 use core::ops::Range;
 
-use kiln_nostd::inspect::{Inspection, KilnOpener, ReadStats, TensorDtype, TensorFacts};
+use kiln_nostd::inspect::{TensorDtype, TensorFacts};
 use kiln_nostd::Width;
 use kiln_nostd::{Detail, Error, Refusal, Result};
 
