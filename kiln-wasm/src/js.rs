@@ -3,7 +3,6 @@
 //! views, and errors as JS `Error` objects. No format logic lives here.
 
 use alloc::string::String;
-use alloc::vec::Vec;
 
 use js_sys::{Array, Function, Object, Promise, Reflect, Uint8Array};
 use kiln_nostd::inspect::{InPlace, Inspection, KilnOpener, ReadStats, TensorDtype, TensorFacts};
@@ -789,7 +788,7 @@ impl KilnFile {
     /// a worker transfers to the page (`postMessage(m, [bytes.buffer])`)
     /// instead of a structured clone of one object per tensor.
     #[wasm_bindgen(js_name = tensorsJson)]
-    pub fn tensors_json(&self) -> Result<Vec<u8>, JsValue> {
+    pub fn tensors_json(&self) -> Result<alloc::vec::Vec<u8>, JsValue> {
         self.model
             .tensors_json()
             .map(String::into_bytes)
