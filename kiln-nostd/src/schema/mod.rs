@@ -7,9 +7,7 @@ use core::fmt;
 
 mod compiled;
 
-pub use compiled::{
-    CompiledType, Node, NodeKind, TypeRef, DEFAULT_NODES, MAX_TYPE_NESTING, TOOL_NODES,
-};
+pub use compiled::{CompiledType, NodeKind, TypeRef, DEFAULT_NODES, MAX_TYPE_NESTING, TOOL_NODES};
 
 /// FNV-1a 64 offset basis.
 pub(crate) const FNV_OFFSET: u64 = 14_695_981_039_346_656_037;
