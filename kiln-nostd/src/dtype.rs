@@ -55,6 +55,7 @@ pub const OPAQUE_LAST: u16 = 32767;
 /// checker that skips payloads (a browser that keeps a model in its own
 /// buffer, say) must still see.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[doc(hidden)]
 pub enum PayloadRule {
     /// No rule reads the payload: every bit pattern is a value.
     None,
@@ -171,6 +172,7 @@ impl Dtype {
     }
 
     /// Which payload bytes the directory rules read.
+    #[doc(hidden)]
     pub const fn payload_rule(self) -> PayloadRule {
         match self {
             Dtype::Bool => PayloadRule::EveryByte,
@@ -262,6 +264,7 @@ impl DtypeCode {
 
     /// Which payload bytes the directory rules read: none of an opaque
     /// layout's.
+    #[doc(hidden)]
     pub const fn payload_rule(self) -> PayloadRule {
         match self {
             DtypeCode::Closed(d) => d.payload_rule(),

@@ -274,6 +274,7 @@ impl Error {
     /// A wire fault `code` found at byte `offset` of the buffer being read.
     #[cfg_attr(feature = "no-error-text", inline(always))] // see Error::new
     #[allow(clippy::unnecessary_cast)] // the offset's type depends on no-error-text
+    #[doc(hidden)]
     pub const fn wire(code: Code, fault: &'static str, offset: usize) -> Error {
         Error::new(Kind::Wire(code), fault, offset as Offset)
     }
@@ -285,6 +286,7 @@ impl Error {
     }
 
     /// The same error, naming the tensor (descriptor index) it concerns.
+    #[doc(hidden)]
     pub const fn in_tensor(mut self, index: u32) -> Error {
         self.tensor = index;
         self
@@ -294,6 +296,7 @@ impl Error {
     /// feature `no-error-text`).
     #[cfg_attr(feature = "no-error-text", inline(always))] // with no-error-text the numbers must not even be computed
     #[cfg_attr(feature = "no-error-text", allow(unused_mut))] // nothing to store
+    #[doc(hidden)]
     pub const fn with_detail(mut self, detail: Detail) -> Error {
         #[cfg(feature = "no-error-text")]
         let _ = detail;
@@ -317,6 +320,7 @@ impl Error {
     /// The same error at byte `offset` (for a refusal about a place in the
     /// buffer, such as a misaligned payload).
     #[allow(clippy::unnecessary_cast)] // the offset's type depends on no-error-text
+    #[doc(hidden)]
     pub const fn at(mut self, offset: usize) -> Error {
         self.offset = offset as Offset;
         self
@@ -325,6 +329,7 @@ impl Error {
     /// The same error with its offset moved by `base`, for a fault found in
     /// a sub-slice that starts `base` bytes into the caller's buffer.
     #[allow(clippy::unnecessary_cast)] // the offset's type depends on no-error-text
+    #[doc(hidden)]
     pub const fn shifted(mut self, base: usize) -> Error {
         if self.offset != NONE_OFFSET {
             self.offset = self.offset.saturating_add(base as Offset);

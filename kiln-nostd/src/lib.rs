@@ -265,7 +265,9 @@ pub use directory::{
 };
 #[cfg(feature = "alloc")]
 pub use directory::{NameTable, RepeatedName};
-pub use dtype::{Dtype, DtypeCode, PayloadRule, Width};
+#[doc(hidden)]
+pub use dtype::PayloadRule;
+pub use dtype::{Dtype, DtypeCode, Width};
 pub use element::Element;
 pub use error::{Code, Detail, Error, Kind, Refusal, Result};
 pub use frozen::{

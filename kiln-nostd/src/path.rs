@@ -50,6 +50,7 @@ impl Path {
     }
 
     /// Removes the last step.
+    #[doc(hidden)]
     pub fn pop(&mut self) -> Option<Seg> {
         self.segs.pop()
     }
@@ -62,6 +63,7 @@ impl Path {
     }
 
     /// The steps, outermost first.
+    #[doc(hidden)]
     pub fn segments(&self) -> &[Seg] {
         &self.segs
     }
@@ -73,6 +75,7 @@ impl Path {
 
     /// Appends the path's text to `out` (what `Display` prints, without
     /// `core::fmt`, which the browser's core module leaves out).
+    #[doc(hidden)]
     pub fn write_to(&self, out: &mut String) {
         for (i, seg) in self.segs.iter().enumerate() {
             match seg {

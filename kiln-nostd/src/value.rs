@@ -242,6 +242,7 @@ fn compile(type_text: &str) -> Result<Box<CompiledType<'_, VALUE_NODES>>> {
 
 impl<const N: usize> CompiledType<'_, N> {
     /// [`decode_value`] with this type.
+    #[doc(hidden)]
     pub fn decode_value<'b>(&self, bytes: &'b [u8], options: Options) -> Result<Value<'b>> {
         let mut builder = Builder::default();
         self.walk(bytes, options, &mut builder)?;
@@ -249,6 +250,7 @@ impl<const N: usize> CompiledType<'_, N> {
     }
 
     /// [`encode_value`] with this type.
+    #[doc(hidden)]
     pub fn encode_value(&self, value: &Value<'_>, options: Options) -> Result<Vec<u8>> {
         let mut w = Writer::with_limits(Vec::new(), options.limits);
         if options.is_framed() {

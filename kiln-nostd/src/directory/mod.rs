@@ -323,6 +323,7 @@ impl<'a> Directory<'a> {
     /// so a bad buffer cannot cause a read outside it, but UTF-8 of names
     /// and the quantization rules are skipped: [`TensorView::name`] of a
     /// bad name is `None`, and quantization links may be nonsense.
+    #[doc(hidden)]
     pub fn parse_trusted(buf: &'a [u8], limits: Limits) -> Result<Directory<'a>> {
         parse::parse(buf, limits, Placement::Standalone, true, None)
     }

@@ -514,6 +514,7 @@ impl Inspection {
     }
 
     /// Tensor `index` of directory `directory`.
+    #[doc(hidden)]
     pub fn tensor_in(&self, directory: usize, index: usize) -> Option<&TensorFacts> {
         let d = self.directories.get(directory)?;
         if index >= d.count {
@@ -524,6 +525,7 @@ impl Inspection {
 
     /// Where tensor `index` of directory `directory` is in
     /// [`Inspection::tensors`].
+    #[doc(hidden)]
     pub fn position_of(&self, directory: usize, index: usize) -> Option<usize> {
         let d = self.directories.get(directory)?;
         (index < d.count).then_some(d.first.checked_add(index)?)
