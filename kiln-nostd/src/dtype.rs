@@ -150,6 +150,7 @@ impl Dtype {
     }
 
     /// Whether two elements share a byte (`i4`, `u4`, `e2m1`).
+    #[doc(hidden)]
     pub const fn is_packed(self) -> bool {
         matches!(self.width(), Width::Nibbles)
     }
@@ -199,6 +200,7 @@ impl Dtype {
     }
 
     /// Whether the elements are two's-complement integers (`i4` .. `i64`).
+    #[doc(hidden)]
     pub const fn is_signed(self) -> bool {
         matches!(
             self,

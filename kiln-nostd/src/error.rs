@@ -64,6 +64,7 @@ impl Code {
     }
 
     /// Parses the spelling of [`Code::as_str`].
+    #[doc(hidden)]
     pub fn from_name(name: &str) -> Option<Code> {
         Code::ALL.into_iter().find(|code| code.as_str() == name)
     }
@@ -385,6 +386,7 @@ impl Error {
 
     /// The short name of the kind: a wire code (`"EOF"`) or a refusal
     /// (`"Misaligned"`). JavaScript sees it as an error's `code`.
+    #[doc(hidden)]
     pub const fn kind_name(&self) -> &'static str {
         match self.kind {
             Kind::Wire(code) => code.as_str(),

@@ -796,6 +796,7 @@ impl<'a, T: Element> PodList<'a, T> {
 
     /// Absolute byte range of a decoded list's elements in the decoded
     /// buffer (`None` for host numbers).
+    #[doc(hidden)]
     pub fn byte_range(&self) -> Option<core::ops::Range<usize>> {
         self.as_bytes()
             .map(|bytes| self.offset..self.offset.saturating_add(bytes.len()))

@@ -277,7 +277,9 @@ pub use frozen::{
 };
 #[cfg(feature = "alloc")]
 pub use frozen::{to_frame_vec, to_vec};
-/// The half crate (2.x): `f16` and `bf16` element types.
+/// The half crate (2.x), whose `f16` and `bf16` are element types (at the
+/// root). Hidden: nothing else of it is this crate's API.
+#[doc(hidden)]
 pub use half;
 pub use half::{bf16, f16};
 /// The heapless crate (0.9) this crate's fixed-capacity impls are for: use

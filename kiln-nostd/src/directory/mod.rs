@@ -285,6 +285,7 @@ impl<'a> Directory<'a> {
     /// names pairwise with the `small-code` feature, O(n²), and chunk by
     /// chunk otherwise, O(n²/256); sorted names take one pass either way. A `scratch`
     /// too small is not used.
+    #[doc(hidden)]
     pub fn parse_with_scratch(
         buf: &'a [u8],
         limits: Limits,
@@ -349,6 +350,7 @@ impl<'a> Directory<'a> {
     }
 
     /// Whether the name flag is set (every tensor has a name).
+    #[doc(hidden)]
     pub const fn has_names(&self) -> bool {
         self.flags & FLAG_NAMES != 0
     }
@@ -377,6 +379,7 @@ impl<'a> Directory<'a> {
     /// assert_eq!(dir.name_heap(), b"abc");
     /// assert_eq!(Directory::EMPTY.name_heap(), b"");
     /// ```
+    #[doc(hidden)]
     pub fn name_heap(&self) -> &'a [u8] {
         self.heap()
     }
@@ -732,6 +735,7 @@ impl<'a> TensorView<'a> {
     }
 
     /// Number of dimensions, 0 through 8.
+    #[doc(hidden)]
     pub fn rank(&self) -> usize {
         usize::from(self.record.rank())
     }
@@ -819,6 +823,7 @@ impl<'a> TensorView<'a> {
     /// Bytes per element for alignment: the element width of a whole-byte
     /// dtype wider than one byte, else 1 (one-byte, packed and opaque
     /// dtypes are plain bytes).
+    #[doc(hidden)]
     pub fn element_align(&self) -> usize {
         self.dtype().element_align()
     }
@@ -890,6 +895,7 @@ impl<'a> TensorView<'a> {
     /// assert!(!dir.get(1).unwrap().is_quantized());
     /// ```
     #[inline]
+    #[doc(hidden)]
     pub fn is_quantized(&self) -> bool {
         let r = self.record;
         let linked = |i: u32| i != NO_INDEX && self.dir.full().get(i as usize).is_some();
@@ -1074,6 +1080,7 @@ impl<'a> TensorView<'a> {
     }
 
     /// The closed dtype, if this tensor has one.
+    #[doc(hidden)]
     pub fn closed_dtype(&self) -> Option<Dtype> {
         Dtype::from_code(self.record.dtype())
     }
