@@ -77,6 +77,7 @@ pub enum Width {
 
 impl Dtype {
     /// All closed dtypes, by code.
+    #[doc(hidden)]
     pub const ALL: [Dtype; 19] = [
         Dtype::F64,
         Dtype::F32,
@@ -156,6 +157,7 @@ impl Dtype {
     }
 
     /// Bytes per element, `None` for a packed dtype.
+    #[doc(hidden)]
     pub const fn element_size(self) -> Option<usize> {
         match self.width() {
             Width::Bytes(w) => Some(w as usize),
@@ -165,6 +167,7 @@ impl Dtype {
 
     /// The alignment a zero-copy view of the payload needs: the element
     /// size, 1 for packed dtypes (viewed as bytes).
+    #[doc(hidden)]
     pub const fn element_align(self) -> usize {
         match self.width() {
             Width::Bytes(w) => w as usize,
@@ -185,6 +188,7 @@ impl Dtype {
     /// Whether the elements are IEEE-style floats or float-like codes
     /// (`f64` .. `f8e5m2`, `e2m1`, `e8m0`), as opposed to integers and
     /// `bool`.
+    #[doc(hidden)]
     pub const fn is_float(self) -> bool {
         matches!(
             self,
@@ -257,6 +261,7 @@ impl DtypeCode {
 
     /// The alignment a zero-copy view needs: the closed dtype's
     /// [`Dtype::element_align`]; 1 for an opaque layout (viewed as bytes).
+    #[doc(hidden)]
     pub const fn element_align(self) -> usize {
         match self {
             DtypeCode::Closed(d) => d.element_align(),

@@ -624,6 +624,7 @@ impl<'a> Chunk<'a> {
     }
 
     /// The chunk's header, as it precedes the bytes in the frame.
+    #[doc(hidden)]
     pub fn header(&self) -> [u8; CHUNK_HEADER_LEN] {
         let mut header = [0u8; CHUNK_HEADER_LEN];
         for (slot, word) in header
@@ -785,6 +786,7 @@ impl Reassembly {
     }
 
     /// Whether every byte of the message was accepted.
+    #[doc(hidden)]
     pub fn is_complete(&self) -> bool {
         self.transfer.is_some_and(|(total, _)| self.next == total)
     }

@@ -38,6 +38,7 @@ pub enum Code {
 
 impl Code {
     /// Every code, in the order the format lists them.
+    #[doc(hidden)]
     pub const ALL: [Code; 8] = [
         Code::Frame,
         Code::Limit,

@@ -157,14 +157,13 @@
 //! | [`Reader`], [`Writer`], [`Sink`] (at the root) | bounds-checked reader, the allocation rule, writer and sinks |
 //! | [`Encode`], [`Decode`], [`Frozen`] (at the root) | scalars, strings, lists, opts, dicts, structs |
 //! | [`Directory`], [`TensorView`], [`TensorSpec`] (at the root) | the tensor directory: parse, views, name index, the canonical builder |
-//! | [`CompiledType`], [`Schema`] (at the root) | type text compiled once; schema hash and minimum sizes |
+//! | [`CompiledType`], [`Schema`] (at the root) | type text compiled once, and its schema hash |
 //! | [`Value`], [`decode_value`], [`encode_value`] (at the root, `inspect`) | dynamic values: one tree, borrowed with spans when decoded, owned when built |
 //! | [`frame`] | the 16-byte frame and its schema hash check |
 //! | [`stream`] | the same check as bytes arrive, reading only what the rules read: streams, ranges, `embedded-io` |
 //! | [`inspect`](mod@inspect) (`inspect`) | the inspection model: value tree, paths, directory and tensor facts |
 //! | [`json`] (`inspect`) | the Kiln JSON form of a value, one writer for every tool |
 //! | [`order`] | byte order: zero-copy views and swapping copies |
-//! | [`widen`] | elements to `f32` for display |
 //! | `io_write` (`embedded-io`, `embedded-io-async`) | streaming encode to embedded-io writers |
 //! | `envelope` (`envelope`) | a link envelope outside the format: COBS framing and a CRC-32C |
 //!
@@ -251,6 +250,9 @@ pub mod stream;
 #[cfg(feature = "inspect")]
 mod value;
 mod walk;
+// Elements widened to `f32` for display: the tools' plumbing under
+// `TensorView::widen_into`, hidden.
+#[doc(hidden)]
 pub mod widen;
 mod wire;
 
@@ -313,6 +315,7 @@ pub mod __private {
 }
 
 /// The directory version this crate reads and writes.
+#[doc(hidden)]
 pub const DIRECTORY_VERSION: u8 = directory::DIRECTORY_VERSION;
 
 /// The four bytes a tensor directory block starts with (`KLNT`): how a

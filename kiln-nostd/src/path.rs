@@ -40,11 +40,13 @@ pub struct Path {
 
 impl Path {
     /// The whole value: `""`.
+    #[doc(hidden)]
     pub const fn root() -> Path {
         Path { segs: Vec::new() }
     }
 
     /// Adds a step at the end.
+    #[doc(hidden)]
     pub fn push(&mut self, seg: Seg) {
         self.segs.push(seg);
     }
@@ -56,6 +58,7 @@ impl Path {
     }
 
     /// This path with one more step.
+    #[doc(hidden)]
     pub fn child(&self, seg: Seg) -> Path {
         let mut path = self.clone();
         path.push(seg);
@@ -69,6 +72,7 @@ impl Path {
     }
 
     /// Whether this is the whole value.
+    #[doc(hidden)]
     pub fn is_root(&self) -> bool {
         self.segs.is_empty()
     }

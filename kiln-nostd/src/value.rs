@@ -184,6 +184,7 @@ impl<'a> Value<'a> {
     /// (they become empty; their spans stay), everything else owned: the
     /// outline a caller keeps when those bytes stay in a buffer of its own
     /// (a browser's file), reached through the spans.
+    #[doc(hidden)]
     pub fn into_outline(self) -> Value<'static> {
         self.map(&|_| Cow::Borrowed(&[]))
     }

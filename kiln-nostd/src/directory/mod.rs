@@ -54,11 +54,10 @@ use crate::wire::{Reader, Sink, Writer};
 
 /// A checked tensor directory block, borrowed from the caller's buffer.
 ///
-/// Positions come in two frames: [`TensorView::byte_offset`] is the
-/// wire's offset from the start of the payload region, and
-/// [`TensorView::byte_range`] is absolute in the buffer the directory was
-/// parsed from (a message or a file), which is what a typed array or a
-/// memory map needs.
+/// Positions are absolute: [`TensorView::byte_range`] is a payload's range
+/// in the buffer the directory was parsed from (a message or a file),
+/// not the wire's offset from the start of the payload region, and is
+/// what a typed array or a memory map needs.
 ///
 /// A directory is `Clone`, not `Copy`: with `alloc`, one whose names are
 /// not in byte order keeps the parse's lookup table by name, shared (a
@@ -316,6 +315,7 @@ impl<'a> Directory<'a> {
     /// Checks the block at the start of `buf`, which may continue with
     /// other data (a `tensors` field followed by more fields).
     /// [`Directory::block_len`] says where the block ends.
+    #[doc(hidden)]
     pub fn parse_prefix(buf: &'a [u8], limits: Limits) -> Result<Directory<'a>> {
         parse::parse(buf, limits, Placement::Field, false, None)
     }
@@ -345,6 +345,7 @@ impl<'a> Directory<'a> {
     }
 
     /// The block's length in bytes.
+    #[doc(hidden)]
     pub const fn block_len(&self) -> usize {
         self.block.len()
     }
@@ -358,6 +359,7 @@ impl<'a> Directory<'a> {
     /// Whether the names are in strictly increasing byte order, as a dict
     /// of tensors and every converter of ours writes them; lookups by name
     /// are then binary searches. False for an unnamed directory.
+    #[doc(hidden)]
     pub const fn names_sorted(&self) -> bool {
         self.names_sorted
     }
@@ -387,6 +389,7 @@ impl<'a> Directory<'a> {
     /// Absolute offset of the block's first byte in the buffer it was
     /// parsed from (0 for [`Directory::parse`], the field's offset for a
     /// `tensors` field in a message).
+    #[doc(hidden)]
     pub const fn offset(&self) -> usize {
         self.offset
     }
@@ -397,6 +400,7 @@ impl<'a> Directory<'a> {
     }
 
     /// Absolute offset of the payload region.
+    #[doc(hidden)]
     pub const fn payload_offset(&self) -> usize {
         self.offset.saturating_add(self.payload_base)
     }
@@ -799,11 +803,13 @@ impl<'a> TensorView<'a> {
 
     /// Offset of the payload from the start of the payload region (the
     /// wire's field).
+    #[doc(hidden)]
     pub fn byte_offset(&self) -> u64 {
         self.record.byte_offset()
     }
 
     /// Payload length in bytes.
+    #[doc(hidden)]
     pub fn byte_length(&self) -> u64 {
         self.record.byte_length()
     }
@@ -851,6 +857,7 @@ impl<'a> TensorView<'a> {
     /// let again = kiln_nostd::to_slice(&Tensors(&[t.to_spec(&shape)]), &mut out).unwrap();
     /// assert_eq!(again, dir.as_bytes());
     /// ```
+    #[doc(hidden)]
     pub fn to_spec<'s>(&self, shape: &'s [u64]) -> TensorSpec<'s>
     where
         'a: 's,
@@ -1059,8 +1066,8 @@ impl<'a> TensorView<'a> {
         Ok(out)
     }
 
-    /// Widens elements `first..first + out.len()` to `f32` for display
-    /// ([`crate::widen`]): every closed dtype, small floats and packed
+    /// Widens elements `first..first + out.len()` to `f32` for display:
+    /// every closed dtype, small floats and packed
     /// nibbles included. Bits only: a quantization scale is never applied.
     /// Returns how many were written (fewer at the tensor's end); an opaque
     /// dtype is refused.
@@ -1098,6 +1105,7 @@ pub struct Shape {
 impl Shape {
     /// The dimensions as a slice.
     #[inline]
+    #[doc(hidden)]
     pub fn as_slice(&self) -> &[u64] {
         dims_of(&self.dims, self.rank)
     }

@@ -41,11 +41,13 @@ use crate::stream::{Checker, Need, Paused, ReadAt, Step};
 /// The first read of a file opened by ranges: the frame and every head of
 /// a file of thousands of tensors (a GGUF or safetensors head of a large
 /// vocabulary, too) in one request.
+#[doc(hidden)]
 pub const FIRST_READ: u64 = 2 << 20;
 
 /// The largest scratch a file opened by ranges may need: the record image
 /// (every byte outside the payload regions) plus the largest directory
 /// head. A file that needs more is refused ([`Refusal::Capacity`]).
+#[doc(hidden)]
 pub const MAX_SCRATCH: usize = 64 << 20;
 
 /// The first scratch: enough for most files' images and heads.
@@ -273,6 +275,7 @@ impl KilnOpener {
     }
 
     /// How the file is read, once known.
+    #[doc(hidden)]
     pub fn reading(&self) -> Option<&Reading> {
         self.reading.as_ref()
     }
