@@ -11,7 +11,8 @@ reachable item by its path: functions with their generics, parameters and
 return type; constants and statics with their type; structs, enums and
 traits with their generics (a struct's public fields and an enum's
 variants on the same line); each public inherent method and associated
-constant, and each trait's items, under their type. A line ends with the
+constant under its type; a trait with its items in braces, one entry
+(what an implementer writes and a caller may call). A line ends with the
 features or `cfg` an item needs (`// feature alloc`). Items under
 `#[doc(hidden)]` are left out: they are plumbing, not surface.
 
@@ -424,7 +425,10 @@ class Surface:
             g = inner["generics"]
             head = ("unsafe " if inner["is_unsafe"] else "") + ("auto " if inner["is_auto"] else "")
             sup = ": " + r.bounds(inner["bounds"]) if inner["bounds"] else ""
-            line = f"pub {head}trait {dotted}{r.generics(g)}{sup}{r.where(g)}"
+            members = [m for m in (self.trait_member(i, conds + cfgs(it)) for i in inner["items"])
+                       if m is not None]
+            body = " { " + "; ".join(members) + " }" if members else " {}"
+            line = f"pub {head}trait {dotted}{r.generics(g)}{sup}{r.where(g)}{body}"
         elif kind in ("macro", "proc_macro"):
             line = f"pub macro {dotted}!"
         else:
@@ -432,9 +436,6 @@ class Surface:
         if "non_exhaustive" in it.get("attrs", []):
             line = "#[non_exhaustive] " + line
         self.add(here, line, item_id, dotted, conds)
-        if kind == "trait":
-            for member in inner["items"]:
-                self.member(member, dotted, here, conds, trait=True)
         for impl_id in inner.get("impls", []) if kind in ("struct", "enum", "union") else []:
             impl = self.item(impl_id)
             if impl is None:
@@ -444,15 +445,21 @@ class Surface:
                 continue
             for member in imp.get("items", []):
                 if self.public(member):
-                    self.member(member, dotted, here, conds + cfgs(impl) + self.file_cfgs(impl_id),
-                                trait=False)
+                    self.member(member, dotted, here, conds + cfgs(impl) + self.file_cfgs(impl_id))
 
-    def member(self, member_id, owner, key, conds, trait):
+    def trait_member(self, member_id, conds):
+        """One item of a trait, as it stands in the trait's braces: its
+        name without the trait's path, and the cfgs it needs beyond the
+        trait's own."""
         it = self.item(member_id)
         if it is None:
-            return
+            return None
+        line = self.member_line(it, it["name"], trait=True)
+        extra = [c for c in cfgs(it) if c not in conds]
+        return (f"#[cfg({' and '.join(extra)})] " if extra else "") + line
+
+    def member_line(self, it, dotted, trait):
         kind, inner = next(iter(it["inner"].items()))
-        dotted = f"{owner}::{it['name']}"
         vis = "" if trait else "pub "
         r = self.r
         if kind == "function":
@@ -472,6 +479,15 @@ class Surface:
                 line += " = " + r.ty(inner["type"])
         else:
             line = f"{kind} {dotted}"
+        return line
+
+    def member(self, member_id, owner, key, conds):
+        """A public inherent method or associated item, a line of its own."""
+        it = self.item(member_id)
+        if it is None:
+            return
+        dotted = f"{owner}::{it['name']}"
+        line = self.member_line(it, dotted, trait=False)
         self.add(key + [(0, it["name"])], line, member_id, dotted, conds + cfgs(it))
 
     def struct_body(self, kind):

@@ -7,8 +7,7 @@
 #![no_main]
 
 use kiln_fuzz::{split, verdict, Ty, Verdict};
-use kiln_nostd::schema::DEFAULT_NODES;
-use kiln_nostd::{frame, CompiledType, Limits, Options};
+use kiln_nostd::{frame, CompiledType, Limits, Options, DEFAULT_NODES};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -5,8 +5,7 @@
 #![no_main]
 
 use kiln_fuzz::{split, verdict, Ty, Verdict};
-use kiln_nostd::walk::{ScalarValue, Span, Visitor};
-use kiln_nostd::{Directory, Result, Scalar};
+use kiln_nostd::{Directory, Result, Scalar, ScalarValue, Span, Visitor};
 use libfuzzer_sys::fuzz_target;
 
 struct Positions<'a> {

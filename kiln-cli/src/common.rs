@@ -9,8 +9,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use kiln_convert::MessageType;
-use kiln_nostd::schema::TOOL_NODES;
-use kiln_nostd::{frame, CompiledType, Kind, Limits};
+use kiln_nostd::{frame, CompiledType, Kind, Limits, TOOL_NODES};
 
 /// The input bytes: a read-only memory map of the file.
 pub enum Input {

@@ -3,8 +3,9 @@
 //! (`kiln_nostd::json`), and both follow the same table.
 
 use kiln_nostd::inspect::{Path, Seg};
-use kiln_nostd::schema::{NodeKind, TypeRef};
-use kiln_nostd::{Dtype, DtypeCode, QuantSpec, Scalar, TensorSpec, Tensors, Value, ValueKind};
+use kiln_nostd::{
+    Dtype, DtypeCode, NodeKind, QuantSpec, Scalar, TensorSpec, Tensors, TypeRef, Value, ValueKind,
+};
 
 use crate::jsontext::{integer, JsonError, Node, Object, Raw};
 

@@ -773,7 +773,7 @@ fn one_type_node_cap_everywhere() {
     let info = kiln_nostd::frame::peek(&bytes).unwrap();
     assert_eq!(format!("{:#018x}", info.hash), hash);
 
-    let past = kiln_nostd::schema::TOOL_NODES;
+    let past = kiln_nostd::TOOL_NODES;
     let file = s.write("too-wide.json", schema(past).as_bytes());
     for command in ["type", "gen"] {
         let out = common::kiln(&[command, &file], b"");

@@ -30,11 +30,10 @@ use std::collections::HashMap;
 use std::io::{BufRead, BufWriter, Write};
 
 use kiln_nostd::stream::{check_at, Checker, Need};
-use kiln_nostd::walk::{ScalarValue, Span, Visitor};
 use kiln_nostd::{
     from_bytes_with, from_frame_with, to_frame_vec, to_vec, Code, CompiledType, Decode, DictView,
     Directory, Empty, Encode, Error, Framing, Frozen, Int, Limits, ListView, Options, PodList,
-    Uint,
+    ScalarValue, Span, Uint, Visitor,
 };
 
 /// Nodes a type may compile to (the deepest golden type has 200).

@@ -40,6 +40,7 @@ pub struct AlignedBytes {
 
 impl AlignedBytes {
     /// `len` zero bytes.
+    #[doc(hidden)]
     pub fn zeroed(len: usize) -> AlignedBytes {
         AlignedBytes {
             words: alloc::vec![0u64; len.div_ceil(8)],
@@ -56,6 +57,7 @@ impl AlignedBytes {
 
     /// Reads everything `reader` yields.
     #[cfg(feature = "std")]
+    #[doc(hidden)]
     pub fn read_from(mut reader: impl std::io::Read) -> std::io::Result<AlignedBytes> {
         let mut out = AlignedBytes::default();
         let mut chunk = 64 * 1024;
@@ -79,6 +81,7 @@ impl AlignedBytes {
     }
 
     /// Sets the length, adding zero bytes or dropping bytes at the end.
+    #[doc(hidden)]
     pub fn resize(&mut self, len: usize) {
         self.words.resize(len.div_ceil(8), 0);
         self.len = len;

@@ -55,6 +55,7 @@ pub const OPAQUE_LAST: u16 = 32767;
 /// checker that skips payloads (a browser that keeps a model in its own
 /// buffer, say) must still see.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[doc(hidden)]
 pub enum PayloadRule {
     /// No rule reads the payload: every bit pattern is a value.
     None,
@@ -76,6 +77,7 @@ pub enum Width {
 
 impl Dtype {
     /// All closed dtypes, by code.
+    #[doc(hidden)]
     pub const ALL: [Dtype; 19] = [
         Dtype::F64,
         Dtype::F32,
@@ -149,11 +151,13 @@ impl Dtype {
     }
 
     /// Whether two elements share a byte (`i4`, `u4`, `e2m1`).
+    #[doc(hidden)]
     pub const fn is_packed(self) -> bool {
         matches!(self.width(), Width::Nibbles)
     }
 
     /// Bytes per element, `None` for a packed dtype.
+    #[doc(hidden)]
     pub const fn element_size(self) -> Option<usize> {
         match self.width() {
             Width::Bytes(w) => Some(w as usize),
@@ -163,6 +167,7 @@ impl Dtype {
 
     /// The alignment a zero-copy view of the payload needs: the element
     /// size, 1 for packed dtypes (viewed as bytes).
+    #[doc(hidden)]
     pub const fn element_align(self) -> usize {
         match self.width() {
             Width::Bytes(w) => w as usize,
@@ -171,6 +176,7 @@ impl Dtype {
     }
 
     /// Which payload bytes the directory rules read.
+    #[doc(hidden)]
     pub const fn payload_rule(self) -> PayloadRule {
         match self {
             Dtype::Bool => PayloadRule::EveryByte,
@@ -182,6 +188,7 @@ impl Dtype {
     /// Whether the elements are IEEE-style floats or float-like codes
     /// (`f64` .. `f8e5m2`, `e2m1`, `e8m0`), as opposed to integers and
     /// `bool`.
+    #[doc(hidden)]
     pub const fn is_float(self) -> bool {
         matches!(
             self,
@@ -197,6 +204,7 @@ impl Dtype {
     }
 
     /// Whether the elements are two's-complement integers (`i4` .. `i64`).
+    #[doc(hidden)]
     pub const fn is_signed(self) -> bool {
         matches!(
             self,
@@ -253,6 +261,7 @@ impl DtypeCode {
 
     /// The alignment a zero-copy view needs: the closed dtype's
     /// [`Dtype::element_align`]; 1 for an opaque layout (viewed as bytes).
+    #[doc(hidden)]
     pub const fn element_align(self) -> usize {
         match self {
             DtypeCode::Closed(d) => d.element_align(),
@@ -262,6 +271,7 @@ impl DtypeCode {
 
     /// Which payload bytes the directory rules read: none of an opaque
     /// layout's.
+    #[doc(hidden)]
     pub const fn payload_rule(self) -> PayloadRule {
         match self {
             DtypeCode::Closed(d) => d.payload_rule(),

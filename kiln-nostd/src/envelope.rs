@@ -46,11 +46,9 @@
 //!
 //! - buffers: [`seal`] a message into a frame, [`open`] a frame;
 //! - streams: [`Decoder`] is fed bytes as they arrive and yields each valid
-//!   message, resynchronising at every `0x00`; [`Encoder`] is a [`Sink`],
-//!   so the Kiln encoder writes a value through it into another sink (an
-//!   [`EmbeddedIoSink`](crate::io_write::EmbeddedIoSink) over a UART, say)
-//!   with no buffer for the message ([`seal_to_writer`] with
-//!   `embedded-io`).
+//!   message, resynchronising at every `0x00`; [`seal_to_writer`] (with
+//!   `embedded-io`) encodes a value and seals it into a writer (a UART,
+//!   say) one COBS block at a time, with no buffer for the message.
 //!
 //! ```
 //! use kiln_nostd::envelope::{open, seal, sealed_len, Decoder};
@@ -422,6 +420,7 @@ const BLOCK: usize = 255;
 /// [`Encoder::finish`] after each message to write its checksum and the
 /// closing delimiter; the next message may follow. The bytes are those of
 /// [`seal`].
+#[doc(hidden)]
 pub struct Encoder<S> {
     out: S,
     digest: crc::Digest<'static, u32, CrcTable>,
@@ -625,6 +624,7 @@ impl<'a> Chunk<'a> {
     }
 
     /// The chunk's header, as it precedes the bytes in the frame.
+    #[doc(hidden)]
     pub fn header(&self) -> [u8; CHUNK_HEADER_LEN] {
         let mut header = [0u8; CHUNK_HEADER_LEN];
         for (slot, word) in header
@@ -774,16 +774,19 @@ impl Reassembly {
     }
 
     /// The message's length, once the first chunk announced it.
+    #[doc(hidden)]
     pub fn total(&self) -> Option<u32> {
         self.transfer.map(|(total, _)| total)
     }
 
     /// Bytes accepted so far: the offset the next chunk must have.
+    #[doc(hidden)]
     pub fn received(&self) -> u32 {
         self.next
     }
 
     /// Whether every byte of the message was accepted.
+    #[doc(hidden)]
     pub fn is_complete(&self) -> bool {
         self.transfer.is_some_and(|(total, _)| self.next == total)
     }

@@ -38,6 +38,7 @@ pub enum Code {
 
 impl Code {
     /// Every code, in the order the format lists them.
+    #[doc(hidden)]
     pub const ALL: [Code; 8] = [
         Code::Frame,
         Code::Limit,
@@ -64,6 +65,7 @@ impl Code {
     }
 
     /// Parses the spelling of [`Code::as_str`].
+    #[doc(hidden)]
     pub fn from_name(name: &str) -> Option<Code> {
         Code::ALL.into_iter().find(|code| code.as_str() == name)
     }
@@ -274,6 +276,7 @@ impl Error {
     /// A wire fault `code` found at byte `offset` of the buffer being read.
     #[cfg_attr(feature = "no-error-text", inline(always))] // see Error::new
     #[allow(clippy::unnecessary_cast)] // the offset's type depends on no-error-text
+    #[doc(hidden)]
     pub const fn wire(code: Code, fault: &'static str, offset: usize) -> Error {
         Error::new(Kind::Wire(code), fault, offset as Offset)
     }
@@ -285,6 +288,7 @@ impl Error {
     }
 
     /// The same error, naming the tensor (descriptor index) it concerns.
+    #[doc(hidden)]
     pub const fn in_tensor(mut self, index: u32) -> Error {
         self.tensor = index;
         self
@@ -294,6 +298,7 @@ impl Error {
     /// feature `no-error-text`).
     #[cfg_attr(feature = "no-error-text", inline(always))] // with no-error-text the numbers must not even be computed
     #[cfg_attr(feature = "no-error-text", allow(unused_mut))] // nothing to store
+    #[doc(hidden)]
     pub const fn with_detail(mut self, detail: Detail) -> Error {
         #[cfg(feature = "no-error-text")]
         let _ = detail;
@@ -317,6 +322,7 @@ impl Error {
     /// The same error at byte `offset` (for a refusal about a place in the
     /// buffer, such as a misaligned payload).
     #[allow(clippy::unnecessary_cast)] // the offset's type depends on no-error-text
+    #[doc(hidden)]
     pub const fn at(mut self, offset: usize) -> Error {
         self.offset = offset as Offset;
         self
@@ -325,6 +331,7 @@ impl Error {
     /// The same error with its offset moved by `base`, for a fault found in
     /// a sub-slice that starts `base` bytes into the caller's buffer.
     #[allow(clippy::unnecessary_cast)] // the offset's type depends on no-error-text
+    #[doc(hidden)]
     pub const fn shifted(mut self, base: usize) -> Error {
         if self.offset != NONE_OFFSET {
             self.offset = self.offset.saturating_add(base as Offset);
@@ -380,6 +387,7 @@ impl Error {
 
     /// The short name of the kind: a wire code (`"EOF"`) or a refusal
     /// (`"Misaligned"`). JavaScript sees it as an error's `code`.
+    #[doc(hidden)]
     pub const fn kind_name(&self) -> &'static str {
         match self.kind {
             Kind::Wire(code) => code.as_str(),

@@ -15,11 +15,13 @@ pub const FRAME_MAGIC: [u8; 4] = *b"KLN0";
 /// Frame length.
 pub const FRAME_LEN: usize = 16;
 /// The Frozen profile, the only one a frame may name.
+#[doc(hidden)]
 pub const PROFILE_FROZEN: u8 = 0;
 
 /// What the first 16 bytes of a framed buffer say, read without checking
 /// them against any type: [`peek`] gives it.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+#[doc(hidden)]
 pub struct FrameInfo {
     /// The schema hash the frame carries: the FNV-1a hash of the canonical
     /// type text of the value that follows.
@@ -47,6 +49,7 @@ pub struct FrameInfo {
 /// assert_eq!(frame::peek(&framed[..15]), None);
 /// assert_eq!(frame::peek(b"KLNT"), None);
 /// ```
+#[doc(hidden)]
 pub fn peek(bytes: &[u8]) -> Option<FrameInfo> {
     let header: &[u8; FRAME_LEN] = bytes.first_chunk()?;
     let [m0, m1, m2, m3, profile, flags, r0, r1, hash @ ..] = *header;
@@ -62,6 +65,7 @@ pub fn peek(bytes: &[u8]) -> Option<FrameInfo> {
 
 /// Checks a frame header against `expected_hash`, in the frame's check
 /// order, and returns the value's bytes (everything after the 16 bytes).
+#[doc(hidden)]
 pub fn open(buf: &[u8], expected_hash: u64) -> Result<&[u8]> {
     if buf.len() < FRAME_MAGIC.len() {
         return Err(Error::wire(
@@ -118,6 +122,7 @@ pub(crate) fn hint_if_framed(e: Error, buf: &[u8], options: Options) -> Error {
 }
 
 /// Writes a frame header for a value whose schema hash is `hash`.
+#[doc(hidden)]
 pub fn write_header<S: Sink>(w: &mut Writer<S>, hash: u64) -> Result<()> {
     w.put(&FRAME_MAGIC)?;
     w.put(&[PROFILE_FROZEN, 0, 0, 0])?;
@@ -126,10 +131,10 @@ pub fn write_header<S: Sink>(w: &mut Writer<S>, hash: u64) -> Result<()> {
 
 /// The schema hash of run-time type text, for framing values checked by
 /// [`crate::check()`]. The type is compiled on the stack under the default
-/// cap, [`crate::schema::DEFAULT_NODES`] type nodes; a tool that takes the
-/// larger types the tools share compiles them itself, under
-/// [`crate::schema::TOOL_NODES`] on the heap, and asks the compiled type
-/// for its hash.
+/// cap, [`DEFAULT_NODES`](crate::DEFAULT_NODES) type nodes; a tool that
+/// takes larger types compiles them itself into a larger
+/// [`CompiledType`](crate::CompiledType) on the heap and asks it for its
+/// hash.
 pub fn hash_of_text(text: &str) -> Result<u64> {
     Ok(crate::schema::CompiledType::<{ crate::schema::DEFAULT_NODES }>::parse(text)?.hash())
 }

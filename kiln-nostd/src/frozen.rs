@@ -659,6 +659,7 @@ impl<'de, T> ListView<'de, T> {
     }
 
     /// The encoded elements (without the count word).
+    #[doc(hidden)]
     pub const fn as_bytes(&self) -> &'de [u8] {
         self.bytes
     }
@@ -787,6 +788,7 @@ impl<'a, T: Element> PodList<'a, T> {
 
     /// The little-endian element bytes of a decoded list (`None` for host
     /// numbers, whose bytes are in host order).
+    #[doc(hidden)]
     pub const fn as_bytes(&self) -> Option<&'a [u8]> {
         match self.elements {
             PodElements::Wire(bytes) => Some(bytes),
@@ -796,6 +798,7 @@ impl<'a, T: Element> PodList<'a, T> {
 
     /// Absolute byte range of a decoded list's elements in the decoded
     /// buffer (`None` for host numbers).
+    #[doc(hidden)]
     pub fn byte_range(&self) -> Option<core::ops::Range<usize>> {
         self.as_bytes()
             .map(|bytes| self.offset..self.offset.saturating_add(bytes.len()))

@@ -57,6 +57,7 @@ impl Style {
 /// Largest integer magnitude written as a JSON number: every integer up to
 /// it is exactly one IEEE double, so no JSON reader rounds it. Above it an
 /// integer is a decimal string.
+#[doc(hidden)]
 pub const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
 
 /// Writes `value` (of type `ty`) as JSON to `out`. A value that does not

@@ -100,7 +100,7 @@
 //! | `dict<str,V>` | `heapless::LinearMap<K, V, N>`, `BTreeMap<String, V>`, [`DictView`] | [`DictView<'a, V>`](DictView) | `heapless::LinearMap<&'a str \| heapless::String<K>, V, N>` | `BTreeMap<String, V>` |
 //! | `struct{...}` | `#[derive(Frozen)]` (feature `derive`) | same | | |
 //! | `tensors` | [`Directory`] (from [`Directory::build`]) | [`Directory<'a>`](Directory) | | |
-//! | any, known at run time | [`Value`] (`alloc`) | [`walk()`], [`check()`] | | [`Value`] |
+//! | any, known at run time | [`Value`] (`alloc`) | [`decode_value`] (with spans), [`check()`] | | [`Value`] |
 //!
 //! - `&'a [f32]` is not a field type: a list's bytes in a message are
 //!   little-endian and need not be aligned, so a borrowed `list<f32>` is
@@ -147,23 +147,23 @@
 //! `EOF: list count beyond the bytes that remain (needs 64 bytes, 12
 //! remain) at byte 8`.
 //!
-//! ## Modules
+//! ## Where things are
 //!
-//! One module per concern of the format:
+//! The root holds what a program names; a module holds one concern that
+//! has more than a few items of its own:
 //!
-//! | module | concern |
+//! | where | concern |
 //! |---|---|
-//! | [`wire`] | bounds-checked reader, the allocation rule, writer and sinks |
+//! | [`Reader`], [`Writer`], [`Sink`] (at the root) | bounds-checked reader, the allocation rule, writer and sinks |
 //! | [`Encode`], [`Decode`], [`Frozen`] (at the root) | scalars, strings, lists, opts, dicts, structs |
 //! | [`Directory`], [`TensorView`], [`TensorSpec`] (at the root) | the tensor directory: parse, views, name index, the canonical builder |
+//! | [`CompiledType`], [`Schema`] (at the root) | type text compiled once, and its schema hash |
+//! | [`Value`], [`decode_value`], [`encode_value`] (at the root, `inspect`) | dynamic values: one tree, borrowed with spans when decoded, owned when built |
 //! | [`frame`] | the 16-byte frame and its schema hash check |
-//! | [`schema`] | type text compiled once; schema hash and minimum sizes |
-//! | [`walk`](mod@walk) | bytes walked against run-time type text, with absolute positions |
 //! | [`stream`] | the same check as bytes arrive, reading only what the rules read: streams, ranges, `embedded-io` |
-//! | [`value`] (`inspect`) | dynamic values: one tree, borrowed with spans when decoded, owned when built |
 //! | [`inspect`](mod@inspect) (`inspect`) | the inspection model: value tree, paths, directory and tensor facts |
-//! | [`order`] | byte order: zero-copy views, swapping copies and writers |
-//! | [`widen`] | elements to `f32` for display |
+//! | [`json`] (`inspect`) | the Kiln JSON form of a value, one writer for every tool |
+//! | [`order`] | byte order: zero-copy views and swapping copies |
 //! | `io_write` (`embedded-io`, `embedded-io-async`) | streaming encode to embedded-io writers |
 //! | `envelope` (`envelope`) | a link envelope outside the format: COBS framing and a CRC-32C |
 //!
@@ -229,6 +229,7 @@ mod aligned;
 mod check;
 mod directory;
 mod dtype;
+mod element;
 #[cfg(feature = "envelope")]
 pub mod envelope;
 mod error;
@@ -244,15 +245,18 @@ mod limits;
 pub mod order;
 #[cfg(feature = "inspect")]
 mod path;
-pub mod schema;
+mod schema;
 pub mod stream;
 #[cfg(feature = "inspect")]
 mod text;
 #[cfg(feature = "inspect")]
-pub mod value;
-pub mod walk;
+mod value;
+mod walk;
+// Elements widened to `f32` for display: the tools' plumbing under
+// `TensorView::widen_into`, hidden.
+#[doc(hidden)]
 pub mod widen;
-pub mod wire;
+mod wire;
 
 #[cfg(feature = "alloc")]
 pub use aligned::AlignedBytes;
@@ -265,7 +269,10 @@ pub use directory::{
 };
 #[cfg(feature = "alloc")]
 pub use directory::{NameTable, RepeatedName};
-pub use dtype::{Dtype, DtypeCode, PayloadRule, Width};
+#[doc(hidden)]
+pub use dtype::PayloadRule;
+pub use dtype::{Dtype, DtypeCode, Width};
+pub use element::Element;
 pub use error::{Code, Detail, Error, Kind, Refusal, Result};
 pub use frozen::{
     encoded_len, framed_len, from_bytes, from_bytes_into, from_bytes_into_with, from_bytes_with,
@@ -274,21 +281,30 @@ pub use frozen::{
 };
 #[cfg(feature = "alloc")]
 pub use frozen::{to_frame_vec, to_vec};
-/// The half crate (2.x): `f16` and `bf16` element types.
+/// The half crate (2.x), whose `f16` and `bf16` are element types (at the
+/// root). Hidden: nothing else of it is this crate's API.
+#[doc(hidden)]
 pub use half;
 pub use half::{bf16, f16};
 /// The heapless crate (0.9) this crate's fixed-capacity impls are for: use
 /// `kiln_nostd::heapless::Vec<T, N>` so that the version always matches.
 pub use heapless;
 pub use limits::{Framing, Limits, Options, DEFAULT_CAP, WIRE_MAX};
-pub use order::Element;
-pub use schema::{CompiledType, Field, Scalar, Schema};
+pub use schema::{
+    CompiledType, Field, NodeKind, Scalar, Schema, TypeRef, DEFAULT_NODES, MAX_TYPE_NESTING,
+    SCHEMA_NODES, TOOL_NODES,
+};
 #[cfg(feature = "inspect")]
 pub use value::{decode_value, encode_value, Value, ValueKind};
-pub use walk::{walk, Visitor};
 #[cfg(feature = "std")]
 pub use wire::IoSink;
-pub use wire::{CountingSink, Reader, Sink, SliceSink, Writer};
+pub use wire::{CountingSink, Reader, Sink, SliceSink, Writer, MAX_DEPTH};
+
+// The walker: the plumbing under `check`, the value tree and the
+// inspection model, which are the public readers. Hidden, still callable:
+// the tests, the differential harness and the fuzzers drive it directly.
+#[doc(hidden)]
+pub use walk::{walk, Ignore, ScalarValue, Span, Visitor};
 
 /// What `#[derive(Frozen)]`'s generated code calls. Not a stable API:
 /// a hand-written impl runs its fields inside [`Writer::nested`] and
@@ -301,6 +317,7 @@ pub mod __private {
 }
 
 /// The directory version this crate reads and writes.
+#[doc(hidden)]
 pub const DIRECTORY_VERSION: u8 = directory::DIRECTORY_VERSION;
 
 /// The four bytes a tensor directory block starts with (`KLNT`): how a

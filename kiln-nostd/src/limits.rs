@@ -8,6 +8,7 @@ pub const WIRE_MAX: u32 = u32::MAX;
 
 /// The default for both caps, 16,777,216 (the reference cap of the golden
 /// cases).
+#[doc(hidden)]
 pub const DEFAULT_CAP: u32 = 16_777_216;
 
 /// Caps applied while reading (and refused while writing).
@@ -26,7 +27,7 @@ pub struct Limits {
 }
 
 impl Limits {
-    /// Both caps at [`DEFAULT_CAP`].
+    /// Both caps at 16,777,216, the reference cap of the golden cases.
     pub const DEFAULT: Limits = Limits {
         count_cap: DEFAULT_CAP,
         byte_cap: DEFAULT_CAP,
@@ -43,6 +44,7 @@ impl Limits {
 
     /// A cap given as a u64 (from a command line or JavaScript number),
     /// refused when above the wire maximum.
+    #[doc(hidden)]
     pub fn uniform_checked(cap: u64) -> Result<Limits> {
         u32::try_from(cap)
             .map(Limits::uniform)
@@ -108,6 +110,7 @@ impl Options {
     }
 
     /// Whether the buffer starts with a frame.
+    #[doc(hidden)]
     pub const fn is_framed(&self) -> bool {
         matches!(self.framing, Framing::Framed)
     }

@@ -40,21 +40,25 @@ pub struct Path {
 
 impl Path {
     /// The whole value: `""`.
+    #[doc(hidden)]
     pub const fn root() -> Path {
         Path { segs: Vec::new() }
     }
 
     /// Adds a step at the end.
+    #[doc(hidden)]
     pub fn push(&mut self, seg: Seg) {
         self.segs.push(seg);
     }
 
     /// Removes the last step.
+    #[doc(hidden)]
     pub fn pop(&mut self) -> Option<Seg> {
         self.segs.pop()
     }
 
     /// This path with one more step.
+    #[doc(hidden)]
     pub fn child(&self, seg: Seg) -> Path {
         let mut path = self.clone();
         path.push(seg);
@@ -62,17 +66,20 @@ impl Path {
     }
 
     /// The steps, outermost first.
+    #[doc(hidden)]
     pub fn segments(&self) -> &[Seg] {
         &self.segs
     }
 
     /// Whether this is the whole value.
+    #[doc(hidden)]
     pub fn is_root(&self) -> bool {
         self.segs.is_empty()
     }
 
     /// Appends the path's text to `out` (what `Display` prints, without
     /// `core::fmt`, which the browser's core module leaves out).
+    #[doc(hidden)]
     pub fn write_to(&self, out: &mut String) {
         for (i, seg) in self.segs.iter().enumerate() {
             match seg {

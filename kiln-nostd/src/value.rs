@@ -1,41 +1,10 @@
 //! Dynamic values (feature `alloc`): any Frozen value as a [`Value`] tree,
 //! read and written against type text known only at run time.
-//!
-//! One tree serves both directions. Decoded, a `Value` borrows its strings,
-//! byte runs and directory blocks from the buffer it was read from, and
-//! every node carries its absolute [`Span`] in that buffer (the frame
-//! included), so a tool can point at the bytes of any value. Built to be
-//! encoded (from JSON, say), the same tree owns its strings and bytes
-//! ([`Cow::Owned`]) and its spans are empty ([`Value::new`]); the encoder
-//! never reads a span.
-//!
-//! A `Value` holds every value exactly: integers of every width as `i128`
-//! (so `u64` and `i64` both fit), `f32` and `f64` with every bit (NaN
-//! payloads and -0.0 kept; equality compares bits), `list<u8>` as bytes,
-//! dicts as pairs in key order, structs as named fields in declaration
-//! order, and a `tensors` value as its canonical directory block.
-//! Equality compares values, never spans.
-//!
-//! ```
-//! use kiln_nostd::{decode_value, encode_value, Options, Value, ValueKind};
-//! let ty = "struct{id:u32,tags:dict<str,u8>,}";
-//! let int = |n| Value::new(ValueKind::Integer(n));
-//! let value = Value::new(ValueKind::Struct(vec![
-//!     ("id".into(), int(7)),
-//!     ("tags".into(), Value::new(ValueKind::Dict(vec![("b".into(), int(2)), ("a".into(), int(1))]))),
-//! ]));
-//! let bytes = encode_value(ty, &value, Options::BARE).unwrap(); // keys sorted on the way out
-//! let back = decode_value(ty, &bytes, Options::BARE).unwrap();
-//! assert_eq!(encode_value(ty, &back, Options::BARE).unwrap(), bytes);
-//! assert_eq!(back.field("id").unwrap().span, 0..4); // where it is in `bytes`
-//! // A value that does not fit its type is refused, never written.
-//! let too_big = Value::new(ValueKind::Struct(vec![("id".into(), int(1 << 40)), ("tags".into(), Value::new(ValueKind::Dict(vec![])))]));
-//! assert!(encode_value(ty, &too_big, Options::BARE).is_err());
-//! ```
 
 use alloc::borrow::Cow;
 use alloc::boxed::Box;
 use alloc::vec::Vec;
+use core::ops::Range;
 
 use crate::directory::Directory;
 use crate::error::{Error, Refusal, Result};
@@ -49,16 +18,49 @@ use crate::wire::{Sink, Writer};
 
 /// How many nodes the type text of [`decode_value`] and [`encode_value`]
 /// may compile to: the tools' one cap, [`TOOL_NODES`].
-pub const VALUE_NODES: usize = TOOL_NODES;
+pub(crate) const VALUE_NODES: usize = TOOL_NODES;
 
 /// One Frozen value of any type, and where it is.
+///
+/// One tree serves both directions. Decoded, a `Value` borrows its strings,
+/// byte runs and directory blocks from the buffer it was read from, and
+/// every node carries its absolute byte range ([`Value::span`]) in that
+/// buffer (the frame included), so a tool can point at the bytes of any
+/// value. Built to be
+/// encoded (from JSON, say), the same tree owns its strings and bytes
+/// ([`Cow::Owned`]) and its spans are empty ([`Value::new`]); the encoder
+/// never reads a span.
+///
+/// A `Value` holds every value exactly: integers of every width as `i128`
+/// (so `u64` and `i64` both fit), `f32` and `f64` with every bit (NaN
+/// payloads and -0.0 kept; equality compares bits), `list<u8>` as bytes,
+/// dicts as pairs in key order, structs as named fields in declaration
+/// order, and a `tensors` value as its canonical directory block.
+/// Equality compares values, never spans.
+///
+/// ```
+/// use kiln_nostd::{decode_value, encode_value, Options, Value, ValueKind};
+/// let ty = "struct{id:u32,tags:dict<str,u8>,}";
+/// let int = |n| Value::new(ValueKind::Integer(n));
+/// let value = Value::new(ValueKind::Struct(vec![
+///     ("id".into(), int(7)),
+///     ("tags".into(), Value::new(ValueKind::Dict(vec![("b".into(), int(2)), ("a".into(), int(1))]))),
+/// ]));
+/// let bytes = encode_value(ty, &value, Options::BARE).unwrap(); // keys sorted on the way out
+/// let back = decode_value(ty, &bytes, Options::BARE).unwrap();
+/// assert_eq!(encode_value(ty, &back, Options::BARE).unwrap(), bytes);
+/// assert_eq!(back.field("id").unwrap().span, 0..4); // where it is in `bytes`
+/// // A value that does not fit its type is refused, never written.
+/// let too_big = Value::new(ValueKind::Struct(vec![("id".into(), int(1 << 40)), ("tags".into(), Value::new(ValueKind::Dict(vec![])))]));
+/// assert!(encode_value(ty, &too_big, Options::BARE).is_err());
+/// ```
 #[derive(Clone, Debug)]
 pub struct Value<'a> {
     /// The absolute byte range of the value in the buffer it was decoded
     /// from: a string's or byte run's length word included, a struct's
     /// fields, a directory's whole block. Empty (`0..0`) for a value built
     /// to be encoded.
-    pub span: Span,
+    pub span: Range<usize>,
     /// The value.
     pub kind: ValueKind<'a>,
 }
@@ -182,6 +184,7 @@ impl<'a> Value<'a> {
     /// (they become empty; their spans stay), everything else owned: the
     /// outline a caller keeps when those bytes stay in a buffer of its own
     /// (a browser's file), reached through the spans.
+    #[doc(hidden)]
     pub fn into_outline(self) -> Value<'static> {
         self.map(&|_| Cow::Borrowed(&[]))
     }
@@ -240,6 +243,7 @@ fn compile(type_text: &str) -> Result<Box<CompiledType<'_, VALUE_NODES>>> {
 
 impl<const N: usize> CompiledType<'_, N> {
     /// [`decode_value`] with this type.
+    #[doc(hidden)]
     pub fn decode_value<'b>(&self, bytes: &'b [u8], options: Options) -> Result<Value<'b>> {
         let mut builder = Builder::default();
         self.walk(bytes, options, &mut builder)?;
@@ -247,6 +251,7 @@ impl<const N: usize> CompiledType<'_, N> {
     }
 
     /// [`encode_value`] with this type.
+    #[doc(hidden)]
     pub fn encode_value(&self, value: &Value<'_>, options: Options) -> Result<Vec<u8>> {
         let mut w = Writer::with_limits(Vec::new(), options.limits);
         if options.is_framed() {

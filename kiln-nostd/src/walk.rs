@@ -13,9 +13,13 @@
 //! for its first element, whatever its count, and the visitor is told how
 //! often that element repeats ([`Visitor::repeat`]).
 //!
+//! Plumbing, hidden from the docs but still callable: the public readers
+//! are the value tree (`decode_value`) and the inspection model,
+//! both built on this walk; the tests, the differential harness and the
+//! fuzzers drive it directly.
+//!
 //! ```
-//! use kiln_nostd::walk::{Span, Visitor};
-//! use kiln_nostd::{CompiledType, Options, Result};
+//! use kiln_nostd::{CompiledType, Options, Result, Span, Visitor};
 //!
 //! /// Collects where each string is.
 //! #[derive(Default)]
@@ -219,8 +223,8 @@ pub trait Visitor<'de> {
         Ok(())
     }
 
-    /// A `tensors` value: a checked directory. [`Directory::offset`] is the
-    /// absolute offset of its block, and its tensors' byte ranges are
+    /// A `tensors` value: a checked directory. [`Directory::byte_range`] is
+    /// the absolute range of its block, and its tensors' byte ranges are
     /// absolute too.
     fn tensors(&mut self, directory: Directory<'de>) -> Result<()> {
         Ok(())
@@ -259,6 +263,7 @@ pub fn walk<'de, const N: usize, V: Visitor<'de>>(
 
 impl<const N: usize> CompiledType<'_, N> {
     /// [`walk`] with this type.
+    #[doc(hidden)]
     pub fn walk<'de, V: Visitor<'de>>(
         &self,
         buf: &'de [u8],
@@ -268,8 +273,9 @@ impl<const N: usize> CompiledType<'_, N> {
         walk(self, buf, options, visitor)
     }
 
-    /// Checks that `buf` is one valid value of this type: [`walk`] with a
-    /// visitor that does nothing.
+    /// Checks that `buf` is one valid value of this type (framed or bare,
+    /// under the caps in `options`): [`check()`](crate::check()) with a
+    /// type compiled once, of any size.
     pub fn check(&self, buf: &[u8], options: Options) -> Result<()> {
         walk(self, buf, options, &mut Ignore)
     }

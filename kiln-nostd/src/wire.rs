@@ -176,6 +176,7 @@ pub struct Reader<'de> {
 impl<'de> Reader<'de> {
     /// A checking reader over all of `buf`.
     #[inline]
+    #[doc(hidden)]
     pub const fn new(buf: &'de [u8], limits: Limits) -> Reader<'de> {
         Reader {
             buf,
@@ -211,6 +212,7 @@ impl<'de> Reader<'de> {
 
     /// The caps in force.
     #[inline]
+    #[doc(hidden)]
     pub const fn limits(&self) -> Limits {
         self.limits
     }
@@ -224,6 +226,7 @@ impl<'de> Reader<'de> {
 
     /// The offset of the next byte to read, in the whole buffer.
     #[inline]
+    #[doc(hidden)]
     pub const fn position(&self) -> usize {
         self.pos
     }
@@ -244,6 +247,7 @@ impl<'de> Reader<'de> {
 
     /// How many bytes are not yet read.
     #[inline]
+    #[doc(hidden)]
     pub const fn remaining(&self) -> usize {
         self.end.saturating_sub(self.pos)
     }
@@ -498,6 +502,7 @@ impl<'de> Reader<'de> {
     /// A standalone value must use the whole buffer: anything left is
     /// TRAILING.
     #[inline]
+    #[doc(hidden)]
     pub fn finish(&self) -> Result<()> {
         if self.pos < self.end {
             return Err(trailing_fault(self.pos));
@@ -726,6 +731,7 @@ impl Sink for SliceSink<'_> {
 /// A sink that only counts: running the real encoder into it gives the
 /// exact encoded length.
 #[derive(Debug, Default, Clone, Copy)]
+#[doc(hidden)]
 pub struct CountingSink {
     len: usize,
 }
@@ -867,6 +873,7 @@ impl<S: Sink> Writer<S> {
 
     /// The caps in force.
     #[inline]
+    #[doc(hidden)]
     pub fn limits(&self) -> Limits {
         self.limits
     }

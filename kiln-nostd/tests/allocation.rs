@@ -133,7 +133,7 @@ fn borrowed_paths_allocate_nothing_for_any_input() {
         let ty = CompiledType::<256>::parse(&input.type_text).unwrap();
         let (_, allocated) = measure(|| {
             let _ = ty.check(&input.bytes, input.options);
-            let _ = ty.walk(&input.bytes, input.options, &mut kiln_nostd::walk::Ignore);
+            let _ = ty.walk(&input.bytes, input.options, &mut kiln_nostd::Ignore);
             if input.type_text == "tensors" {
                 let _ = Directory::parse_with(&input.bytes, input.options.limits);
                 let _ = Directory::parse_trusted(&input.bytes, input.options.limits);
@@ -166,7 +166,7 @@ fn owned_values_allocate_a_small_multiple_of_the_input() {
     // 64-bit host, compiled once to decode and once to encode).
     const PEAK_PER_BYTE: u64 = 128;
     const TOTAL_PER_BYTE: u64 = 192;
-    const SLACK: u64 = 2 * (kiln_nostd::schema::TOOL_NODES as u64) * 32 + 32 * 1024;
+    const SLACK: u64 = 2 * (kiln_nostd::TOOL_NODES as u64) * 32 + 32 * 1024;
     let (mut worst_peak, mut worst_total) = (0.0f64, 0.0f64);
     for input in inputs() {
         let len = input.bytes.len() as u64;

@@ -9,10 +9,9 @@
 #[cfg(target_arch = "wasm32")]
 use wasm_bindgen_test::wasm_bindgen_test as test;
 
-use kiln_nostd::walk::{ScalarValue, Span, Visitor};
 use kiln_nostd::{
     check, from_bytes_with, from_frame_with, to_frame_slice, to_slice, Code, CompiledType, Decode,
-    Directory, Encode, Error, Refusal,
+    Directory, Encode, Error, Refusal, ScalarValue, Span, Visitor,
 };
 
 #[path = "support/cases.rs"]

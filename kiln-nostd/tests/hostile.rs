@@ -5,10 +5,9 @@
 #[cfg(target_arch = "wasm32")]
 use wasm_bindgen_test::wasm_bindgen_test as test;
 
-use kiln_nostd::walk::Visitor;
 use kiln_nostd::{
     check, from_bytes, CompiledType, Decode, Directory, Empty, Frozen, ListView, Options, Reader,
-    Refusal, TensorSpec, Tensors,
+    Refusal, TensorSpec, Tensors, Visitor,
 };
 
 /// `list<list<struct{}>>` of `outer` lists, each claiming `inner` empty

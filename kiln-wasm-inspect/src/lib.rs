@@ -230,7 +230,7 @@ impl JsFileOpener {
     ) -> Result<JsFileOpener, JsValue> {
         let options = OpenOptions::read(&options)?;
         if let Some(text) = &options.type_text {
-            kiln_nostd::CompiledType::<{ kiln_nostd::schema::TOOL_NODES }>::parse(text)
+            kiln_nostd::CompiledType::<{ kiln_nostd::TOOL_NODES }>::parse(text)
                 .map_err(|e| kiln_error(&e))?;
         }
         Ok(JsFileOpener {

@@ -341,7 +341,7 @@ struct SparseSink<'z> {
     written: usize,
 }
 
-impl kiln_nostd::wire::Sink for SparseSink<'_> {
+impl kiln_nostd::Sink for SparseSink<'_> {
     fn put(&mut self, bytes: &[u8]) -> kiln_nostd::Result<()> {
         use std::io::{Seek, SeekFrom, Write};
         let inside = self.zeros.as_ptr_range();
@@ -400,7 +400,7 @@ fn sparse(path: &Path) {
     specs.push(TensorSpec::new(Dtype::F16, &mega, &zeros[..1 << 21]).named("lm_head.weight"));
     specs.push(TensorSpec::from_host(&[4096], &tail).named("model.norm.weight"));
     let file = fs::File::create(path).expect("create");
-    let mut w = kiln_nostd::wire::Writer::new(SparseSink {
+    let mut w = kiln_nostd::Writer::new(SparseSink {
         file,
         zeros: &zeros,
         written: 0,

@@ -6,9 +6,8 @@ use alloc::string::String;
 
 use js_sys::{Array, Function, Object, Promise, Reflect, Uint8Array};
 use kiln_nostd::inspect::{InPlace, Inspection, KilnOpener, ReadStats, TensorDtype, TensorFacts};
-use kiln_nostd::schema::TOOL_NODES;
 use kiln_nostd::Dtype;
-use kiln_nostd::{CompiledType, Detail, Error, Limits};
+use kiln_nostd::{CompiledType, Detail, Error, Limits, TOOL_NODES};
 use wasm_bindgen::prelude::*;
 
 use crate::open;

@@ -30,7 +30,7 @@ fn open_allocates_a_small_multiple_of_the_file() {
     // 131 KB on a 64-bit host) and the facts' vectors.
     const PEAK_PER_BYTE: u64 = 320;
     const TOTAL_PER_BYTE: u64 = 400;
-    const SLACK: u64 = (kiln_nostd::schema::TOOL_NODES as u64) * 32 + 96 * 1024;
+    const SLACK: u64 = (kiln_nostd::TOOL_NODES as u64) * 32 + 96 * 1024;
     let json: Vec<serde_json::Value> =
         serde_json::from_str(include_str!("../../spec/kiln-v2-cases.json")).unwrap();
     let mut inputs: Vec<(String, bool, Limits, Vec<u8>)> = json

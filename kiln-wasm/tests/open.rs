@@ -51,7 +51,7 @@ fn verdict(bytes: &[u8], ty: &str, framing: Framing, limits: Limits) -> (String,
 }
 
 fn reference(bytes: &[u8], ty: &str, framing: Framing, limits: Limits) -> (String, Option<u64>) {
-    let ty = Box::new(CompiledType::<{ kiln_nostd::schema::TOOL_NODES }>::parse(ty).unwrap());
+    let ty = Box::new(CompiledType::<{ kiln_nostd::TOOL_NODES }>::parse(ty).unwrap());
     match ty.check(bytes, Options { framing, limits }) {
         Ok(()) => ("accept".into(), None),
         Err(e) => (e.kind_name().into(), e.offset()),

@@ -45,11 +45,13 @@ impl<'a> Payload<'a> {
     }
 
     /// Length in bytes.
+    #[doc(hidden)]
     pub const fn len(&self) -> usize {
         self.bytes.len()
     }
 
     /// Whether there are no bytes.
+    #[doc(hidden)]
     pub const fn is_empty(&self) -> bool {
         self.bytes.is_empty()
     }
@@ -210,6 +212,7 @@ impl Tensors<'_> {
     /// let len = Tensors::block_len([(1, 6), (2, 16)]).unwrap();
     /// assert_eq!(len as usize, Directory::encoded_len(&specs).unwrap());
     /// ```
+    #[doc(hidden)]
     pub fn block_len(lengths: impl IntoIterator<Item = (u64, u64)>) -> Option<u64> {
         let mut cursor = Cursor::new(0);
         let (mut count, mut heap) = (0u64, 0u64);

@@ -54,11 +54,10 @@ use crate::wire::{Reader, Sink, Writer};
 
 /// A checked tensor directory block, borrowed from the caller's buffer.
 ///
-/// Positions come in two frames: [`TensorView::byte_offset`] is the
-/// wire's offset from the start of the payload region, and
-/// [`TensorView::byte_range`] is absolute in the buffer the directory was
-/// parsed from (a message or a file), which is what a typed array or a
-/// memory map needs.
+/// Positions are absolute: [`TensorView::byte_range`] is a payload's range
+/// in the buffer the directory was parsed from (a message or a file),
+/// not the wire's offset from the start of the payload region, and is
+/// what a typed array or a memory map needs.
 ///
 /// A directory is `Clone`, not `Copy`: with `alloc`, one whose names are
 /// not in byte order keeps the parse's lookup table by name, shared (a
@@ -285,6 +284,7 @@ impl<'a> Directory<'a> {
     /// names pairwise with the `small-code` feature, O(n²), and chunk by
     /// chunk otherwise, O(n²/256); sorted names take one pass either way. A `scratch`
     /// too small is not used.
+    #[doc(hidden)]
     pub fn parse_with_scratch(
         buf: &'a [u8],
         limits: Limits,
@@ -315,6 +315,7 @@ impl<'a> Directory<'a> {
     /// Checks the block at the start of `buf`, which may continue with
     /// other data (a `tensors` field followed by more fields).
     /// [`Directory::block_len`] says where the block ends.
+    #[doc(hidden)]
     pub fn parse_prefix(buf: &'a [u8], limits: Limits) -> Result<Directory<'a>> {
         parse::parse(buf, limits, Placement::Field, false, None)
     }
@@ -323,6 +324,7 @@ impl<'a> Directory<'a> {
     /// so a bad buffer cannot cause a read outside it, but UTF-8 of names
     /// and the quantization rules are skipped: [`TensorView::name`] of a
     /// bad name is `None`, and quantization links may be nonsense.
+    #[doc(hidden)]
     pub fn parse_trusted(buf: &'a [u8], limits: Limits) -> Result<Directory<'a>> {
         parse::parse(buf, limits, Placement::Standalone, true, None)
     }
@@ -343,11 +345,13 @@ impl<'a> Directory<'a> {
     }
 
     /// The block's length in bytes.
+    #[doc(hidden)]
     pub const fn block_len(&self) -> usize {
         self.block.len()
     }
 
     /// Whether the name flag is set (every tensor has a name).
+    #[doc(hidden)]
     pub const fn has_names(&self) -> bool {
         self.flags & FLAG_NAMES != 0
     }
@@ -355,6 +359,7 @@ impl<'a> Directory<'a> {
     /// Whether the names are in strictly increasing byte order, as a dict
     /// of tensors and every converter of ours writes them; lookups by name
     /// are then binary searches. False for an unnamed directory.
+    #[doc(hidden)]
     pub const fn names_sorted(&self) -> bool {
         self.names_sorted
     }
@@ -376,6 +381,7 @@ impl<'a> Directory<'a> {
     /// assert_eq!(dir.name_heap(), b"abc");
     /// assert_eq!(Directory::EMPTY.name_heap(), b"");
     /// ```
+    #[doc(hidden)]
     pub fn name_heap(&self) -> &'a [u8] {
         self.heap()
     }
@@ -383,6 +389,7 @@ impl<'a> Directory<'a> {
     /// Absolute offset of the block's first byte in the buffer it was
     /// parsed from (0 for [`Directory::parse`], the field's offset for a
     /// `tensors` field in a message).
+    #[doc(hidden)]
     pub const fn offset(&self) -> usize {
         self.offset
     }
@@ -393,6 +400,7 @@ impl<'a> Directory<'a> {
     }
 
     /// Absolute offset of the payload region.
+    #[doc(hidden)]
     pub const fn payload_offset(&self) -> usize {
         self.offset.saturating_add(self.payload_base)
     }
@@ -731,6 +739,7 @@ impl<'a> TensorView<'a> {
     }
 
     /// Number of dimensions, 0 through 8.
+    #[doc(hidden)]
     pub fn rank(&self) -> usize {
         usize::from(self.record.rank())
     }
@@ -794,11 +803,13 @@ impl<'a> TensorView<'a> {
 
     /// Offset of the payload from the start of the payload region (the
     /// wire's field).
+    #[doc(hidden)]
     pub fn byte_offset(&self) -> u64 {
         self.record.byte_offset()
     }
 
     /// Payload length in bytes.
+    #[doc(hidden)]
     pub fn byte_length(&self) -> u64 {
         self.record.byte_length()
     }
@@ -818,6 +829,7 @@ impl<'a> TensorView<'a> {
     /// Bytes per element for alignment: the element width of a whole-byte
     /// dtype wider than one byte, else 1 (one-byte, packed and opaque
     /// dtypes are plain bytes).
+    #[doc(hidden)]
     pub fn element_align(&self) -> usize {
         self.dtype().element_align()
     }
@@ -845,6 +857,7 @@ impl<'a> TensorView<'a> {
     /// let again = kiln_nostd::to_slice(&Tensors(&[t.to_spec(&shape)]), &mut out).unwrap();
     /// assert_eq!(again, dir.as_bytes());
     /// ```
+    #[doc(hidden)]
     pub fn to_spec<'s>(&self, shape: &'s [u64]) -> TensorSpec<'s>
     where
         'a: 's,
@@ -889,6 +902,7 @@ impl<'a> TensorView<'a> {
     /// assert!(!dir.get(1).unwrap().is_quantized());
     /// ```
     #[inline]
+    #[doc(hidden)]
     pub fn is_quantized(&self) -> bool {
         let r = self.record;
         let linked = |i: u32| i != NO_INDEX && self.dir.full().get(i as usize).is_some();
@@ -1052,8 +1066,8 @@ impl<'a> TensorView<'a> {
         Ok(out)
     }
 
-    /// Widens elements `first..first + out.len()` to `f32` for display
-    /// ([`crate::widen`]): every closed dtype, small floats and packed
+    /// Widens elements `first..first + out.len()` to `f32` for display:
+    /// every closed dtype, small floats and packed
     /// nibbles included. Bits only: a quantization scale is never applied.
     /// Returns how many were written (fewer at the tensor's end); an opaque
     /// dtype is refused.
@@ -1073,6 +1087,7 @@ impl<'a> TensorView<'a> {
     }
 
     /// The closed dtype, if this tensor has one.
+    #[doc(hidden)]
     pub fn closed_dtype(&self) -> Option<Dtype> {
         Dtype::from_code(self.record.dtype())
     }
@@ -1090,6 +1105,7 @@ pub struct Shape {
 impl Shape {
     /// The dimensions as a slice.
     #[inline]
+    #[doc(hidden)]
     pub fn as_slice(&self) -> &[u64] {
         dims_of(&self.dims, self.rank)
     }

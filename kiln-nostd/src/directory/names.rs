@@ -708,7 +708,7 @@ impl<'a> Directory<'a> {
     /// nothing.
     ///
     /// A binary search, O(log n), when the names are in increasing byte
-    /// order ([`Directory::names_sorted`]). Otherwise, with `alloc`,
+    /// order, as converters write them. Otherwise, with `alloc`,
     /// through the hash table the parse's uniqueness check built and the
     /// directory keeps (O(1); O(log n) for names that collide too much):
     /// never a linear scan, whatever the order of the names. Without an
@@ -1145,6 +1145,7 @@ impl<'a> NameTable<'a> {
 
     /// The tensor named `name` and the position of its directory.
     #[inline]
+    #[doc(hidden)]
     pub fn located(&self, name: &str) -> Option<(usize, TensorView<'a>)> {
         let needle = name.as_bytes();
         if needle.is_empty() {

@@ -5,10 +5,9 @@
 use alloc::string::String;
 use core::fmt::Write;
 
-use super::{InPlace, Inspection, QuantLink, TensorDtype, TensorFacts};
+use super::{InPlace, Inspection, QuantLink, TensorFacts};
 use crate::error::Result;
 use crate::json::JsonWriter;
-use crate::text::push_decimal;
 
 impl Inspection {
     /// Writes the model's JSON form to `out`: pretty (two spaces of indent,
@@ -61,6 +60,7 @@ impl Inspection {
     /// The JSON form's members that say what the file is (`file`,
     /// `format`, `bytes`, `files`, `kiln`, `gguf`), as one compact object:
     /// what the browser's core module gives as a file's `header`.
+    #[doc(hidden)]
     pub fn header_json(&self) -> Result<String> {
         let mut out = String::new();
         let mut w = JsonWriter::new(&mut out, false);
@@ -129,6 +129,7 @@ impl Inspection {
     /// The tensors alone, in listing order, as one compact JSON array of
     /// the objects [`Inspection::write_json`] writes (what the browser's core
     /// module hands to JavaScript).
+    #[doc(hidden)]
     pub fn tensors_json(&self) -> Result<String> {
         // About the length of one tensor's object, so that the text is
         // not copied as it grows.
@@ -146,6 +147,7 @@ impl Inspection {
 
     /// The directories alone, as one compact JSON array of the objects
     /// [`Inspection::write_json`] writes.
+    #[doc(hidden)]
     pub fn directories_json(&self) -> Result<String> {
         let mut out = String::new();
         let mut w = JsonWriter::new(&mut out, false);
@@ -283,18 +285,4 @@ fn hash_text(hash: u64) -> String {
         s.push(char::from(HEX.get(digit as usize).copied().unwrap_or(b'0')));
     }
     s
-}
-
-impl TensorDtype {
-    /// The dtype code as decimal text, or the foreign name.
-    pub fn code_text(&self) -> String {
-        match self {
-            TensorDtype::Kiln(d) => {
-                let mut s = String::new();
-                push_decimal(&mut s, d.code().into());
-                s
-            }
-            TensorDtype::Foreign(name) => name.clone(),
-        }
-    }
 }

@@ -77,6 +77,7 @@ pub enum Format {
 
 impl Format {
     /// `kiln`, `safetensors` or `gguf`: the JSON form's name.
+    #[doc(hidden)]
     pub const fn name(self) -> &'static str {
         match self {
             Format::Kiln => "kiln",
@@ -86,6 +87,7 @@ impl Format {
     }
 
     /// `Kiln`, `safetensors` or `GGUF`: the name a person reads.
+    #[doc(hidden)]
     pub const fn title(self) -> &'static str {
         match self {
             Format::Kiln => "Kiln",
@@ -95,6 +97,7 @@ impl Format {
     }
 
     /// The format a name of [`Format::name`] or [`Format::title`] names.
+    #[doc(hidden)]
     pub fn from_name(name: &str) -> Option<Format> {
         [Format::Kiln, Format::Safetensors, Format::Gguf]
             .into_iter()
@@ -165,6 +168,7 @@ impl Meta {
     }
 
     /// The value's JSON form (`spec/json.md`), compact.
+    #[doc(hidden)]
     pub fn json(&self) -> Result<String> {
         let value = self.value()?;
         with_type(&self.type_text, |ty| {
@@ -221,6 +225,7 @@ pub enum TensorDtype {
 
 impl TensorDtype {
     /// The Kiln dtype code, if any.
+    #[doc(hidden)]
     pub fn code(&self) -> Option<u16> {
         match self {
             TensorDtype::Kiln(d) => Some(d.code()),
@@ -230,6 +235,7 @@ impl TensorDtype {
 
     /// The alignment a zero-copy view of the payload needs: the element
     /// size of a whole-byte dtype, 1 for packed, opaque and foreign ones.
+    #[doc(hidden)]
     pub fn element_align(&self) -> usize {
         match self {
             TensorDtype::Kiln(d) => d.element_align(),
@@ -268,6 +274,7 @@ pub enum QuantLink {
 
 impl QuantLink {
     /// The scheme number: 0, 1 or 2.
+    #[doc(hidden)]
     pub const fn scheme(&self) -> u8 {
         match self {
             QuantLink::None => 0,
@@ -277,6 +284,7 @@ impl QuantLink {
     }
 
     /// `none`, `scales` or `scales+outer`.
+    #[doc(hidden)]
     pub const fn name(&self) -> &'static str {
         match self {
             QuantLink::None => "none",
@@ -334,11 +342,13 @@ pub enum InPlace {
 impl InPlace {
     /// The verdict for a payload at `offset` whose elements need `align`,
     /// on this host.
+    #[doc(hidden)]
     pub fn of(offset: u64, align: usize) -> InPlace {
         InPlace::on_host(offset, align, HOST_IS_LITTLE_ENDIAN)
     }
 
     /// The verdict on a host of the given byte order.
+    #[doc(hidden)]
     pub fn on_host(offset: u64, align: usize, little_endian_host: bool) -> InPlace {
         if align > 1 && !little_endian_host {
             InPlace::BigEndianHost
@@ -350,6 +360,7 @@ impl InPlace {
     }
 
     /// Whether it can.
+    #[doc(hidden)]
     pub const fn is_yes(&self) -> bool {
         matches!(self, InPlace::Yes)
     }
@@ -397,6 +408,7 @@ pub struct TensorFacts {
 impl TensorFacts {
     /// The facts of `t`, a tensor of directory `directory` whose payload
     /// region starts at absolute offset `payload_offset` of its file.
+    #[doc(hidden)]
     pub fn of_view(directory: usize, payload_offset: u64, t: &TensorView<'_>) -> TensorFacts {
         let dtype = TensorDtype::Kiln(t.dtype());
         let offset = payload_offset.saturating_add(t.byte_offset());
@@ -434,6 +446,7 @@ impl TensorFacts {
     }
 
     /// The payload's absolute byte range in its file.
+    #[doc(hidden)]
     pub fn range(&self) -> core::ops::Range<u64> {
         self.offset..self.offset.saturating_add(self.length)
     }
@@ -507,6 +520,7 @@ pub const MAX_METADATA: usize = 10_000;
 
 impl Inspection {
     /// The total length of its files.
+    #[doc(hidden)]
     pub fn bytes(&self) -> u64 {
         self.files
             .iter()
@@ -514,6 +528,7 @@ impl Inspection {
     }
 
     /// Tensor `index` of directory `directory`.
+    #[doc(hidden)]
     pub fn tensor_in(&self, directory: usize, index: usize) -> Option<&TensorFacts> {
         let d = self.directories.get(directory)?;
         if index >= d.count {
@@ -524,12 +539,14 @@ impl Inspection {
 
     /// Where tensor `index` of directory `directory` is in
     /// [`Inspection::tensors`].
+    #[doc(hidden)]
     pub fn position_of(&self, directory: usize, index: usize) -> Option<usize> {
         let d = self.directories.get(directory)?;
         (index < d.count).then_some(d.first.checked_add(index)?)
     }
 
     /// The tensors' positions in [`Inspection::tensors`], in listing order.
+    #[doc(hidden)]
     pub fn listing(&self) -> impl Iterator<Item = usize> + '_ {
         let wire = 0..if self.order.is_empty() {
             self.tensors.len()
@@ -541,18 +558,21 @@ impl Inspection {
 
     /// The path text of a tensor's directory (`""` for a bare directory),
     /// or `None` for a foreign file's tensors.
+    #[doc(hidden)]
     pub fn path_of(&self, t: &TensorFacts) -> Option<String> {
         let path = self.directories.get(t.directory)?.path.as_ref()?;
         Some(path.text())
     }
 
     /// The source file of a tensor, in a model of several files.
+    #[doc(hidden)]
     pub fn source_of(&self, t: &TensorFacts) -> Option<&str> {
         self.directories.get(t.directory)?.source.as_deref()
     }
 
     /// The positions in [`Inspection::tensors`] of the tensors `t`'s
     /// quantization links point to: scales, then outer.
+    #[doc(hidden)]
     pub fn links_of(&self, t: &TensorFacts) -> (Option<usize>, Option<usize>) {
         let at = |i: usize| self.position_of(t.directory, i);
         match t.quant {

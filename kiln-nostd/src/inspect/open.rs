@@ -41,11 +41,13 @@ use crate::stream::{Checker, Need, Paused, ReadAt, Step};
 /// The first read of a file opened by ranges: the frame and every head of
 /// a file of thousands of tensors (a GGUF or safetensors head of a large
 /// vocabulary, too) in one request.
+#[doc(hidden)]
 pub const FIRST_READ: u64 = 2 << 20;
 
 /// The largest scratch a file opened by ranges may need: the record image
 /// (every byte outside the payload regions) plus the largest directory
 /// head. A file that needs more is refused ([`Refusal::Capacity`]).
+#[doc(hidden)]
 pub const MAX_SCRATCH: usize = 64 << 20;
 
 /// The first scratch: enough for most files' images and heads.
@@ -173,7 +175,17 @@ enum Stop {
 }
 
 /// Opens one Kiln file of a known length into the inspection model by
-/// ranges; see the [module](self) text.
+/// ranges, sans-I/O: it says which byte range it needs next
+/// ([`KilnOpener::next_read`]), takes the bytes when the caller has them
+/// ([`KilnOpener::give`]), and gives the model once every rule passed
+/// ([`KilnOpener::finish`]), with the verdict, code and offset of
+/// [`crate::check()`]. It drives the incremental checker, paused between
+/// reads, so a caller that awaits each read holds no borrow across the
+/// wait; payload bytes no rule reads are never asked for. Reads are
+/// planned here, for every caller: the first takes 2 MiB (a frame and
+/// the heads of a file of thousands of tensors in one request), later
+/// misses read ahead a window that doubles while the checker walks on in
+/// order, and a miss past a skipped payload reads 64 KiB.
 ///
 /// ```
 /// use kiln_nostd::inspect::{recognise, KilnOpener};
@@ -273,6 +285,7 @@ impl KilnOpener {
     }
 
     /// How the file is read, once known.
+    #[doc(hidden)]
     pub fn reading(&self) -> Option<&Reading> {
         self.reading.as_ref()
     }

@@ -26,6 +26,7 @@ pub const DEFAULT_NODES: usize = 128;
 /// (kiln-wasm) all use this one cap, so a type one of them accepts the
 /// others accept too. The table is about 40 bytes a node on a 64-bit host
 /// (160 KiB): tools keep it on the heap (`Box<CompiledType<TOOL_NODES>>`).
+#[doc(hidden)]
 pub const TOOL_NODES: usize = 4096;
 
 /// How deeply type text may nest. Deeper than the 64 containers a value
@@ -36,6 +37,7 @@ pub const MAX_TYPE_NESTING: usize = 256;
 /// What one node of a compiled type is.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[doc(hidden)]
 pub enum NodeKind {
     /// A fixed-width scalar.
     Scalar(Scalar),
@@ -194,6 +196,7 @@ impl<'t, const N: usize> CompiledType<'t, N> {
     }
 
     /// The fewest bytes one value of this type can take.
+    #[doc(hidden)]
     pub const fn min_size(&self) -> u64 {
         match self.nodes.first() {
             Some(root) => root.min as u64,
@@ -202,6 +205,7 @@ impl<'t, const N: usize> CompiledType<'t, N> {
     }
 
     /// Whether every value of this type takes zero bytes.
+    #[doc(hidden)]
     pub const fn is_zero_size(&self) -> bool {
         match self.nodes.first() {
             Some(root) => root.zero_size,
@@ -385,11 +389,13 @@ impl<'c, 't> TypeRef<'c, 't> {
     }
 
     /// What this type is.
+    #[doc(hidden)]
     pub fn kind(&self) -> NodeKind {
         self.node().kind
     }
 
     /// The node's index in the table.
+    #[doc(hidden)]
     pub const fn index(&self) -> usize {
         self.index as usize
     }
@@ -401,22 +407,26 @@ impl<'c, 't> TypeRef<'c, 't> {
     }
 
     /// The fewest bytes one value can take.
+    #[doc(hidden)]
     pub fn min_size(&self) -> u64 {
         u64::from(self.node().min)
     }
 
     /// Whether every value takes zero bytes.
+    #[doc(hidden)]
     pub fn is_zero_size(&self) -> bool {
         self.node().zero_size
     }
 
     /// Whether this is `list<u8>`, the bytes type.
+    #[doc(hidden)]
     pub fn is_bytes(&self) -> bool {
         self.kind() == NodeKind::List
             && self.element().map(|e| e.kind()) == Some(NodeKind::Scalar(Scalar::U8))
     }
 
     /// The element of a list, the value of an opt, the value of a dict.
+    #[doc(hidden)]
     pub fn element(&self) -> Option<TypeRef<'c, 't>> {
         match self.kind() {
             NodeKind::List | NodeKind::Opt | NodeKind::Dict => Some(TypeRef {
@@ -428,11 +438,13 @@ impl<'c, 't> TypeRef<'c, 't> {
     }
 
     /// How many fields a struct has (0 for any other type).
+    #[doc(hidden)]
     pub fn field_count(&self) -> usize {
         usize::from(self.node().fields)
     }
 
     /// A struct's fields in order: name and type. Empty for other types.
+    #[doc(hidden)]
     pub fn fields(&self) -> Fields<'c, 't> {
         let node = self.node();
         let is_struct = node.kind == NodeKind::Struct;
@@ -444,6 +456,7 @@ impl<'c, 't> TypeRef<'c, 't> {
     }
 
     /// The field name, when this type is a struct field's type.
+    #[doc(hidden)]
     pub fn field_name(&self) -> Option<&'t str> {
         let node = self.node();
         node.is_field.then_some(node.field)

@@ -7,9 +7,7 @@ use core::fmt;
 
 mod compiled;
 
-pub use compiled::{
-    CompiledType, Node, NodeKind, TypeRef, DEFAULT_NODES, MAX_TYPE_NESTING, TOOL_NODES,
-};
+pub use compiled::{CompiledType, NodeKind, TypeRef, DEFAULT_NODES, MAX_TYPE_NESTING, TOOL_NODES};
 
 /// FNV-1a 64 offset basis.
 pub(crate) const FNV_OFFSET: u64 = 14_695_981_039_346_656_037;
@@ -53,6 +51,7 @@ pub enum Scalar {
 
 impl Scalar {
     /// Every scalar.
+    #[doc(hidden)]
     pub const ALL: [Scalar; 13] = [
         Scalar::Bool,
         Scalar::I8,
@@ -99,6 +98,7 @@ impl Scalar {
     }
 
     /// The scalar named `name` in type text.
+    #[doc(hidden)]
     pub fn from_name(name: &str) -> Option<Scalar> {
         Scalar::ALL.into_iter().find(|s| s.name() == name)
     }
@@ -146,21 +146,25 @@ pub(crate) const fn fnv_token(mut hash: u64, token: &[u8]) -> u64 {
 
 /// How many nodes the compile-time table of a Rust type may have. A Rust
 /// type larger than this fails to compile, with a message saying so.
+#[doc(hidden)]
 pub const SCHEMA_NODES: usize = 1024;
 
 impl Schema {
     /// The FNV-1a 64 schema hash a frame carries.
+    #[doc(hidden)]
     pub const fn hash(&self) -> u64 {
         CompiledType::<'static, SCHEMA_NODES>::from_schema(self).hash()
     }
 
     /// The fewest bytes one value of this type can take.
+    #[doc(hidden)]
     pub const fn min_size(&self) -> u64 {
         CompiledType::<'static, SCHEMA_NODES>::from_schema(self).min_size()
     }
 
     /// Whether every value of this type takes zero bytes (`struct{}` and
     /// structs made only of such).
+    #[doc(hidden)]
     pub const fn is_zero_size(&self) -> bool {
         CompiledType::<'static, SCHEMA_NODES>::from_schema(self).is_zero_size()
     }
@@ -187,6 +191,7 @@ impl Schema {
 
     /// Whether this is the bytes type `list<u8>`, whose length uses the
     /// byte cap.
+    #[doc(hidden)]
     pub const fn is_bytes(&self) -> bool {
         matches!(self, Schema::List(Schema::Scalar(Scalar::U8)))
     }

@@ -339,6 +339,7 @@ pub struct Checker<'c, 't, 's, const N: usize, const DEPTH: usize = { MAX_DEPTH 
 /// A [`Checker`] set aside by [`Checker::pause`]: its state without the
 /// type and the scratch it borrows.
 #[derive(Clone, Debug)]
+#[doc(hidden)]
 pub struct Paused<const DEPTH: usize = { MAX_DEPTH as usize }> {
     type_hash: u64,
     scratch_len: usize,
@@ -502,6 +503,7 @@ impl<'c, 't, 's, const N: usize, const DEPTH: usize> Checker<'c, 't, 's, N, DEPT
     /// header bytes): once [`Need::Done`], [`Checker::into_image`] is one
     /// valid message of the same type, for a typed decoder to read the
     /// record from. The scratch must then hold all of it.
+    #[doc(hidden)]
     pub fn keeping_record(mut self) -> Self {
         self.keep = true;
         self
@@ -561,6 +563,7 @@ impl<'c, 't, 's, const N: usize, const DEPTH: usize> Checker<'c, 't, 's, N, DEPT
     }
 
     /// Absolute offset of the next byte the checker expects.
+    #[doc(hidden)]
     pub fn position(&self) -> u64 {
         self.pos
     }
@@ -683,8 +686,8 @@ impl<'c, 't, 's, const N: usize, const DEPTH: usize> Checker<'c, 't, 's, N, DEPT
         }
     }
 
-    /// The input ends at [`Checker::position`]. After the value: the check
-    /// is done. Inside it: EOF, the fault the whole-buffer check reports
+    /// The input ends after the bytes given so far. After the value: the
+    /// check is done. Inside it: EOF, the fault the whole-buffer check reports
     /// for bytes that end there. After a fault: that fault, or the EOF of a
     /// count claimed before it that does not fit.
     pub fn end(&mut self) -> Result<()> {
@@ -783,6 +786,7 @@ impl<'c, 't, 's, const N: usize, const DEPTH: usize> Checker<'c, 't, 's, N, DEPT
     /// reads come back in later calls): [`Paused::resume`] with the same
     /// type and the same scratch, its bytes untouched, goes on where it
     /// stopped.
+    #[doc(hidden)]
     pub fn pause(self) -> Paused<DEPTH> {
         Paused {
             type_hash: self.ty.hash(),
@@ -811,6 +815,7 @@ impl<'c, 't, 's, const N: usize, const DEPTH: usize> Checker<'c, 't, 's, N, DEPT
     /// [`Need::Done`]: the message's bytes outside its payload regions,
     /// each `tensors` block replaced by the empty directory. `None` before
     /// that, or without [`Checker::keeping_record`].
+    #[doc(hidden)]
     pub fn into_image(self) -> Option<&'s [u8]> {
         if !self.keep || !matches!(self.state, State::Done) {
             return None;

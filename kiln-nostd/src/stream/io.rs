@@ -205,7 +205,7 @@ fn pull<R: embedded_io::Read, S: PayloadSink, const N: usize>(
 /// [`check_from`], then the record: its fields decoded into `place` the
 /// [`crate::from_bytes_into`] way (framed or bare as `options` say),
 /// borrowing from `scratch`, which keeps the message's bytes outside the
-/// payload regions ([`Checker::keeping_record`]). Each `tensors` field of
+/// payload regions (the checker keeps the record). Each `tensors` field of
 /// the record holds [`crate::Directory::EMPTY`] afterwards: the tensors
 /// went to `sink` (heads and payloads), where the program keeps them and
 /// parses them in place. `ty` must be the record's type
