@@ -144,6 +144,8 @@ pub struct Reading {
     pub framed: bool,
     pub limits: Limits,
     pub message: Option<MessageType>,
+    /// The core's known type, when the type is one.
+    pub known: Option<kiln_nostd::inspect::KnownType>,
 }
 
 impl Reading {
@@ -211,20 +213,46 @@ pub fn reading(bytes: &[u8], flags: &ReadFlags, file: &str) -> Result<Reading, F
             ));
         }
     }
-    // The core's one rule, as every tool reads a Kiln file.
+    // The core's one rule, as every tool reads a Kiln file; a frame whose
+    // hash names no type it knows is said in the command line's words
+    // (the type is given with --type), whatever the core's text.
     let core =
         kiln_nostd::inspect::recognise(bytes, type_text.as_deref(), flags.framed, flags.limits)
-            .map_err(|e| Failure::kiln(file, e))?;
+            .map_err(|e| match (e.code(), frame::peek(bytes)) {
+                (Some(kiln_nostd::Code::Schema), Some(info)) => unknown_hash(file, info.hash),
+                _ => Failure::kiln(file, e),
+            })?;
     let message = core.known.map(|k| match k.converted_from {
         kiln_convert::Format::Gguf => MessageType::Gguf,
         _ => MessageType::Safetensors,
     });
     Ok(Reading {
+        known: core.known,
         type_text: core.type_text,
         framed: core.framed,
         limits: core.limits,
         message,
     })
+}
+
+/// A frame whose schema hash names no type this tool knows: neither a
+/// `--type` nor one of the message types `kiln convert` writes.
+fn unknown_hash(file: &str, hash: u64) -> Failure {
+    let known: Vec<String> = kiln_nostd::inspect::KNOWN_TYPES
+        .iter()
+        .map(|k| format!("{:#018x}", k.hash))
+        .collect();
+    Failure::invalid(
+        file,
+        "SCHEMA",
+        &format!(
+            "the frame's schema hash {hash:#018x} does not name a type this tool knows (the \
+             message types `kiln convert` writes are {}), and a hash does not tell its type: \
+             give the type with --type TYPE",
+            known.join(" and ")
+        ),
+        Some(8),
+    )
 }
 
 /// How a file is named in an error line: `standard input` for `-`.

@@ -16,11 +16,11 @@ use std::process::ExitCode;
 use kiln_convert::head::{inspect_head, sniff};
 use kiln_convert::inspect::{inspect_kiln, join};
 use kiln_convert::{Format, LIMITS};
-use kiln_nostd::inspect::{recognise, InPlace, Inspection, QuantLink, TensorFacts};
+use kiln_nostd::inspect::{InPlace, Inspection, QuantLink, Reading, TensorFacts};
 use kiln_nostd::Limits;
 
 use crate::common::{
-    human_count, human_size, read_input, type_arg, unknown_option, ArgWalk, Failure,
+    human_count, human_size, read_input, reading, unknown_option, ArgWalk, Failure, ReadFlags,
 };
 
 pub const USAGE: &str = "usage: kiln inspect [--type TYPE] [--cap N] [--json] FILE";
@@ -102,9 +102,18 @@ fn invalid(file: &str, e: kiln_convert::Error) -> Failure {
 /// A Kiln file's model, read as the flags and its bytes say.
 fn kiln(args: &InspectArgs, input: &[u8]) -> Result<Inspection, Failure> {
     let file = args.file.as_str();
-    let type_text = args.type_text.as_deref().map(type_arg).transpose()?;
-    let reading = recognise(input, type_text.as_deref(), None, Some(args.limits))
-        .map_err(|e| Failure::kiln(file, e))?;
+    let flags = ReadFlags {
+        type_text: args.type_text.clone(),
+        framed: None,
+        limits: Some(args.limits),
+    };
+    let read = reading(input, &flags, file)?;
+    let reading = Reading {
+        type_text: read.type_text,
+        framed: read.framed,
+        limits: read.limits,
+        known: read.known,
+    };
     inspect_kiln(file, input, &reading).map_err(|e| Failure::kiln(file, e))
 }
 

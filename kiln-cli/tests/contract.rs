@@ -330,8 +330,7 @@ fn every_fault_class_through_every_command() {
         if row.args[0] == "convert" {
             row.says.push("safetensors conversion message".into());
         } else {
-            row.says.push("give the type".into());
-            row.says.push("(found 0x".into());
+            row.says.push("--type TYPE".into());
         }
     }
 

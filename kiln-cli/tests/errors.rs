@@ -118,11 +118,7 @@ fn kiln_messages_and_directories() {
             assert_invalid(&out, &what);
             if framed && cut >= 16 {
                 assert!(out.stderr.contains(": SCHEMA: "), "{what}: {}", out.stderr);
-                assert!(
-                    out.stderr.contains("give the type"),
-                    "{what}: {}",
-                    out.stderr
-                );
+                assert!(out.stderr.contains("--type"), "{what}: {}", out.stderr);
                 assert!(
                     out.stderr.ends_with(" at byte 8\n"),
                     "{what}: {}",

@@ -68,7 +68,7 @@ fn a_frame_of_another_type_needs_its_type_and_then_needs_no_framed_flag() {
         "{}",
         out.stderr
     );
-    assert!(out.stderr.contains("give the type"), "{}", out.stderr);
+    assert!(out.stderr.contains("--type"), "{}", out.stderr);
     assert!(out.stderr.contains("0x6ba705042278936a"), "{}", out.stderr);
     // The frame is seen without --framed.
     let out = kiln(&["check", "--type", BATCH, &file], b"");
