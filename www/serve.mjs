@@ -3,7 +3,8 @@
 //
 //   node www/serve.mjs [--port N] [--open FILE [--type TYPE]]
 //
-// With --open, FILE is served at /open/<name> and the printed URL opens it.
+// With --open, FILE is served at /open/<name> and the printed URL opens it
+// (as its bytes say; with --type, read as that type).
 //
 // Files are served with HTTP Range requests (206, one range), which the
 // inspector's ?url= reads a remote file by; `stats.sent` counts the bytes
@@ -85,12 +86,27 @@ export function startServer({ root = WWW, port = 0, extra = {}, cors = false, de
   }));
 }
 
-function modeOf(file) {
+/**
+ * Whether the inspector module opens `file` as its bytes say (no type
+ * given): a message of a type it does not know needs its type text. Null
+ * when the module is not built.
+ */
+async function opensAlone(file) {
+  const module = path.join(WWW, 'inspect/kiln_inspect.js');
+  if (!fs.existsSync(module)) return null;
+  const { initSync, openFile } = await import(module);
+  initSync({ module: fs.readFileSync(path.join(WWW, 'inspect/kiln_inspect_bg.wasm')) });
   const fd = fs.openSync(file, 'r');
-  const magic = Buffer.alloc(4);
-  fs.readSync(fd, magic, 0, 4, 0);
-  fs.closeSync(fd);
-  return { KLNT: 'directory', KLN0: 'framed' }[magic.toString('latin1')] ?? 'plain';
+  try {
+    const read = (at, len) => { const b = new Uint8Array(len); fs.readSync(fd, b, 0, len, at); return b; };
+    const opened = await openFile(fs.fstatSync(fd).size, read, { name: path.basename(file) });
+    opened.free();
+    return { ok: true };
+  } catch (e) {
+    return { ok: false, error: e };
+  } finally {
+    fs.closeSync(fd);
+  }
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
@@ -104,8 +120,13 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
     const name = path.basename(file);
     extra[`/open/${encodeURIComponent(name)}`] = file;
     const type = opt('--type');
-    const mode = type && modeOf(file) === 'directory' ? 'plain' : modeOf(file);
-    query = `?url=/open/${encodeURIComponent(name)}&name=${encodeURIComponent(name)}&mode=${mode}${type ? `&type=${encodeURIComponent(type)}` : ''}`;
+    // The page reads the file as its bytes say: the URL names a type only when one was given.
+    query = `?url=/open/${encodeURIComponent(name)}&name=${encodeURIComponent(name)}${type ? `&type=${encodeURIComponent(type)}` : ''}`;
+    const alone = type ? null : await opensAlone(file);
+    if (alone && !alone.ok) {
+      console.log(`${name} does not open as its bytes say (${alone.error.message});`);
+      console.log(`a message of a type the inspector does not know needs it: bash scripts/www.sh ${open} 'TYPE TEXT'`);
+    }
   }
   const { url } = await startServer({ port: Number(opt('--port') ?? 8417), extra });
   console.log(`Kiln inspector: ${url}${query}`);
