@@ -7,7 +7,7 @@
 // format and the mode selector), table.js, tensor.js (the tensor panel
 // with charts.js), metadata.js, errors.js and compare.js.
 import { $, el, int, fmtBytes, breakable } from './ui.js';
-import { call, cancel, job as newJob, io } from './rpc.js';
+import { call, cancel, restart, job as newJob, io } from './rpc.js';
 import { setupModes, showDetected, resetModes, override, setOverride, formatTitle } from './format.js';
 import { showTable, refreshRows, renderRows, relayout, select, step, filterPath, firstRow, selected } from './table.js';
 import { setModel, showTensor, showNothing, stop as stopStats } from './tensor.js';
@@ -17,10 +17,12 @@ import { fileLabels } from './set.js';
 import { setupCompare } from './compare.js';
 
 const state = {
-  file: null, source: null, name: '', tensors: [], dirs: [], samples: [], openJob: 0, io,
+  file: null, source: null, name: '', tensors: [], dirs: [], metadata: [], samples: [], openJob: 0, io,
   openIo: null, openMs: 0, checkMs: 0, drawnMs: undefined, pickedAt: undefined, setPlace: null, comparison: null, format: null,
 };
 window.kilnInspector = state; // for the end-to-end tests and the console
+/** The worker's wasm memory past which the next file opens in a new worker. */
+const WORKER_MEMORY = 64 << 20;
 
 // ---------------------------------------------------------------- opening
 
@@ -43,6 +45,9 @@ function setBusy(text, job) {
 async function openModel(files, name, source, reading = {}) {
   stopStats();
   cancel(state.openJob);
+  // Wasm memory never shrinks: after a file that needed much of it, the
+  // next opens in a new worker.
+  if (io.wasmMemory > WORKER_MEMORY) restart();
   const job = newJob();
   state.openJob = job;
   state.source = source;
@@ -103,7 +108,7 @@ function reopen() {
 // ---------------------------------------------------------------- the model
 
 const updateIo = () => {
-  if ($('read-bytes')) $('read-bytes').textContent = `${fmtBytes(io.bytesRead)}, ${int(io.requests)} reads`;
+  if ($('read-bytes')) $('read-bytes').textContent = `${fmtBytes(io.bytesRead)}, ${int(io.requests)} read${io.requests === 1 ? '' : 's'}`;
   if ($('wasm-memory')) $('wasm-memory').textContent = fmtBytes(io.wasmMemory);
 };
 
@@ -117,7 +122,7 @@ function factsOf(r) {
     const labels = fileLabels(h.files.map((f) => f.name));
     const counts = new Map();
     for (const t of r.tensors) counts.set(t.file, (counts.get(t.file) ?? 0) + 1);
-    facts.push(['Files', el('span', { id: 'set-files' }, `${h.files.length}`, ...h.files.map((f, i) => el('small', { title: f.name }, el('b', {}, labels[i]), ` ${int(counts.get(f.name) ?? 0)} tensors, ${fmtBytes(f.bytes)}`)))]);
+    facts.push(['Files', el('span', { id: 'set-files' }, `${h.files.length}`, ...h.files.map((f, i) => el('small', { title: f.name }, el('b', {}, labels[i]), ` ${int(counts.get(f.name) ?? 0)} tensors, `, el('span', { class: 'nowrap' }, fmtBytes(f.bytes)))))]);
   }
   facts.push(['Format', formatTitle(h)], ['Size', `${fmtBytes(h.bytes)}`], ['Bytes', int(h.bytes)]);
   if (message) facts.push(['Type', el('span', { class: 'type-text' }, ...breakable(k.type, /(?<=[,{<])/))], ['Framed', k.framed ? 'yes' : 'no']);
@@ -170,10 +175,12 @@ function showModel(r) {
   // The metadata after the table: its text can be megabytes (a tokenizer).
   const box = $('meta-box');
   box.dataset.meta = 'pending';
+  state.metadata = [];
   $('meta').replaceChildren(el('p', { class: 'muted' }, 'Reading\u2026'));
   const shown = r;
   call({ op: 'metadata', side: 'a' }).then((m) => {
     if (state.file !== shown) return;
+    state.metadata = m.metadata ?? [];
     box.hidden = !m.metadata?.length && !m.omitted && !!h.kiln && !message;
     showMetadata(m.metadata ?? [], m.omitted, (i) => call({ op: 'metaValue', side: 'a', i }).then((v) => v.text));
     box.dataset.meta = 'done';

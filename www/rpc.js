@@ -2,10 +2,8 @@
 // jobs (an open, statistics, a comparison) with progress and a cancel.
 // An open's tensors come as one transferred JSON buffer, parsed here once.
 
-const worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
-export const ready = new Promise((resolve) => {
-  worker.addEventListener('message', ({ data }) => { if (data.ready) resolve(); }, { once: true });
-});
+let worker = null;
+export let ready = null;
 let nextId = 1;
 let nextJob = 1;
 const pending = new Map();
@@ -13,7 +11,7 @@ const progress = new Map();
 /** The worker's last count of bytes read, requests and wasm memory. */
 export const io = { bytesRead: 0, requests: 0, wasmMemory: 0 };
 
-worker.addEventListener('message', ({ data }) => {
+function onMessage({ data }) {
   if (data.ready) return;
   if (data.progress !== undefined) { progress.get(data.job)?.(data.progress, data.label); return; }
   const done = pending.get(data.id);
@@ -27,7 +25,30 @@ worker.addEventListener('message', ({ data }) => {
     data.postMs = performance.timeOrigin + t0 - data.postedAt;
   }
   done?.(data);
-});
+}
+
+function start() {
+  worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
+  ready = new Promise((resolve) => {
+    worker.addEventListener('message', ({ data }) => { if (data.ready) resolve(); }, { once: true });
+  });
+  worker.addEventListener('message', onMessage);
+}
+start();
+
+/**
+ * A new worker, the old one ended (what it was doing replies `cancelled`):
+ * wasm memory never shrinks, so a page that opened a file with a large
+ * head starts again from a small memory for the next.
+ */
+export function restart() {
+  worker.terminate();
+  for (const done of pending.values()) done({ cancelled: true });
+  pending.clear();
+  progress.clear();
+  io.wasmMemory = 0;
+  start();
+}
 
 /** A new job number: what `call` takes as `job`, and `cancel` stops. */
 export const job = () => nextJob++;

@@ -139,7 +139,9 @@ async function readChunks(r, t, chunks, together, signal, each) {
   let next = 0;
   const start = () => {
     const [first, count] = chunks[next++];
-    return readElements(r, t, first, count, signal).then((got) => ({ ...got, first, count }));
+    const p = readElements(r, t, first, count, signal).then((got) => ({ ...got, first, count }));
+    p.catch(() => {}); // a read after the one that failed (a cancel) is not awaited: its rejection is no error
+    return p;
   };
   const inFlight = [];
   while (inFlight.length < together && next < chunks.length) inFlight.push(start());

@@ -139,7 +139,7 @@ function showStats(t, box, r) {
     ? el('p', { class: 'note sample', id: 'stats-source' },
       el('b', {}, 'A sample: '), `${int(r.elements)} of ${int(r.total)} elements in ${r.runs} runs spread evenly over the tensor, ${fmtBytes(r.bytesRead)} read of ${fmtBytes(r.tensorBytes)}. `,
       readAllButton(t, box, `Read all ${fmtBytes(r.tensorBytes)}`))
-    : el('p', { class: 'note', id: 'stats-source' }, `All ${int(r.total)} elements, ${fmtBytes(r.bytesRead)} read in ${Math.round(r.ms)} ms.`);
+    : el('p', { class: 'note', id: 'stats-source' }, `All ${int(r.total)} elements, ${fmtBytes(r.bytesRead)} read${r.bytesRead > r.tensorBytes ? ' (the tensor twice: over 64 MiB is not kept for the histogram)' : ''} in ${Math.round(r.ms)} ms.`);
   const parts = [
     el('div', { class: 'stats' },
       stat('min', finite ? fmtNum(min) : '\u2014'), stat('max', finite ? fmtNum(max) : '\u2014'), stat('mean', finite ? fmtNum(mean) : '\u2014'),

@@ -20,6 +20,7 @@ import { fileSource, urlSource } from './source.js';
 import { isIndexName, setOrder } from './set.js';
 import { firstValues, tensorStats } from './stats.js';
 import { compareTensors } from './diff.js';
+import { metadataOf } from './model-json.js';
 
 const wasm = await init();
 /** The open models, by side. */
@@ -215,20 +216,15 @@ function valueText(value) {
 }
 
 /** The model's metadata, from the module's JSON form: each key, type and a preview of its value. */
-function metadataOf(model) {
+function metadataList(model) {
   if (!model.meta) {
     const kilns = model.main ? [[model.main, null]] : model.parts.map((p) => [p.kiln, p.source.name]);
     const entries = [];
     let omitted = 0;
     for (const [kiln, file] of kilns) {
-      // The JSON form is pretty: its metadata array ends where the line
-      // of `omitted_values` starts (a value's text holds no raw newline).
-      const json = kiln.json();
-      const from = json.indexOf('"metadata": [') + '"metadata": '.length;
-      const to = json.indexOf(',\n  "omitted_values": ');
-      const rest = /^,\n {2}"omitted_values": (\d+)/.exec(json.slice(to));
-      omitted += Number(rest?.[1] ?? 0);
-      for (const m of JSON.parse(json.slice(from, to))) entries.push({ ...m, key: file && kilns.length > 1 ? `${file} \u203a ${m.key}` : m.key });
+      const meta = metadataOf(kiln.json());
+      omitted += meta.omitted;
+      for (const m of meta.entries) entries.push({ ...m, key: file && kilns.length > 1 ? `${file} \u203a ${m.key}` : m.key });
     }
     model.meta = { entries, omitted };
   }
@@ -247,7 +243,7 @@ function metadataOf(model) {
 
 const ops = {
   open: (m, signal) => open(m, signal),
-  metadata: ({ side }) => metadataOf(models[side]),
+  metadata: ({ side }) => metadataList(models[side]),
   metaValue: ({ side, i }) => ({ text: valueText(models[side].meta.entries[i].value) }),
   first: ({ side, index, count }, signal) => {
     const model = models[side];
