@@ -15,9 +15,11 @@
 //
 // With `delayMs`, every request is answered that many milliseconds late
 // (a far host's round trip; `setDelay(ms)` changes it between runs).
-// `stats.requests` counts the requests answered; `stats`, when given, is
-// the object to count into (tests/e2e/server-thread.mjs passes counters in
-// shared memory). Each file is sent with an ETag (its size and time), which
+// `stats.requests` counts the requests answered, and `stats.log`, when
+// the caller gives one, lists each as it arrives (its path and Range
+// header); `stats`,
+// when given, is the object to count into (tests/e2e/server-thread.mjs
+// passes counters in shared memory). Each file is sent with an ETag (its size and time), which
 // @huggingface/hub's downloads require.
 import http from 'node:http';
 import fs from 'node:fs';
@@ -34,6 +36,8 @@ const TYPES = {
 export function startServer({ root = WWW, port = 0, extra = {}, cors = false, delayMs = 0, stats = { sent: 0, requests: 0, paths: {} } } = {}) {
   let delay = delayMs;
   const server = http.createServer((req, res) => {
+    // Logged when it arrives, before any delay: what the client asked for.
+    stats.log?.push({ path: new URL(req.url, 'http://127.0.0.1').pathname, range: req.headers.range ?? null });
     if (delay > 0) setTimeout(answer, delay, req, res);
     else answer(req, res);
   });

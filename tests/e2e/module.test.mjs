@@ -230,6 +230,17 @@ test('the inspector\'s module imports in node as the ES module its package.json 
   assert.equal(r.stderr, '', 'no warning about the module\'s kind');
 });
 
+test('the page reads asynchronously: no FileReaderSync and no synchronous XMLHttpRequest in www/', () => {
+  const www = path.join(root, 'www');
+  const files = fs.readdirSync(www).filter((f) => /\.(m?js|html)$/.test(f));
+  assert.ok(files.includes('worker.js') && files.includes('source.js'), files.join(' '));
+  for (const f of files) {
+    const text = fs.readFileSync(path.join(www, f), 'utf8');
+    assert.ok(!/FileReaderSync/.test(text), `${f} uses FileReaderSync`);
+    assert.ok(!/XMLHttpRequest/.test(text), `${f} uses XMLHttpRequest`);
+  }
+});
+
 test('the TypeScript types follow the split: the core declares what it exports, the inspector the rest', () => {
   const dts = (f) => fs.readFileSync(path.join(root, f), 'utf8');
   const core = dts('www/pkg/kiln_wasm.d.ts');
