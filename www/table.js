@@ -16,7 +16,7 @@ const MAX_LINES = 3;
 
 const state = {
   tensors: [], rows: [], sort: { key: 'order', dir: 1 }, selected: -1, all: [], columns: [], lines: 1,
-  onSelect: () => {}, labels: new Map(), duplicate: new Set(), charPx: 7.2,
+  onSelect: () => {}, labels: new Map(), duplicate: new Set(), charPx: 0,
 };
 
 /** The bits per weight of a ggml block type (`8.5` for Q8_0's 34 bytes per 32). */
@@ -37,12 +37,15 @@ const COLUMNS = [
   { key: 'name', label: 'Name' },
   { key: 'dtype', label: 'Dtype', text: (t) => t.dtype, tag: true },
   { key: 'shape', label: 'Shape', text: (t) => shapeText(t.shape), max: 26 },
-  { key: 'elements', label: 'Elements', num: true, text: (t) => (t.elements === null ? '' : int(t.elements)) },
-  { key: 'bytes', label: 'Bytes', num: true, text: (t) => fmtBytes(t.bytes) },
-  { key: 'offset', label: 'Offset', num: true, text: (t) => hex(t.offset) },
+  { key: 'elements', label: 'Elements', num: true, text: (t) => (t.elements === null ? '' : int(t.elements)), width: (t) => (t.elements === null ? 0 : digits(t.elements) * 4 / 3) },
+  { key: 'bytes', label: 'Bytes', num: true, text: (t) => fmtBytes(t.bytes), width: () => 9 },
+  { key: 'offset', label: 'Offset', num: true, text: (t) => hex(t.offset), width: (t) => 2 + Math.ceil(Math.log2(Number(t.offset) + 1) / 4) },
   { key: 'quant', label: 'Quant', title: 'Quantization: a Kiln tensor\u2019s scales, or a ggml block type\u2019s bits per weight', text: quantText, tag: true, optional: true },
   { key: 'file', label: 'File', text: (t) => state.labels.get(t.file) ?? '', optional: true },
 ];
+
+/** The decimal digits of a whole number. */
+const digits = (n) => String(n).length;
 
 /** The width of one character of the rows' monospace font, in px. */
 function measureChar() {
@@ -70,27 +73,32 @@ const nameLabel = (t) => (state.duplicate.has(nameOf(t)) && t.path ? `${nameOf(t
 
 /** Shows a model's tensors: `labels` names each file's File cell (a set of files), `onSelect(index)` on a click. */
 export function showTable(tensors, { labels = null, onSelect }) {
-  state.tensors = tensors.map((t, order) => ({ ...t, order }));
+  tensors.forEach((t, order) => { t.order = order; }); // the model's own order, for sorting back to it
+  state.tensors = tensors;
   state.labels = labels ?? new Map();
   state.onSelect = onSelect;
   state.selected = -1;
   const seen = new Set();
   state.duplicate = new Set();
   for (const t of tensors) { const n = nameOf(t); if (seen.has(n)) state.duplicate.add(n); seen.add(n); }
-  state.charPx = measureChar();
+  state.charPx ||= measureChar();
   state.longestName = tensors.reduce((a, t) => Math.max(a, nameLabel(t).length), 0);
   state.all = COLUMNS.filter((c) => !c.optional || (c.key === 'file' ? labels !== null : tensors.some((t) => c.text(t)))).map((c) => ({ ...c }));
   for (const c of state.all) {
     if (!c.text) continue;
+    // A column's width from its texts' lengths (or, where formatting every
+    // cell would cost, a length known without it).
+    const width = c.width ?? ((t) => c.text(t).length);
     let longest = c.label.length + 2;
-    for (const t of tensors) longest = Math.max(longest, c.text(t).length);
-    c.ch = Math.min(longest, c.max ?? Infinity);
+    for (const t of tensors) longest = Math.max(longest, width(t));
+    c.ch = Math.min(Math.ceil(longest), c.max ?? Infinity);
+    c.wraps = longest > c.ch;
   }
   $('filter').value = '';
   fit();
 }
 
-/** Lays the table out, and again if that showed or hid the scroll bar (which narrows the rows). */
+/** Lays the table out, and again if that showed or hid the scroll bar (which narrows the rows; style.css keeps it shown). */
 function fit() {
   const scroll = $('table-scroll');
   const bar = () => scroll.offsetWidth - scroll.clientWidth;
@@ -123,7 +131,9 @@ function layout() {
   const shape = state.columns.find((c) => c.key === 'shape');
   let lines = 1;
   for (const t of state.tensors) {
-    lines = Math.max(lines, linesFor(nameLabel(t), perLine), shape ? linesFor(shapeText(t.shape), shape.ch) : 1);
+    const name = nameLabel(t);
+    if (name.length > perLine) lines = Math.max(lines, linesFor(name, perLine));
+    if (shape?.wraps) lines = Math.max(lines, linesFor(shapeText(t.shape), shape.ch));
     if (lines >= MAX_LINES) { lines = MAX_LINES; break; }
   }
   state.lines = lines;

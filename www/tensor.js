@@ -9,6 +9,7 @@ import { $, el, int, fmtNum, fmtBytes, hex, shapeText, nameOf, breakable } from 
 import { call, cancel, job as newJob } from './rpc.js';
 import { histogram, heatmap } from './charts.js';
 import { quantText } from './table.js';
+import { SAMPLE, hasElements } from './stats.js';
 
 const state = { tensors: new Map(), scaleOf: new Map(), statsJob: 0, shown: -1, side: 'a', multiFile: false, onLink: () => {}, onRead: () => {} };
 
@@ -33,7 +34,6 @@ export function stop() {
   state.statsJob = 0;
 }
 
-const hasElements = (t) => t.layout === null && t.dtype_code !== null && t.elements !== null;
 const link = (j, text) => el('button', { class: 'link', onclick: () => state.onLink(j) }, text);
 const width = (t) => Number(t.bytes) / Math.max(Number(t.elements), 1);
 
@@ -124,8 +124,6 @@ function runStats(t, box, all) {
     d.dataset.stats = 'done';
   });
 }
-
-const SAMPLE = 4 << 20; // the worker's sample (stats.js)
 
 function readAllButton(t, box, text) {
   return el('button', { class: 'button small read-all', id: 'read-all', onclick: () => runStats(t, box, true) },

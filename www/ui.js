@@ -42,7 +42,7 @@ export function fmtBytes(n) {
   return `${v.toFixed(v < 10 ? 2 : 1)} ${units[i]}`;
 }
 
-export const hex = (n, w = 0) => '0x' + BigInt(n).toString(16).padStart(w, '0');
+export const hex = (n, w = 0) => '0x' + (typeof n === 'number' ? n : BigInt(n)).toString(16).padStart(w, '0');
 export const shapeText = (s) => `[${s.join(', ')}]`;
 
 /** A tensor's name as the table shows it (a nameless one by its index in its directory). */
