@@ -141,6 +141,7 @@ function factsOf(r) {
 
 function showModel(r) {
   const h = r.header;
+  if (h.files.length > 1) state.name = r.title; // what a set is called: its index, or its first file
   state.file = r; state.tensors = r.tensors; state.dirs = r.directories; state.format = h.format;
   state.openIo = { ...r.io }; state.checkMs = r.checkMs; state.setPlace = r.place;
   showDetected(h);

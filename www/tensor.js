@@ -34,7 +34,7 @@ export function stop() {
   state.statsJob = 0;
 }
 
-const link = (j, text) => el('button', { class: 'link', onclick: () => state.onLink(j) }, text);
+const link = (j, text) => el('button', { class: 'link', onclick: () => state.onLink(j) }, ...breakable(text));
 const width = (t) => Number(t.bytes) / Math.max(Number(t.elements), 1);
 
 function facts(t) {

@@ -181,7 +181,7 @@ async function open({ side, files, type, framed, types = [] }, signal) {
       directories: kiln.directories(), place: header.format === 'kiln' ? null : setPlace(kiln, sources[0].name),
     });
   } else if (!index && kilns.every((k) => k.header.format === 'kiln')) {
-    model = concatenated(kilns, sources, `${kilns.length} files`);
+    model = concatenated(kilns, sources, `${sources[0].name}: ${kilns.length} files`);
   } else {
     const set = new FileSet(index?.name ?? sources[0].name);
     for (const k of kilns) set.add(k);
@@ -198,7 +198,7 @@ async function open({ side, files, type, framed, types = [] }, signal) {
   const factsMs = performance.now() - t1;
   return {
     header: model.header, directories: model.directories, place: model.place, duplicates: model.duplicates,
-    title: index ? `${index.name}: ${list.length} shards` : list.length > 1 ? `${list.length} files` : list[0].name,
+    title: index ? `${index.name}: ${list.length} shards` : list.length > 1 ? `${list[0].name}: ${list.length} files` : list[0].name,
     tensorsJson, checkMs, factsMs, postedAt: performance.timeOrigin + performance.now(), io: memory(), transfer: [tensorsJson.buffer],
   };
 }
