@@ -12,7 +12,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { startServer } from '../../www/serve.mjs';
 import { openInspector } from './page.mjs';
@@ -714,6 +714,46 @@ test('small safetensors and GGUF files: the samples open; corrupt ones show the 
     await shot('corrupt-safetensors.png');
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+/** Runs `node www/serve.mjs --open FILE [--type TYPE]` (what `bash scripts/www.sh FILE [TYPE]` runs) on a free port: the lines it prints once it serves, and its process. */
+async function serveOpen(file, type) {
+  const child = spawn(process.execPath, [path.join(root, 'www/serve.mjs'), '--port', '0', '--open', file, ...(type ? ['--type', type] : [])], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  await new Promise((resolve, reject) => {
+    child.stdout.on('data', (d) => { out += d; if (/Kiln inspector: http/.test(out)) resolve(); });
+    child.on('exit', (code) => reject(new Error(`serve.mjs exited ${code}: ${out}`)));
+  });
+  return { child, out, url: /Kiln inspector: (\S+)/.exec(out)[1] };
+}
+
+test('bash scripts/www.sh FILE: the URL it prints names no mode and no type, and opens a converted model as its bytes say', async () => {
+  const { child, url } = await serveOpen(path.join(samples, 'tiny-gguf.kiln'));
+  try {
+    assert.doesNotMatch(url, /[?&](mode|type)=/, url);
+    await page.goto(url);
+    await page.waitForSelector('body[data-state="ready"], body[data-state="error"]', { timeout: 60_000 });
+    assert.equal(await page.evaluate(() => document.body.dataset.state), 'ready', await text('#error'));
+    assert.equal(await page.inputValue('#mode'), 'converted-gguf');
+    assert.equal(await text('#count'), '3 tensors');
+  } finally {
+    child.kill();
+  }
+  // A message of a type the inspector does not know: the script says how to give it, and the URL then carries it.
+  const manifest = JSON.parse(fs.readFileSync(path.join(samples, 'samples.json'), 'utf8'));
+  const record = manifest.find((x) => x.file === 'record.kiln');
+  const alone = await serveOpen(path.join(samples, 'record.kiln'));
+  alone.child.kill();
+  assert.match(alone.out, /does not open as its bytes say .*\n.*bash scripts\/www\.sh .*record\.kiln 'TYPE TEXT'/);
+  const typed = await serveOpen(path.join(samples, 'record.kiln'), record.type);
+  try {
+    assert.match(typed.url, /&type=/);
+    await page.goto(typed.url);
+    await page.waitForSelector('body[data-state="ready"]', { timeout: 60_000 });
+    assert.equal(await page.inputValue('#mode'), 'framed');
+  } finally {
+    typed.child.kill();
   }
 });
 
