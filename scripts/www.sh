@@ -5,11 +5,16 @@
 #                                      wasm-opt -Oz, size check): the core,
 #                                      kiln-wasm, into www/pkg/ (with its npm
 #                                      package.json), and the inspector's,
-#                                      kiln-wasm-inspect, into www/inspect/;
+#                                      kiln-wasm-inspect, into www/inspect/
+#                                      (with a package.json that says it is
+#                                      an ES module);
 #                                      honours CARGO_TARGET_DIR
 #   bash scripts/www.sh [FILE [TYPE]]  build, serve www/ on 127.0.0.1, print the
-#                                      URL that opens FILE (default: a sample);
-#                                      TYPE is the type text of a message
+#                                      URL that opens FILE (default: a sample),
+#                                      read as its bytes say; TYPE only for a
+#                                      message of a type the inspector does
+#                                      not know (a plain message, a frame of
+#                                      another type)
 #
 # www/pkg/ is a build output (git-ignored): this script makes it. The tools
 # come from scripts/setup.sh: wasm-bindgen-cli at the workspace's pin and,
@@ -44,6 +49,11 @@ build() {
     module kiln-wasm kiln_wasm www/pkg "$MAX_WASM_BYTES" --features module
     package_json
     module kiln-wasm-inspect kiln_inspect www/inspect "$MAX_INSPECT_BYTES"
+    # Not a package to publish: what node needs to import the page's
+    # module as the ES module it is (the tests, scripts, serve.mjs).
+    cat > www/inspect/package.json <<JSON
+{ "name": "kiln-inspect", "private": true, "type": "module", "main": "./kiln_inspect.js", "types": "./kiln_inspect.d.ts" }
+JSON
 }
 
 # module CRATE NAME DIR BUDGET [CARGO ARGS]: CRATE's wasm-bindgen module
@@ -112,7 +122,7 @@ case "${1:-}" in
         build
         ;;
     -h | --help)
-        sed -n '2,13p' "$0"
+        sed -n '2,17p' "$0"
         ;;
     *)
         build

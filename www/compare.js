@@ -1,13 +1,19 @@
-// Comparing two models in the inspector: the open file (or set) is A;
-// "Compare with…" opens B (one file or several) in the worker's next
-// slots, pairs the tensors by path and name, and shows tensors only in
-// one, dtype and shape changes, and, read in chunks by the worker
-// (diff.js, with kiln-wasm's TensorDiff doing the arithmetic), byte
-// identity, differing elements and the largest absolute and relative
-// difference, with progress and a cancel.
-import { openSet, setOrder, tensorKey } from './set.js';
+// Comparing two models in the inspector: the open model (or set) is A;
+// "Compare with…" opens B (one file or several) in the worker as its
+// second model, pairs the tensors by name (by path and name where a name
+// is not unique in its model), and shows tensors only in one, dtype and
+// shape changes, and, read in chunks by the worker (diff.js, with the
+// inspector module's TensorDiff doing the arithmetic), byte identity,
+// differing elements and the largest absolute and relative difference,
+// with progress and a cancel.
+import { $, el, int, fmtNum, fmtBytes, shapeText, nameOf, breakable } from './ui.js';
+import { call, cancel, job as newJob } from './rpc.js';
+import { stop as stopStats } from './tensor.js';
+import { fileLabels } from './set.js';
+import { messageOf } from './errors.js';
 
-const $ = (id) => document.getElementById(id);
+/** A tensor's key across models: its directory path and name. */
+const tensorKey = (t) => `${t.path ? `${t.path} \u203a ` : ''}${nameOf(t)}`;
 
 /**
  * The key that pairs a tensor across models: its name when no other tensor
@@ -37,10 +43,10 @@ export function pairTensors(aTensors, bTensors) {
   return rows;
 }
 
-const sameShape = (x, y) => x.shape.length === y.shape.length && x.shape.every((d, i) => d === y.shape[i]);
+const sameShape = (x, y) => x.shape.length === y.shape.length && x.shape.every((d, i) => String(d) === String(y.shape[i]));
 function initialStatus(a, b) {
   if (!sameShape(a, b)) return 'shape';
-  if (a.dtypeCode !== b.dtypeCode) return 'dtype';
+  if (a.dtype !== b.dtype) return 'dtype';
   return 'pending';
 }
 
@@ -58,8 +64,12 @@ const STATUS = {
   differs: ['values differ', 'warn'], pending: ['\u2026', ''],
 };
 
-export function setupCompare(ctx) {
-  const { state, call, worker, progress, typeOf, setBusy, el, fmtNum, fmtBytes, intFmt, shapeText, showError } = ctx;
+/** Labels of each file of a model of several files (a set), by name. */
+const labelsOf = (header) => (header.files.length > 1
+  ? new Map(fileLabels(header.files.map((f) => f.name)).map((l, i) => [header.files[i].name, l])) : new Map());
+
+/** The comparison's button and panel; `state` is the page's (its open model A). */
+export function setupCompare(state) {
   const input = $('compare-input');
   // Shown while a model is open (not over an error page: A would be the model before it).
   const show = () => {
@@ -70,65 +80,56 @@ export function setupCompare(ctx) {
   input.addEventListener('change', (e) => { const list = [...e.target.files]; if (list.length) compareWith(list); e.target.value = ''; });
 
   // A tensor's dtype and shape, and in a set the file it is in.
-  const side = (t) => (t ? [`${t.layout ? `opaque ${t.layout}` : t.dtype} ${shapeText(t.shape)}`,
-    t.fileLabel && t.fileLabel !== t.fileName ? el('span', { class: 'in-file', title: t.fileName }, t.fileLabel) : null] : '\u2014');
+  const side = (t, labels) => (t ? [`${t.dtype} ${shapeText(t.shape)}`,
+    labels.get(t.file) ? el('span', { class: 'in-file', title: t.file }, labels.get(t.file)) : null] : '\u2014');
   const pct = (x) => `${Number((100 * x).toPrecision(3))}%`;
 
   async function compareWith(list, bName) {
     const A = state.file;
     if (!A) return;
-    const job = ++state.job;
+    const job = newJob();
     const aName = state.name;
     // The open tensor's statistics are not shown while comparing.
-    if (state.statsJob) worker.postMessage({ op: 'cancel', job: state.statsJob });
-    const aTensors = state.tensors.map((t) => ({ ...t, file: t.file ?? 0, local: t.local ?? t.index }));
-    const firstSlot = Math.max(1, ...(A.files ?? []).map((f) => f.slot + 1));
-    setBusy(`Comparing with ${list.length === 1 ? list[0].name : `${list.length} files`}\u2026`);
-    await ctx.workerReady;
-    // Opening B sniffs each of its files into the page's kind fields: they
-    // are A's again afterwards (what "Check again" reopens A with).
-    const input = $('type-text');
-    const kind = { mode: $('mode').value, type: input.value, disabled: input.disabled, format: state.format };
-    const B = await openSet(setOrder(list), { call, typeOf, firstSlot });
-    $('mode').value = kind.mode; input.value = kind.type; input.disabled = kind.disabled; state.format = kind.format;
-    if (job !== state.job) return;
+    stopStats();
     bName ??= list.length === 1 ? list[0].name : `${list.length} files`;
-    if (B.error) {
-      // A stays open: the panel says why B could not be opened.
-      const cmp = { aName, bName, rows: [], job, state: 'error', error: B.error, file: B.name };
-      state.comparison = cmp;
-      render(cmp);
-      $('file').hidden = true; $('error').hidden = true; $('compare').hidden = false;
-      document.body.dataset.state = 'ready';
-      return;
-    }
-    const rows = pairTensors(aTensors, B.tensors);
-    const cmp = { aName, bName, rows, job, state: 'running' };
+    document.body.dataset.state = 'loading';
+    document.title = `Comparing with ${bName}\u2026`;
+    const cmp = { aName, bName, rows: [], job, state: 'opening' };
     state.comparison = cmp;
-    render(cmp);
+    const B = await call({ op: 'open', job, side: 'b', files: list.map((f) => ({ blob: f, name: f.name })), types: [...new Set(state.samples.map((x) => x.type).filter((t) => t !== 'tensors'))] });
+    if (state.comparison !== cmp) return;
     $('file').hidden = true; $('error').hidden = true; $('compare').hidden = false;
     document.body.dataset.state = 'ready';
+    if (B.error || B.cancelled) {
+      // A stays open: the panel says why B could not be opened.
+      Object.assign(cmp, { state: B.cancelled ? 'cancelled' : 'error', error: B.error ?? { code: 'Aborted', message: 'cancelled' }, file: B.name ?? bName });
+      render(cmp);
+      return;
+    }
+    cmp.labelsA = labelsOf(A.header);
+    cmp.labelsB = labelsOf(B.header);
+    cmp.rows = pairTensors(state.tensors, B.tensors);
+    cmp.state = 'running';
+    render(cmp);
     document.title = `${aName} \u2194 ${bName} \u2014 Kiln inspector`;
-    const todo = rows.filter((r) => r.a && r.b && r.status !== 'shape');
-    const pairs = todo.map((r) => ({ a: { file: r.a.file, index: r.a.local }, b: { file: r.b.file, index: r.b.local } }));
-    progress.set(job, (p) => {
-      $('compare-progress').value = p.progress;
-      $('compare-label-text').textContent = `${p.label} (${Math.round(100 * p.progress)}%)`;
+    const todo = cmp.rows.filter((r) => r.a && r.b && r.status !== 'shape');
+    const pairs = todo.map((r) => ({ a: r.a.index, b: r.b.index }));
+    const r = await call({ op: 'compare', job, pairs }, (p, label) => {
+      $('compare-progress').value = p;
+      $('compare-label-text').textContent = `${label} (${Math.round(100 * p)}%)`;
     });
-    const r = await call({ op: 'compare', job, pairs });
-    progress.delete(job);
     if (state.comparison !== cmp) return;
     (r.results ?? []).forEach((res, i) => { todo[i].result = res; });
-    for (const row of rows) row.status = finalStatus(row);
+    for (const row of cmp.rows) row.status = finalStatus(row);
     cmp.state = r.cancelled ? 'cancelled' : r.error ? 'error' : 'done';
     cmp.ms = r.ms; cmp.bytes = r.bytes; cmp.error = r.error;
     render(cmp);
   }
-  ctx.compareWith = compareWith;
   window.kilnCompare = compareWith; // for the console
 
   /** Back to model A's table, as it was. */
   function back() {
+    cancel(state.comparison?.job);
     $('compare').hidden = true; $('file').hidden = false;
     state.comparison = null;
     document.title = `${state.name} \u2014 Kiln inspector`;
@@ -148,14 +149,14 @@ export function setupCompare(ctx) {
       el('button', {
         class: `chip ${tone}${cmp.filter === k ? ' on' : ''}`, 'data-status': k, title: cmp.filter === k ? 'Show every tensor' : `Show only: ${label}`,
         onclick: () => { cmp.filter = cmp.filter === k ? null : k; render(cmp); },
-      }, el('b', {}, intFmt.format(c[k])), ` ${label}`));
+      }, el('b', {}, int(c[k])), ` ${label}`));
     const running = cmp.state === 'running';
     const head = el('div', { class: 'compare-head' },
       el('h2', {}, el('span', { class: 'side' }, 'A'), ` ${cmp.aName}  `, el('span', { class: 'muted' }, '\u2194'), '  ', el('span', { class: 'side b' }, 'B'), ` ${cmp.bName}`),
       el('button', { class: 'button small', id: 'compare-back', onclick: back }, 'Back to A'));
     const status = el('div', { class: 'progress-row' },
       el('progress', { id: 'compare-progress', max: 1, value: 0, hidden: !running }),
-      el('button', { class: 'button small', id: 'compare-cancel', hidden: !running, onclick: () => worker.postMessage({ op: 'cancel', job: cmp.job }) }, 'Cancel'),
+      el('button', { class: 'button small', id: 'compare-cancel', hidden: !running, onclick: () => cancel(cmp.job) }, 'Cancel'),
       el('span', { id: 'compare-label-text', class: 'progress-label' },
         running ? 'Reading both models\u2019 tensors in chunks\u2026'
           : cmp.state === 'cancelled' ? 'Cancelled: the tensors not yet compared show \u2026'
@@ -163,11 +164,11 @@ export function setupCompare(ctx) {
               : `Compared in ${Math.round(cmp.ms)} ms, ${fmtBytes(cmp.bytes)} read.`));
     const table = el('table', { class: 'compare-table' },
       el('thead', {}, el('tr', {}, ...['Tensor', 'Status', 'A', 'B', 'Differing', 'Max abs diff', 'at [i]: A \u2192 B', 'Max rel diff'].map((h) => el('th', {}, h)))),
-      el('tbody', {}, ...cmp.rows.filter((r) => !cmp.filter || r.status === cmp.filter).map((r) => row(r))));
+      el('tbody', {}, ...cmp.rows.filter((r) => !cmp.filter || r.status === cmp.filter).map((r) => row(r, cmp))));
     if (cmp.state === 'error' && cmp.file) {
       // B did not open: what and where, as the error page says it.
       const e = cmp.error;
-      const message = e.code && e.message.startsWith(`${e.code}: `) ? e.message.slice(e.code.length + 2) : e.message;
+      const message = messageOf(e);
       box.replaceChildren(head, el('div', { class: 'error-head', id: 'compare-error' },
         el('span', { class: 'code', id: 'compare-error-code' }, e.code ?? 'Error'),
         el('span', {}, el('b', {}, cmp.file), ' could not be opened as model B: ', message)));
@@ -178,7 +179,7 @@ export function setupCompare(ctx) {
       el('div', { class: 'compare-scroll' }, table));
   }
 
-  function row(r) {
+  function row(r, cmp) {
     const [label, tone] = STATUS[r.status];
     const res = r.result;
     const num = (cls, text, title) => el('td', { class: `num ${cls}`, title }, text);
@@ -187,21 +188,21 @@ export function setupCompare(ctx) {
       const text = r.status === 'shape' ? 'shapes differ' : r.a && r.b ? '\u2026' : '';
       cells = [num('differing', text), num('max-abs', ''), num('where', ''), num('max-rel', '')];
     } else if (res.mode === 'float') {
-      const at = (e) => (e ? `at [${intFmt.format(e.at)}]: A ${fmtNum(e.a)}, B ${fmtNum(e.b)}` : '');
+      const at = (e) => (e ? `at [${int(e.at)}]: A ${fmtNum(e.a)}, B ${fmtNum(e.b)}` : '');
       cells = [
-        num('differing', `${intFmt.format(res.differing)} of ${intFmt.format(res.compared)}${res.nanMismatch ? ` (${intFmt.format(res.nanMismatch)} NaN)` : ''}`),
+        num('differing', `${int(res.differing)} of ${int(res.compared)}${res.nanMismatch ? ` (${int(res.nanMismatch)} NaN)` : ''}`),
         num('max-abs', res.maxAbs ? fmtNum(res.maxAbs.value) : '0', at(res.maxAbs)),
-        num('where', res.maxAbs ? `[${intFmt.format(res.maxAbs.at)}]: ${fmtNum(res.maxAbs.a)} \u2192 ${fmtNum(res.maxAbs.b)}` : ''),
+        num('where', res.maxAbs ? `[${int(res.maxAbs.at)}]: ${fmtNum(res.maxAbs.a)} \u2192 ${fmtNum(res.maxAbs.b)}` : ''),
         num('max-rel', res.maxRel ? pct(res.maxRel.value) : '0', at(res.maxRel)),
       ];
     } else {
       const unit = res.how === 'bytes' ? 'bytes' : '';
-      cells = [num('differing', res.mode === 'none' ? 'not comparable' : `${intFmt.format(res.differing)} of ${intFmt.format(res.compared)}${unit ? ` ${unit}` : ''}`), num('max-abs', '\u2014'), num('where', ''), num('max-rel', '\u2014')];
+      cells = [num('differing', res.mode === 'none' ? 'not comparable' : `${int(res.differing)} of ${int(res.compared)}${unit ? ` ${unit}` : ''}`), num('max-abs', '\u2014'), num('where', ''), num('max-rel', '\u2014')];
     }
     return el('tr', { 'data-key': r.key, 'data-status': r.status },
-      el('td', { class: 'name', title: `${r.key}${r.a?.fileName ? `\nA: ${r.a.fileName}` : ''}${r.b?.fileName ? `\nB: ${r.b.fileName}` : ''}` }, r.key),
+      el('td', { class: 'name', title: `${r.key}${r.a?.file ? `\nA: ${r.a.file}` : ''}${r.b?.file ? `\nB: ${r.b.file}` : ''}` }, ...breakable(r.key)),
       el('td', {}, el('span', { class: `chip ${tone}` }, label)),
-      el('td', { class: 'side-a' }, side(r.a)), el('td', { class: 'side-b' }, side(r.b)), ...cells);
+      el('td', { class: 'side-a' }, side(r.a, cmp.labelsA)), el('td', { class: 'side-b' }, side(r.b, cmp.labelsB)), ...cells);
   }
 
   // ?sample=A&compare=B (bundled samples, comma-separated for a set).

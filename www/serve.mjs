@@ -3,7 +3,8 @@
 //
 //   node www/serve.mjs [--port N] [--open FILE [--type TYPE]]
 //
-// With --open, FILE is served at /open/<name> and the printed URL opens it.
+// With --open, FILE is served at /open/<name> and the printed URL opens it
+// (as its bytes say; with --type, read as that type).
 //
 // Files are served with HTTP Range requests (206, one range), which the
 // inspector's ?url= reads a remote file by; `stats.sent` counts the bytes
@@ -14,9 +15,11 @@
 //
 // With `delayMs`, every request is answered that many milliseconds late
 // (a far host's round trip; `setDelay(ms)` changes it between runs).
-// `stats.requests` counts the requests answered; `stats`, when given, is
-// the object to count into (tests/e2e/server-thread.mjs passes counters in
-// shared memory). Each file is sent with an ETag (its size and time), which
+// `stats.requests` counts the requests answered, and `stats.log`, when
+// the caller gives one, lists each as it arrives (its path and Range
+// header); `stats`,
+// when given, is the object to count into (tests/e2e/server-thread.mjs
+// passes counters in shared memory). Each file is sent with an ETag (its size and time), which
 // @huggingface/hub's downloads require.
 import http from 'node:http';
 import fs from 'node:fs';
@@ -33,6 +36,8 @@ const TYPES = {
 export function startServer({ root = WWW, port = 0, extra = {}, cors = false, delayMs = 0, stats = { sent: 0, requests: 0, paths: {} } } = {}) {
   let delay = delayMs;
   const server = http.createServer((req, res) => {
+    // Logged when it arrives, before any delay: what the client asked for.
+    stats.log?.push({ path: new URL(req.url, 'http://127.0.0.1').pathname, range: req.headers.range ?? null });
     if (delay > 0) setTimeout(answer, delay, req, res);
     else answer(req, res);
   });
@@ -85,12 +90,27 @@ export function startServer({ root = WWW, port = 0, extra = {}, cors = false, de
   }));
 }
 
-function modeOf(file) {
+/**
+ * Whether the inspector module opens `file` as its bytes say (no type
+ * given): a message of a type it does not know needs its type text. Null
+ * when the module is not built.
+ */
+async function opensAlone(file) {
+  const module = path.join(WWW, 'inspect/kiln_inspect.js');
+  if (!fs.existsSync(module)) return null;
+  const { initSync, openFile } = await import(module);
+  initSync({ module: fs.readFileSync(path.join(WWW, 'inspect/kiln_inspect_bg.wasm')) });
   const fd = fs.openSync(file, 'r');
-  const magic = Buffer.alloc(4);
-  fs.readSync(fd, magic, 0, 4, 0);
-  fs.closeSync(fd);
-  return { KLNT: 'directory', KLN0: 'framed' }[magic.toString('latin1')] ?? 'plain';
+  try {
+    const read = (at, len) => { const b = new Uint8Array(len); fs.readSync(fd, b, 0, len, at); return b; };
+    const opened = await openFile(fs.fstatSync(fd).size, read, { name: path.basename(file) });
+    opened.free();
+    return { ok: true };
+  } catch (e) {
+    return { ok: false, error: e };
+  } finally {
+    fs.closeSync(fd);
+  }
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
@@ -104,8 +124,13 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
     const name = path.basename(file);
     extra[`/open/${encodeURIComponent(name)}`] = file;
     const type = opt('--type');
-    const mode = type && modeOf(file) === 'directory' ? 'plain' : modeOf(file);
-    query = `?url=/open/${encodeURIComponent(name)}&name=${encodeURIComponent(name)}&mode=${mode}${type ? `&type=${encodeURIComponent(type)}` : ''}`;
+    // The page reads the file as its bytes say: the URL names a type only when one was given.
+    query = `?url=/open/${encodeURIComponent(name)}&name=${encodeURIComponent(name)}${type ? `&type=${encodeURIComponent(type)}` : ''}`;
+    const alone = type ? null : await opensAlone(file);
+    if (alone && !alone.ok) {
+      console.log(`${name} does not open as its bytes say (${alone.error.message});`);
+      console.log(`a message of a type the inspector does not know needs it: bash scripts/www.sh ${open} 'TYPE TEXT'`);
+    }
   }
   const { url } = await startServer({ port: Number(opt('--port') ?? 8417), extra });
   console.log(`Kiln inspector: ${url}${query}`);

@@ -1,315 +1,281 @@
-// The inspector's reader, in a Web Worker: it opens a file by ranges
-// (a Kiln file with kiln-wasm's openReader, driven by the core's
-// incremental checker, which says which bytes it needs; a safetensors or
-// GGUF file with openModel, which reads its head alone through
-// kiln-convert's readers; a Blob's slice() or an HTTP Range request each) and reads a tensor's bytes in chunks for its values, statistics,
-// histogram and heatmap, with progress and cancel. Nothing reads a whole
-// file; the page's main thread never blocks.
+// The inspector's reader, in a Web Worker: every read of a file happens
+// here, asynchronously, through source.js (a File's slice(), or HTTP
+// Range requests for a URL). The inspector module's openFile opens any
+// file (Kiln, safetensors, GGUF) from the ranges it names, in flight
+// together; FileSet joins a safetensors shard set or a GGUF split set
+// under kiln-convert's rules. A tensor's values, statistics (stats.js)
+// and comparisons (diff.js) read only that tensor's bytes. Every job
+// (an open, statistics, a comparison) has an AbortSignal: a cancel stops
+// its requests.
 //
-// Memory: wasm memory holds the checker's scratch (the record image and
-// the largest directory head) and the heads; a tensor is read CHUNK bytes
-// at a time, its raw chunks kept for the histogram's second pass only
-// while they total at most KEEP bytes. The bound the tests assert:
-// wasm memory at most 64 MiB plus the heads, whatever the file's size.
-import init, { KilnFile, openModel } from './inspect/kiln_inspect.js';
+// Memory: wasm memory holds each open file's model (its heads, at most
+// the module's 64 MiB scratch while a Kiln file is checked); a URL
+// source keeps its first read (2 MiB); statistics hold a sample of
+// 4 MiB, or read a tensor 4 MiB at a time, keeping at most 64 MiB of it.
+//
+// Two models can be open: `a` (the page's) and `b` (what it is compared
+// with). The page talks to this worker through rpc.js.
+import init, { openFile, FileSet, setPlace, safetensorsIndexFiles, firstRead, schemaHash } from './inspect/kiln_inspect.js';
+import { fileSource, urlSource } from './source.js';
+import { isIndexName, setOrder } from './set.js';
+import { firstValues, tensorStats } from './stats.js';
 import { compareTensors } from './diff.js';
+import { metadataOf } from './model-json.js';
 
-const CHUNK = 4 << 20; // bytes per read of a tensor
-const KEEP = 64 << 20; // raw bytes kept for the second pass
-// The check asks for many small ranges (a gap or a packed tail per
-// tensor): each read of less than WINDOW bytes reads WINDOW, and the next
-// asks are served from it while they fall inside (see windowed(): in
-// order, the window grows to WINDOW_MAX).
-const WINDOW = 64 << 10;
-const WINDOW_MAX = 1 << 20;
 const wasm = await init();
-let kiln = null;
-let source = null;
-// Every open file, by slot: a set of files (shards, or the two sides of a
-// comparison) is one file per slot; `kiln` and `source` are the last one.
-const files = [];
-const io = { bytesRead: 0, requests: 0 };
-const cancelled = new Set();
+/** The open models, by side. */
+const models = { a: null, b: null };
+/** The running jobs' AbortControllers, by job number. */
+const jobs = new Map();
+/** What the sources read since model A was opened. */
+const io = { bytes: 0, requests: 0 };
 
-class RangeError_ extends Error {
-  constructor(code, message) { super(message); this.code = code; }
-}
-
-/** A source of bytes: a Blob (File) or a URL served with Range requests. */
-function blobSource(blob) {
-  return {
-    length: blob.size,
-    readSync(at, len) { return new Uint8Array(new FileReaderSync().readAsArrayBuffer(blob.slice(at, at + len))); },
-    async read(at, len) { return new Uint8Array(await blob.slice(at, at + len).arrayBuffer()); },
-  };
-}
-
-function rangeXhr(url, at, len) {
-  const x = new XMLHttpRequest();
-  x.open('GET', url, false);
-  x.responseType = 'arraybuffer';
-  x.setRequestHeader('Range', `bytes=${at}-${at + len - 1}`);
-  try { x.send(); } catch {
-    throw new RangeError_('Network', `${url} could not be fetched: the server refused the request or does not allow this page (CORS), or it is unreachable.`);
-  }
-  if (x.status === 200) throw new RangeError_('NoRange', `${url}: the server ignored the Range request (it sent the whole file, status 200). Opening a file from a URL needs a server that supports HTTP Range requests.`);
-  if (x.status !== 206) throw new RangeError_('Http', `${url}: the server answered ${x.status} ${x.statusText} to a Range request.`);
-  return x;
-}
-
-/** A URL read by Range requests: first one byte, which says the length (and whether the server serves ranges at all, without downloading the file when it does not). */
-async function urlSource(url) {
-  let probe;
-  try {
-    probe = await fetch(url, { headers: { Range: 'bytes=0-0' }, cache: 'no-store' });
-  } catch {
-    throw new RangeError_('Network', `${url} could not be fetched: the server is unreachable, or it does not allow this page to read it (CORS: it must send Access-Control-Allow-Origin and allow the Range header).`);
-  }
-  if (probe.status === 200) {
-    probe.body?.cancel();
-    throw new RangeError_('NoRange', `${url}: the server ignored the Range request (it began sending the whole file, status 200). Opening a file from a URL needs a server that supports HTTP Range requests.`);
-  }
-  if (probe.status !== 206) {
-    probe.body?.cancel();
-    throw new RangeError_('Http', `${url}: the server answered ${probe.status} ${probe.statusText}.`);
-  }
-  const total = /\/(\d+)$/.exec(probe.headers.get('Content-Range') ?? '');
-  io.bytesRead += (await probe.arrayBuffer()).byteLength; io.requests += 1;
-  if (!total) throw new RangeError_('NoRange', `${url}: the server's Range answer has no total length (Content-Range is missing, or not exposed to this page by CORS: Access-Control-Expose-Headers).`);
-  return {
-    length: Number(total[1]),
-    readSync(at, len) { return new Uint8Array(rangeXhr(url, at, len).response); },
-    async read(at, len) {
-      const r = await fetch(url, { headers: { Range: `bytes=${at}-${at + len - 1}` } });
-      if (r.status !== 206) throw new RangeError_('NoRange', `${url}: the server answered ${r.status} to a Range request.`);
-      return new Uint8Array(await r.arrayBuffer());
-    },
-  };
-}
-
-function counted(read) {
-  return (at, len) => { const b = read(at, len); io.bytesRead += b.length; io.requests += 1; return b; };
-}
-
-/**
- * The check's reader: small reads through one read-ahead window. A miss
- * that starts within WINDOW of the window's end (the check walking
- * through many small payloads in order) doubles the next window, up to
- * WINDOW_MAX: a file of 10,000 small tensors is read in a few reads, not
- * dozens (each a FileReaderSync call, or an HTTP request). A miss
- * elsewhere starts again at WINDOW, so a read-ahead past what the check
- * needs is at most WINDOW, or the bytes the check just read in order.
- */
-function windowed(src) {
-  const read = counted(src.readSync);
-  let base = 0, buf = new Uint8Array(0), size = WINDOW;
-  return (at, len) => {
-    if (at >= base && at + len <= base + buf.length) return buf.subarray(at - base, at - base + len);
-    if (len >= WINDOW) return read(at, len);
-    const end = base + buf.length;
-    size = buf.length && at >= end && at < end + WINDOW ? Math.min(2 * size, WINDOW_MAX) : WINDOW;
-    buf = read(at, Math.min(size, src.length - at));
-    base = at;
-    return buf.subarray(0, len);
-  };
-}
+const memory = () => ({ bytesRead: io.bytes, requests: io.requests, wasmMemory: wasm.memory.buffer.byteLength });
 
 function errorOf(e) {
-  return { code: e.code ?? 'Error', message: e.message, offset: e.offset, fault: e.fault };
+  return { code: e?.code ?? 'Error', message: e?.message ?? String(e), offset: e?.offset, fault: e?.fault };
 }
 
-function memory() { return { ...io, wasmMemory: wasm.memory.buffer.byteLength }; }
-
-/** The bytes around `offset` for the error's hex view (320 at most). */
-function around(offset) {
+/** The bytes around `offset` of a source, for the error's hex view (320 at most). */
+async function around(source, offset) {
   const at = offset === undefined ? 0 : Math.min(offset, Math.max(source.length - 1, 0));
   // Arithmetic, not `& ~15`: a bitwise operator cuts an offset past 2 GiB to 32 bits.
   const start = Math.max(0, at - (at % 16) - 128);
   const len = Math.min(source.length - start, 320);
-  return { start, bytes: len > 0 ? counted(source.readSync)(start, len) : new Uint8Array(0) };
+  return { start, bytes: len > 0 ? await source.read(start, len) : new Uint8Array(0) };
 }
 
-async function open({ blob, url, type, framed, format, slot = 0 }) {
-  if (slot === 0) {
-    for (const f of files) f?.kiln.free();
-    files.length = 0; kiln = null;
-    io.bytesRead = 0; io.requests = 0;
-  } else if (files[slot]) { files[slot].kiln.free(); files[slot] = undefined; }
-  const t0 = performance.now();
-  try {
-    source = blob ? blobSource(blob) : await urlSource(url);
-  } catch (e) { return { error: errorOf(e), io: memory() }; }
-  try {
-    // A model file's head is read in growing appended reads, each asked
-    // once: no window.
-    kiln = format === 'safetensors' || format === 'gguf'
-      ? openModel(source.length, counted(source.readSync), format)
-      : KilnFile.openReader(source.length, windowed(source), type, framed);
-  } catch (e) {
-    const error = errorOf(e);
-    let hex = null;
-    try { hex = around(e.offset); } catch { /* the source failed: no bytes to show */ }
-    return { error, hex, length: source.length, io: memory() };
+/** A model the page shows: its tensors, and where each is read. */
+class Model {
+  constructor({ main = null, parts = [], sources, tensorsJson, header, directories, place = null, duplicates = [] }) {
+    Object.assign(this, { main, parts, sources, header, directories, place, duplicates });
+    this.json = tensorsJson.slice(); // the page's copy is transferred
+    this.list = null;
+    this.meta = null;
   }
+
+  /** Tensor `index` (its number in the module, not its place in the listing), parsed when first needed. */
+  tensor(index) {
+    if (!this.list) {
+      this.list = [];
+      for (const t of JSON.parse(new TextDecoder().decode(this.json))) this.list[t.index] = t;
+      this.json = null;
+    }
+    return this.list[index];
+  }
+
+  /** Where tensor `index` is read: its file's KilnFile, its index there, its file's source. */
+  reader(index) {
+    const t = this.tensor(index);
+    if (this.main) return { kiln: this.main, index, source: this.sources.get(t.file ?? this.header.file) ?? this.sources.values().next().value };
+    const part = this.parts[t.part];
+    return { kiln: part.kiln, index: t.local, source: part.source };
+  }
+
+  free() {
+    this.main?.free();
+    for (const p of this.parts) p.kiln?.free();
+  }
+}
+
+/**
+ * Opens a file, reading it as the options say; a framed message whose
+ * hash is no type the module knows is opened again with the first of
+ * `types` (the page's known type texts) whose hash it is.
+ */
+async function openOne(source, { type, framed, types }, signal) {
+  const options = { name: source.name, type: type || undefined, framed, signal };
+  try {
+    return await openFile(source.length, source.read, options);
+  } catch (e) {
+    if (e.code !== 'SCHEMA' || !e.found || type) throw e;
+    const found = BigInt(e.found);
+    const known = types.find((t) => { try { return schemaHash(t) === found; } catch { return false; } });
+    if (!known) throw e;
+    return openFile(source.length, source.read, { ...options, type: known });
+  }
+}
+
+/** Several Kiln files: no rule joins them, so their tensors are listed one file after another. */
+function concatenated(kilns, sources, title) {
+  const tensors = [], directories = [], seen = new Map(), duplicates = [];
+  kilns.forEach((kiln, part) => {
+    const name = sources[part].name;
+    const base = tensors.length, dirBase = directories.length;
+    for (const t of kiln.tensors()) {
+      const key = t.path ? `${t.path} \u203a ${t.name ?? `#${t.index_in_directory}`}` : t.name ?? `#${t.index_in_directory}`;
+      if (seen.has(key)) duplicates.push({ key, files: [seen.get(key), name] });
+      else seen.set(key, name);
+      const shift = (i) => (i === null ? null : base + i);
+      const quant = t.quant && { ...t.quant, scales: shift(t.quant.scales), outer: shift(t.quant.outer) };
+      tensors.push({ ...t, index: base + t.index, file: name, directory: dirBase + t.directory, quant, part, local: t.index });
+    }
+    for (const d of kiln.directories()) directories.push({ ...d, file: name });
+  });
+  const headers = kilns.map((k) => k.header);
+  const header = {
+    file: title, format: 'kiln', bytes: headers.reduce((s, h) => s + h.bytes, 0),
+    files: headers.map((h) => ({ name: h.file, bytes: h.bytes })),
+    kiln: headers.every((h) => h.kiln.type === headers[0].kiln.type) ? headers[0].kiln : { ...headers[0].kiln, type: [...new Set(headers.map((h) => h.kiln.type))].join(' | ') },
+    gguf: null,
+  };
+  return new Model({
+    parts: kilns.map((kiln, i) => ({ kiln, source: sources[i] })), sources: new Map(sources.map((s) => [s.name, s])),
+    tensorsJson: new TextEncoder().encode(JSON.stringify(tensors)), header, directories, duplicates,
+  });
+}
+
+function close(side) {
+  models[side]?.free();
+  models[side] = null;
+}
+
+/**
+ * The `open` op: `files` ([{ blob } or { url, name }]) as model `side`:
+ * one file, or several in set order (a safetensors index among them by
+ * its name). Replies with the model's facts, or `{ error, hex, length,
+ * name }` for the first file that failed, or `{ cancelled }`.
+ */
+async function open({ side, files, type, framed, types = [] }, signal) {
+  close(side);
+  if (side === 'a') { close('b'); io.bytes = 0; io.requests = 0; }
+  const t0 = performance.now();
+  const index = files.find((f) => isIndexName(f.name));
+  const list = setOrder(files.filter((f) => !isIndexName(f.name)));
+  const indexBytes = index && new Uint8Array(await index.blob.arrayBuffer());
+  if (index && !list.length) {
+    try {
+      const names = safetensorsIndexFiles(indexBytes);
+      return { error: { code: 'NoShards', message: `${index.name} is the index of ${names.length} shard${names.length === 1 ? '' : 's'}: pick ${names.join(', ')} with it.` }, name: index.name };
+    } catch (e) { return { error: errorOf(e), name: index.name }; }
+  }
+  const sources = [];
+  for (const f of list) {
+    try {
+      sources.push(f.blob ? fileSource(f.blob, { name: f.name, reads: io }) : await urlSource(f.url, { signal, name: f.name, first: firstRead(), reads: io }));
+    } catch (e) {
+      return e.code === 'Aborted' ? { cancelled: true } : { error: errorOf(e), name: f.name };
+    }
+  }
+  // Every file's opener runs at once: their reads are in flight together.
+  const opened = await Promise.allSettled(sources.map((s) => openOne(s, { type, framed, types }, signal)));
+  const failed = opened.findIndex((o) => o.status === 'rejected');
+  if (failed >= 0) {
+    for (const o of opened) if (o.status === 'fulfilled') o.value.free();
+    const e = opened[failed].reason;
+    if (e?.code === 'Aborted' || signal.aborted) return { cancelled: true };
+    const source = sources[failed];
+    let hex = null;
+    try { hex = await around(source, e.offset); } catch { /* the source failed: no bytes to show */ }
+    return { error: errorOf(e), hex, length: source.length, name: source.name };
+  }
+  const kilns = opened.map((o) => o.value);
   const checkMs = performance.now() - t0;
-  const header = kiln.header;
-  const value = header.format !== 'kiln' || header.typeText === 'tensors' ? null : kiln.value();
   const t1 = performance.now();
-  // The tensors' facts go to the page as one JSON text in UTF-8, in a
-  // buffer transferred, not cloned (a structured clone of 10,000 objects
-  // cost as much as the check); this worker parses its own copy only when
-  // it first needs a tensor's facts.
-  const tensorsJson = kiln.tensorsJson();
-  files[slot] = fileEntry(kiln, source, tensorsJson.slice());
+  let model;
+  if (kilns.length === 1 && !index) {
+    const kiln = kilns[0];
+    const header = kiln.header;
+    model = new Model({
+      main: kiln, sources: new Map([[sources[0].name, sources[0]]]), tensorsJson: kiln.tensorsJson(), header,
+      directories: kiln.directories(), place: header.format === 'kiln' ? null : setPlace(kiln, sources[0].name),
+    });
+  } else if (!index && kilns.every((k) => k.header.format === 'kiln')) {
+    model = concatenated(kilns, sources, `${sources[0].name}: ${kilns.length} files`);
+  } else {
+    const set = new FileSet(index?.name ?? sources[0].name);
+    for (const k of kilns) set.add(k);
+    for (const k of kilns) k.free();
+    let whole;
+    try { whole = set.finish(indexBytes); } catch (e) { return { error: { ...errorOf(e), set: true }, name: index?.name ?? sources[0].name }; }
+    model = new Model({
+      main: whole, sources: new Map(sources.map((s) => [s.name, s])), tensorsJson: whole.tensorsJson(),
+      header: whole.header, directories: whole.directories(),
+    });
+  }
+  models[side] = model;
+  const tensorsJson = model.json.slice();
   const factsMs = performance.now() - t1;
   return {
-    header, tensorsJson, directories: kiln.directories(), metadata: kiln.metadata(), value, checkMs, factsMs,
-    postedAt: performance.timeOrigin + performance.now(), io: memory(), transfer: [tensorsJson.buffer],
+    header: model.header, directories: model.directories, place: model.place, duplicates: model.duplicates,
+    title: index ? `${index.name}: ${list.length} shards` : list.length > 1 ? `${list[0].name}: ${list.length} files` : list[0].name,
+    tensorsJson, checkMs, factsMs, postedAt: performance.timeOrigin + performance.now(), io: memory(), transfer: [tensorsJson.buffer],
   };
 }
 
-/** An open file: its reader, its source, and its tensors' facts (parsed from `json` when first asked). */
-function fileEntry(kiln, source, json) {
-  let tensors = null;
+// ---------------------------------------------------------------- metadata
+
+const PREVIEW = 240;
+
+/** A metadata value as text: a string as itself, a 64-bit integer in decimal, a list as its items. */
+function valueText(value) {
+  if (typeof value === 'string') return value;
+  if (Array.isArray(value)) return `[${value.map((v) => (typeof v === 'string' ? JSON.stringify(v) : valueText(v))).join(', ')}]`;
+  if (value && typeof value === 'object') return JSON.stringify(value);
+  return String(value);
+}
+
+/** The model's metadata, from the module's JSON form: each key, type and a preview of its value. */
+function metadataList(model) {
+  if (!model.meta) {
+    const kilns = model.main ? [[model.main, null]] : model.parts.map((p) => [p.kiln, p.source.name]);
+    const entries = [];
+    let omitted = 0;
+    for (const [kiln, file] of kilns) {
+      const meta = metadataOf(kiln.json());
+      omitted += meta.omitted;
+      for (const m of meta.entries) entries.push({ ...m, key: file && kilns.length > 1 ? `${file} \u203a ${m.key}` : m.key });
+    }
+    model.meta = { entries, omitted };
+  }
+  const { entries, omitted } = model.meta;
   return {
-    kiln, source,
-    get tensors() {
-      if (!tensors) { tensors = JSON.parse(new TextDecoder().decode(json)); json = null; }
-      return tensors;
-    },
+    omitted,
+    metadata: entries.map(({ key, type, value }) => {
+      const text = valueText(value);
+      const items = Array.isArray(value) ? value.length : null;
+      return { key, type, preview: text.length > PREVIEW ? text.slice(0, PREVIEW) : text, chars: text.length, items };
+    }),
   };
 }
 
-/** Elements first..first+count of tensor `index` as numbers. */
-function decode({ kiln }, t, bytes, first, count) {
-  const exact = { f64: Float64Array, f32: Float32Array, i32: Int32Array, u32: Uint32Array, i16: Int16Array, u16: Uint16Array, i8: Int8Array, u8: Uint8Array, bool: Uint8Array, i64: BigInt64Array, u64: BigUint64Array }[t.dtype];
-  if (exact) {
-    const copy = bytes.slice(); // its own buffer: aligned at 0
-    return new exact(copy.buffer, 0, Math.floor(copy.length / exact.BYTES_PER_ELEMENT));
-  }
-  return kiln.widenBytes(t.index, bytes, first, count);
-}
+// ---------------------------------------------------------------- the ops
 
-async function readElements(f, t, first, count) {
-  const [at, len] = f.kiln.elementBytes(t.index, first, count);
-  const bytes = await f.source.read(at, len);
-  io.bytesRead += bytes.length; io.requests += 1;
-  return decode(f, t, bytes, first, count);
-}
-
-async function firstValues({ index, count, file = 0 }) {
-  const f = files[file];
-  const { source } = f;
-  const t = f.tensors[index];
-  if (t.layout) {
-    const n = Math.min(64, t.byteLength);
-    const bytes = n ? await source.read(t.byteOffset, n) : new Uint8Array(0);
-    io.bytesRead += bytes.length; io.requests += 1;
-    return { bytes, io: memory() };
-  }
-  const n = Math.min(count, t.elements);
-  const values = n ? await readElements(f, t, 0, n) : [];
-  return { values: Array.from(values), io: memory() };
-}
-
-async function stats({ job, index, file = 0 }) {
-  const f = files[file];
-  const { kiln, source } = f;
-  const t = f.tensors[index];
-  const n = t.elements;
-  const perChunk = Math.max(1, Math.floor((CHUNK * n) / Math.max(t.byteLength, 1)));
-  const t0 = performance.now();
-  const before = io.bytesRead;
-  let min = Infinity, max = -Infinity, sum = 0, nan = 0, inf = 0, finite = 0;
-  const kept = [];
-  let keptBytes = 0;
-  const steps = Math.ceil(n / perChunk) * 2;
-  let step = 0;
-  for (let first = 0; first < n; first += perChunk) {
-    const count = Math.min(perChunk, n - first);
-    const [at, len] = kiln.elementBytes(t.index, first, count);
-    const bytes = await source.read(at, len);
-    io.bytesRead += bytes.length; io.requests += 1;
-    if (cancelled.has(job)) return { cancelled: true, io: memory() };
-    keptBytes += bytes.length;
-    if (keptBytes <= KEEP) kept.push([first, count, bytes]);
-    const a = decode(f, t, bytes, first, count);
-    for (let i = 0; i < a.length; i++) {
-      const x = Number(a[i]);
-      if (x !== x) nan++;
-      else if (x === Infinity || x === -Infinity) inf++;
-      else { finite++; sum += x; if (x < min) min = x; if (x > max) max = x; }
-    }
-    postMessage({ job, progress: ++step / steps, label: `Min, max, mean: ${Math.min(n, first + count)} of ${n} elements` });
-  }
-  const bins = new Float64Array(64);
-  const span = max - min;
-  if (finite > 0) {
-    const again = keptBytes <= KEEP;
-    for (let first = 0, k = 0; first < n; first += perChunk, k++) {
-      const count = Math.min(perChunk, n - first);
-      let bytes;
-      if (again) bytes = kept[k][2];
-      else {
-        const [at, len] = kiln.elementBytes(t.index, first, count);
-        bytes = await source.read(at, len);
-        io.bytesRead += bytes.length; io.requests += 1;
-      }
-      if (cancelled.has(job)) return { cancelled: true, io: memory() };
-      const a = decode(f, t, bytes, first, count);
-      for (let i = 0; i < a.length; i++) {
-        const x = Number(a[i]);
-        if (x === x && x !== Infinity && x !== -Infinity) bins[span > 0 ? Math.min(63, Math.floor(((x - min) / span) * 64)) : 0]++;
-      }
-      postMessage({ job, progress: ++step / steps, label: `Histogram: ${Math.min(n, first + count)} of ${n} elements` });
-      if (!again) await null;
-    }
-  }
-  // The heatmap's rows come from the kept bytes when the tensor was kept
-  // whole, else one read per sampled row.
-  let whole = null;
-  if (keptBytes <= KEEP && kept.length) {
-    whole = new Uint8Array(keptBytes);
-    let at = 0;
-    for (const [, , b] of kept) { whole.set(b, at); at += b.length; }
-  }
-  kept.length = 0;
-  const rowOf = async (first, count) => {
-    if (!whole) return readElements(f, t, first, count);
-    const [at, len] = kiln.elementBytes(t.index, first, count);
-    return decode(f, t, whole.subarray(at - t.byteOffset, at - t.byteOffset + len), first, count);
-  };
-  let heat = null;
-  if (t.shape.length === 2 && n > 1) {
-    const [rows, cols] = t.shape;
-    const H = Math.min(rows, 256), W = Math.min(cols, 256);
-    const cells = new Float64Array(W * H);
-    for (let y = 0; y < H; y++) {
-      const r = Math.floor((y * rows) / H);
-      const row = await rowOf(r * cols, cols);
-      for (let x = 0; x < W; x++) cells[y * W + x] = Number(row[Math.floor((x * cols) / W)]);
-      if (cancelled.has(job)) return { cancelled: true, io: memory() };
-    }
-    heat = { W, H, cells };
-  }
-  return {
-    min, max, mean: finite ? sum / finite : NaN, nan, inf, finite, bins, heat,
-    ms: performance.now() - t0, bytes: io.bytesRead - before, io: memory(),
-  };
-}
+const ops = {
+  open: (m, signal) => open(m, signal),
+  metadata: ({ side }) => metadataList(models[side]),
+  metaValue: ({ side, i }) => ({ text: valueText(models[side].meta.entries[i].value) }),
+  first: ({ side, index, count }, signal) => {
+    const model = models[side];
+    return firstValues(model.reader(index), model.tensor(index), count, signal);
+  },
+  stats: ({ side, index, all, job }, signal) => {
+    const model = models[side];
+    const progress = (p, label) => postMessage({ job, progress: p, label });
+    return tensorStats(model.reader(index), model.tensor(index), { all, signal, progress });
+  },
+  compare: ({ pairs, job }, signal) => {
+    const before = io.bytes;
+    const progress = (p, label) => postMessage({ job, progress: p, label });
+    return compareTensors(pairs, models.a, models.b, { signal, progress }).then((r) => ({ ...r, bytes: io.bytes - before }));
+  },
+  close: ({ side }) => { close(side); return {}; },
+};
 
 onmessage = async ({ data }) => {
-  const { id, op } = data;
-  if (op === 'cancel') { cancelled.add(data.job); return; }
+  const { id, op, job } = data;
+  if (op === 'cancel') { jobs.get(job)?.abort(); return; }
+  const controller = new AbortController();
+  if (job !== undefined) jobs.set(job, controller);
   let reply;
   try {
-    if (op === 'open') reply = await open(data);
-    else if (op === 'first') reply = await firstValues(data);
-    else if (op === 'stats') reply = await stats(data);
-    else if (op === 'compare') reply = await compareTensors(data, { files, io, cancelled, memory });
-    else if (op === 'close') { for (const f of files.splice(data.from)) f?.kiln.free(); reply = { io: memory() }; }
-  } catch (e) { reply = { error: errorOf(e), io: memory() }; }
-  const { transfer = [], ...rest } = reply;
-  postMessage({ id, ...rest }, transfer);
+    reply = await ops[op](data, controller.signal);
+  } catch (e) {
+    reply = e?.code === 'Aborted' || controller.signal.aborted ? { cancelled: true } : { error: errorOf(e) };
+  } finally {
+    if (job !== undefined) jobs.delete(job);
+  }
+  const { transfer = [], ...rest } = reply ?? {};
+  postMessage({ id, ...rest, io: memory() }, transfer);
 };
 postMessage({ ready: true });

@@ -11,22 +11,26 @@
 #          `test` stage.)
 # www      the two modules with wasm-opt -Oz and their budgets
 #          (scripts/www.sh --build-only): the core, kiln-wasm, into
-#          www/pkg/, the inspector's, kiln-wasm-inspect (the core plus the
-#          value tree, TensorDiff, the safetensors and GGUF heads), into
-#          www/inspect/; www/samples/ is what the
+#          www/pkg/, the inspector's, kiln-wasm-inspect (the core plus
+#          openFile for every format, the JSON form, FileSet, TensorDiff),
+#          into www/inspect/; www/samples/ is what the
 #          samples example writes; the module packed (npm pack) and used
 #          from a plain node script (tests/e2e/packed.mjs); the ES module package from plain JS
 #          (tests/e2e/module.test.mjs, node's test runner); the inspector
-#          end to end in headless Chromium driven by playwright-core
-#          (tests/e2e/inspector.test.mjs: files read by ranges in a Web
-#          Worker, 6 GiB sparse Kiln, safetensors and GGUF files written
-#          and deleted by the test,
-#          HTTP Range requests to www/serve.mjs); sets of files and the
-#          comparison of two models (tests/e2e/compare.test.mjs: the known
-#          differences of www/samples/compare/, 256 MiB compared in chunks
-#          and cancelled; Kiln, safetensors-with-index and GGUF split sets
-#          of www/samples/shards/, a bad index, a split file or shard
-#          opened alone, several files dropped on the page); screenshots in
+#          end to end in headless Chromium driven by playwright-core at
+#          1,280 px (tests/e2e/inspector.test.mjs: files read by ranges,
+#          asynchronously, in a Web Worker; 6 GiB sparse Kiln, safetensors
+#          and GGUF files written and deleted by the test; HTTP Range
+#          requests to www/serve.mjs, whose log shows no probe and no
+#          request after a cancel; statistics from a bounded sample; full
+#          tensor names); sets of files and the comparison of two models
+#          (tests/e2e/compare.test.mjs: the known differences of
+#          www/samples/compare/, 256 MiB compared in chunks and cancelled;
+#          a Llama-shaped safetensors file converted by kiln convert
+#          (cargo run -p kiln-cli) and compared with its source; Kiln,
+#          safetensors-with-index and GGUF split sets of
+#          www/samples/shards/, a bad index, a split file or shard opened
+#          alone, several files dropped on the page); screenshots in
 #          target/e2e-screenshots/. Then json.test.mjs: the CLI's and the
 #          module's JSON of every sample, converted model, set, safetensors
 #          and GGUF file, byte for byte. Then the latency run

@@ -46,11 +46,11 @@ test('TensorDiff from plain JS: the known differences, whatever the chunk size; 
     if (!want.mode || want.mode === 'none') continue;
     const x = ta.get(name), y = tb.get(name);
     for (const per of [1, 7, 64, x.elements]) {
-      const d = new TensorDiff(x.dtypeCode, y.dtypeCode);
+      const d = new TensorDiff(x.dtype_code, y.dtype_code);
       for (let first = 0; first < x.elements; first += per) {
         const [atA, lenA] = a.elementBytes(x.index, first, per);
         const [atB, lenB] = b.elementBytes(y.index, first, per);
-        d.update(a.bytes.subarray(atA, atA + lenA), b.bytes.subarray(atB, atB + lenB), lenA / (x.byteLength / x.elements));
+        d.update(a.bytes.subarray(atA, atA + lenA), b.bytes.subarray(atB, atB + lenB), lenA / (x.bytes / x.elements));
       }
       const got = d.summary();
       d.free();
@@ -82,7 +82,7 @@ test('tensorsJson() from plain JS: the facts tensors() gives, as UTF-8 JSON in a
     assert.equal(bytes.buffer.byteLength, bytes.length, `${f}: the buffer is the text's alone (transferable)`);
     const parsed = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
     assert.deepEqual(parsed, k.tensors(), f);
-    for (const t of parsed) { seen.add(t.dtype); if (t.quantScheme) seen.add('quantized'); if (t.layout) seen.add('layout'); }
+    for (const t of parsed) { seen.add(t.dtype); if (t.quant) seen.add('quantized'); if (t.layout) seen.add('layout'); }
     k.free();
   }
   assert.ok(seen.has('quantized') && seen.has('layout') && seen.has('bf16'), [...seen].join(' '));
@@ -145,6 +145,7 @@ test('two models: tensors only in one, dtype and shape changes, identical bytes,
   assert.equal(await open(path.join(dir, manifest.a)), 'ready');
   await compareWith(path.join(dir, manifest.b));
   await checkAgainstManifest();
+  await assertCompareNamesWhole();
   await shot('compare.png');
   // A status chip shows only its tensors; clicked again, all.
   await page.click('#compare .chips [data-status="dtype"]');
@@ -178,7 +179,8 @@ test('a set of three Kiln files: one table, each tensor labelled with its file; 
   // Labelled by what tells the files apart ("00002"), the whole name in its title.
   const want = manifest.set.flatMap((s) => s.tensors.map((t) => [t, /-(\d{5})-of-/.exec(s.file)[1], s.file]));
   assert.deepEqual(rows, want, 'in set order, each with its file');
-  assert.equal(await page.locator('#table-head [data-key="fileName"]').innerText(), 'File');
+  assert.equal(await page.locator('#table-head [data-key="file"]').innerText(), 'File');
+  assert.ok(await page.locator('#set-place').isHidden());
   assert.match(await page.locator('#set-files').innerText(), /^3\n/);
   // A tensor of the second file shows its own values (read from that file).
   await page.locator('#table-rows .row', { hasText: 'tweaked.weight' }).click();
@@ -249,6 +251,91 @@ test('safetensors and GGUF files against their Kiln conversions: paired by name 
       await shot('compare-gguf-kiln.png');
     }
     await page.click('#compare-back');
+  }
+});
+
+/**
+ * A Llama-shaped safetensors file: the tensor names transformers writes
+ * for 32 layers, small f16 payloads, in the order the safetensors writer
+ * puts them (one dtype: by name, so "model.layers.10" before
+ * "model.layers.2"); and the Kiln file `kiln convert` makes of it (the
+ * command built by cargo, as the samples are).
+ */
+function llamaShaped(dir) {
+  const names = ['model.embed_tokens.weight'];
+  for (let l = 0; l < 32; l++) {
+    for (const p of ['input_layernorm.weight', 'self_attn.q_proj.weight', 'self_attn.k_proj.weight', 'self_attn.v_proj.weight', 'self_attn.o_proj.weight',
+      'post_attention_layernorm.weight', 'mlp.gate_proj.weight', 'mlp.up_proj.weight', 'mlp.down_proj.weight']) names.push(`model.layers.${l}.${p}`);
+  }
+  names.push('model.norm.weight', 'lm_head.weight');
+  names.sort((a, b) => (a < b ? -1 : 1));
+  const header = { __metadata__: { format: 'pt' } };
+  let at = 0;
+  const payloads = [];
+  names.forEach((name, i) => {
+    const shape = name.endsWith('norm.weight') ? [64] : [64, 16];
+    const n = shape.reduce((a, b) => a * b, 1);
+    const bytes = new Uint8Array(2 * n);
+    for (let k = 0; k < n; k++) { const h = 0x3c00 + ((i * 7 + k) % 1024); bytes[2 * k] = h & 0xff; bytes[2 * k + 1] = h >> 8; } // 1.0 to 2.0 in f16
+    header[name] = { dtype: 'F16', shape, data_offsets: [at, at + bytes.length] };
+    at += bytes.length;
+    payloads.push(bytes);
+  });
+  let json = JSON.stringify(header);
+  json += ' '.repeat((8 - (json.length % 8)) % 8);
+  const len = Buffer.alloc(8);
+  len.writeBigUInt64LE(BigInt(json.length));
+  const st = path.join(dir, 'llama-shaped.safetensors');
+  fs.writeFileSync(st, Buffer.concat([len, Buffer.from(json), ...payloads]));
+  const kiln = path.join(dir, 'llama-shaped.kiln');
+  const r = spawnSync('cargo', ['run', '-q', '-p', 'kiln-cli', '--', 'convert', st, kiln], { cwd: root, stdio: 'inherit' });
+  assert.equal(r.status, 0, 'kiln convert');
+  return { st, kiln, names };
+}
+
+/** Every name cell of the comparison shows its whole key, not cut. */
+async function assertCompareNamesWhole() {
+  const cells = await page.$$eval('#compare td.name', (cs) => cs.map((c) => ({ text: c.innerText, key: c.closest('tr').dataset.key, sw: c.scrollWidth, cw: c.clientWidth })));
+  assert.ok(cells.length > 0);
+  for (const c of cells) {
+    assert.equal(c.text, c.key);
+    assert.ok(c.sw <= c.cw, `${c.key} is cut (${c.sw} > ${c.cw})`);
+  }
+}
+
+test('a converted model: the selector says so, its tensors in its source file\'s order with their whole names (not the message path), compared with its source', async () => {
+  const dir = fs.mkdtempSync(path.join(big, 'converted-'));
+  try {
+    const { st, kiln, names } = llamaShaped(dir);
+    assert.equal(await open(kiln), 'ready');
+    assert.equal(await page.inputValue('#mode'), 'converted-safetensors');
+    assert.match(await page.locator('#header-facts').innerText(), /Format\s+Kiln, converted from safetensors/);
+    const listed = await page.evaluate(() => window.kilnInspector.tensors.map((t) => t.name));
+    assert.deepEqual(listed, names, 'the source file\'s order');
+    const rows = await page.$$eval('#table-rows .row', (rs) => rs.map((r) => ({ text: r.querySelector('.name').innerText, sw: r.querySelector('.name').scrollWidth, cw: r.querySelector('.name').clientWidth })));
+    assert.ok(rows.length > 10);
+    rows.forEach((r, i) => {
+      assert.equal(r.text, names[i], 'the name, not its path in the message');
+      assert.ok(r.sw <= r.cw, `${r.text} is cut`);
+    });
+    await page.locator('#table-rows .row', { hasText: 'model.layers.0.self_attn.q_proj.weight' }).click();
+    await page.waitForSelector('#detail[data-stats="done"][data-values="done"]', { timeout: 60_000 });
+    assert.match(await page.locator('#detail .kv').innerText(), /Path\s+files\[0\]\.directories\[0\]\.\s*tensors/, 'the path: a secondary fact in the panel');
+    await page.waitForSelector('#meta-box[data-meta="done"]');
+    await shot('converted-model.png');
+    // The same order, the same names: the source opened alone lists as its conversion does.
+    assert.equal(await open(st), 'ready');
+    assert.deepEqual(await page.evaluate(() => window.kilnInspector.tensors.map((t) => t.name)), names);
+    await compareWith(kiln);
+    const got = await comparison();
+    assert.equal(Object.keys(got).length, names.length);
+    for (const [key, r] of Object.entries(got)) assert.equal(r.status, 'identical', key);
+    assert.deepEqual(await page.$$eval('#compare tbody tr', (rs) => rs.map((r) => r.dataset.key)), names, 'in the source\'s order');
+    await assertCompareNamesWhole();
+    await shot('compare-converted.png');
+    await page.click('#compare-back');
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
   }
 });
 

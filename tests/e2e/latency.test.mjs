@@ -14,16 +14,18 @@
 //   HUBURL/REPO/resolve/main/PATH: Range 0-0 for the size and ETag, then
 //   the 8 length bytes, then the header);
 // - Kiln's module in node (kilnNode): the URL to the tensors' facts and
-//   the metadata pairs, the module loaded beforehand (today's openModel
-//   reads synchronously: sync-read.mjs blocks on Atomics.wait while a
-//   worker thread fetches, under a millisecond a read over the fetch);
+//   the metadata entries, the module loaded beforehand: openFile(size,
+//   read) over www/source.js's urlSource (fetch with Range, its first
+//   request the opener's first read, whose Content-Range gives the size),
+//   then tensors() and the metadata of json();
 // - Kiln's inspector page in headless Chromium (kilnPage): from the URL
 //   submitted in the page's field (the page already loaded) to the frame
-//   after the table is shown, timed in the page;
+//   after the table is shown, timed in the page (its metadata panel is
+//   filled after the table; the check waits for it);
 // - and, for the safetensors file, the CPU of the parse alone, the head
 //   already in memory: the peer's path (TextDecoder, JSON.parse and the
 //   entry checks parseSafetensorsMetadata runs) against Kiln's wasm
-//   (kilnParse: openModel and tensors()).
+//   (kilnParse: openFile, tensors() and the metadata of json()).
 //
 // The server runs in a worker thread of its own (server-thread.mjs), as a
 // far host would not share the client's thread. Requests and bytes are
@@ -31,9 +33,10 @@
 //
 // Every tool's answer is compared with what the generator wrote: every
 // tensor's name, shape, dtype or ggml type and offset, and every metadata
-// key in order, with its type and its value (Kiln shows an array by its
-// type and length, and a long string cut short, so those are checked as
-// shown; the peers' arrays element by element). A mismatch fails the test. Timings
+// key in order, with its type and its value (Kiln's module and the peers
+// element by element; the page shows an array by its type and length and
+// a long value's first 240 characters, so those are checked as shown). A
+// mismatch fails the test. Timings
 // and request counts are printed, never asserted: the machine is shared
 // and noisy. The "goal" column says whether Kiln took less time than the
 // peer on the same file and delay (for the parse row: no more time).
@@ -51,9 +54,10 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gguf } from '@huggingface/gguf';
 import { parseSafetensorsMetadata } from '@huggingface/hub';
-import { initSync, openModel, sniffFormat } from '../../www/inspect/kiln_inspect.js';
+import { initSync, openFile, firstRead } from '../../www/inspect/kiln_inspect.js';
+import { urlSource } from '../../www/source.js';
+import { metadataOf } from '../../www/model-json.js';
 import { latencyFiles, GV } from './latency-files.mjs';
-import { syncRangeReader } from './sync-read.mjs';
 import { openPage } from './page.mjs';
 import { startServerThread } from './server-thread.mjs';
 
@@ -69,19 +73,23 @@ initSync({ module: fs.readFileSync(path.join(root, 'www/inspect/kiln_inspect_bg.
 
 // ================================================================ THE KILN SIDE
 
-const reader = syncRangeReader();
-
-/** Kiln's module in node: the URL to the table's facts (the first 16 bytes give the length and the format). */
+/** Kiln's module in node: the URL to the table's facts and the metadata (the first read's answer says the length). */
 async function kilnNode(url) {
-  const first = reader.get(url, 0, 16);
-  const model = openModel(first.total, (at, len) => reader.get(url, at, len).bytes, sniffFormat(first.bytes));
-  const out = { tensors: model.tensors(), metadata: model.metadata() };
-  model.free();
+  const source = await urlSource(url, { first: firstRead() });
+  const file = await openFile(source.length, source.read, { name: source.name });
+  const out = { tensors: file.tensors(), metadata: metadataOf(file.json()).entries };
+  file.free();
   return out;
 }
 
-/** Kiln's inspector page: the URL submitted in its field to the frame that shows the table; { ms } (the page's own clock). */
+/**
+ * Kiln's inspector page: the URL submitted in its field to the frame that
+ * shows the table; { ms } (the page's own clock). The page fills its
+ * metadata panel after the table: the clock starts once the last run's is
+ * filled, so that no run waits for the worker to finish the last.
+ */
 async function kilnPage(page, url) {
+  await page.waitForFunction(() => !window.kilnInspector.file || document.getElementById('meta-box').dataset.meta === 'done', null, { timeout: 60_000 });
   const r = await page.evaluate((u) => new Promise((resolve) => {
     document.body.dataset.state = 'loading';
     const o = new MutationObserver(() => {
@@ -93,34 +101,34 @@ async function kilnPage(page, url) {
     o.observe(document.body, { attributes: true, attributeFilter: ['data-state'] });
     document.getElementById('url-input').value = u;
     const t0 = performance.now();
-let checkMs = 0;
     document.getElementById('url-form').requestSubmit();
   }), url);
   assert.equal(r.state, 'ready', `the page's error: ${r.error}`);
   return r;
 }
 
-/** What the page shows after kilnPage: its tensors and metadata pairs (as one JSON text: Playwright's copy of 20,000 objects took seconds). */
+/** What the page shows after kilnPage: its tensors and, once its panel is filled, its metadata (as one JSON text: Playwright's copy of 20,000 objects took seconds). */
 async function pageTable(page) {
+  await page.waitForSelector('#meta-box[data-meta="done"]', { timeout: 60_000 });
   return JSON.parse(await page.evaluate(() => {
-    const f = window.kilnInspector.file;
+    const s = window.kilnInspector;
     return JSON.stringify({
-      tensors: f.tensors.map(({ name, dtype, dtypeCode, layout, shape, byteOffset, byteLength }) => ({ name, dtype, dtypeCode, layout, shape, byteOffset, byteLength })),
-      metadata: f.metadata,
+      tensors: s.tensors.map(({ name, dtype, shape, offset, bytes }) => ({ name, dtype, shape, offset, bytes })),
+      metadata: s.metadata, shown: true,
     });
   }));
 }
 
 /** The wasm parse of a head already in memory (reads past it get zeros, as a sparse payload would give). */
-function kilnParse(head, length, format) {
+async function kilnParse(head, length) {
   const read = (at, len) => {
     const out = new Uint8Array(len);
     if (at < head.length) out.set(head.subarray(at, Math.min(head.length, at + len)));
     return out;
   };
-  const model = openModel(length, read, format);
-  const out = { tensors: model.tensors(), metadata: model.metadata() };
-  model.free();
+  const file = await openFile(length, read, { name: 'head' });
+  const out = { tensors: file.tensors(), metadata: metadataOf(file.json()).entries };
+  file.free();
   return out;
 }
 
@@ -169,20 +177,24 @@ function checkGgufPeer(spec, out) {
   }
 }
 
-/** Kiln's metadata text of a GGUF type (kiln-convert's head.rs). */
-const kilnTypeName = (t) => (t === GV.STR ? 'string' : { [GV.U32]: 'u32', [GV.I32]: 'i32', [GV.F32]: 'f32', [GV.BOOL]: 'bool', [GV.U64]: 'u64' }[t]);
+/** A value as the module's JSON form has it: 64-bit integers as decimal text. */
+const asJson = (type, v) => (type === GV.U64 || type === GV.I64 ? String(v) : v);
 
 function checkGgufKiln(spec, out) {
-  sameList('Kiln tensors', out.tensors.map((t) => [t.name, t.shape, t.layout ?? t.dtype, t.byteOffset, t.byteLength]),
+  sameList('Kiln tensors', out.tensors.map((t) => [t.name, t.shape, t.dtype, t.offset, t.bytes]),
     spec.tensors.map((t) => [t.name, t.shape, t.dtype, t.byteOffset, t.byteLength]));
-  const pairs = out.metadata.filter((p) => p.key !== 'GGUF version' && p.key !== 'tensor data alignment');
-  sameList('Kiln metadata keys and types', pairs.map((p) => [p.key, p.type]),
-    spec.metadata.map((m) => [m.key, m.type === GV.ARRAY ? `array<${kilnTypeName(m.of)}>[${m.items.length}]` : kilnTypeName(m.type)]));
+  sameList('Kiln metadata keys and types', out.metadata.map((p) => [p.key, p.type]), spec.metadata.map((m) => [m.key, m.kilnType]));
   for (const [i, m] of spec.metadata.entries()) {
-    const shown = pairs[i].value;
-    if (m.type === GV.F32) assert.equal(f32(Number(shown)), f32(m.value), m.key);
-    else if (m.type === GV.STR && m.value.length <= 60) assert.equal(shown, JSON.stringify(m.value), m.key);
-    else if (m.type !== GV.ARRAY && m.type !== GV.STR) assert.equal(shown, String(m.value), m.key);
+    const got = out.metadata[i];
+    if (out.shown) {
+      // The page: a value's text, an array by its length.
+      if (m.type === GV.ARRAY) assert.equal(got.items, m.items.length, m.key);
+      else if (m.type === GV.F32) assert.equal(f32(Number(got.preview)), f32(m.value), m.key);
+      else assert.equal(got.preview, String(m.value).slice(0, 240), m.key);
+    } else if (m.type === GV.ARRAY) {
+      sameList(`Kiln ${m.key}`, m.of === GV.F32 ? got.value.map(f32) : got.value, m.of === GV.F32 ? m.items.map(f32) : m.items.map((v) => asJson(m.of, v)));
+    } else if (m.type === GV.F32) assert.equal(f32(got.value), f32(m.value), m.key);
+    else assert.equal(got.value, asJson(m.type, m.value), m.key);
   }
 }
 
@@ -196,9 +208,9 @@ function checkStPeer(spec, header) {
 function checkStKiln(spec, out) {
   const byName = new Map(out.tensors.map((t) => [t.name, t]));
   assert.equal(byName.size, out.tensors.length, 'names unique');
-  sameList('Kiln tensors', spec.tensors.map((t) => byName.get(t.name)).map((t) => t && [t.name, t.dtype, t.shape, t.byteOffset, t.byteLength]),
+  sameList('Kiln tensors', spec.tensors.map((t) => byName.get(t.name)).map((t) => t && [t.name, t.dtype, t.shape, t.offset, t.bytes]),
     spec.tensors.map((t) => [t.name, t.kilnDtype, t.shape, t.byteOffset, t.byteLength]));
-  sameList('Kiln metadata', out.metadata.map((p) => [p.key, p.value]), spec.metadata.map((m) => [m.key, m.value]));
+  sameList('Kiln metadata', out.metadata.map((p) => [p.key, p.type, out.shown ? p.preview : p.value]), spec.metadata.map((m) => [m.key, 'str', m.value]));
 }
 
 // ================================================================ the run
@@ -221,7 +233,6 @@ before(async () => {
 });
 
 after(async () => {
-  reader.close();
   await browser?.close();
   await server?.close();
   printTable();
@@ -273,7 +284,7 @@ for (const name of ['llama2-7b.gguf', 'qwen3-8b.gguf', 'gpt-oss-20b.gguf', 'moe-
         const ms = [];
         for (let i = 0; i < RUNS + 2; i++) {
           const s = performance.now();
-          const out = fn();
+          const out = await fn();
           ms.push(performance.now() - s);
           if (i === 0) check(out);
         }
@@ -281,7 +292,7 @@ for (const name of ['llama2-7b.gguf', 'qwen3-8b.gguf', 'gpt-oss-20b.gguf', 'moe-
       };
       const header = spec.head.subarray(8, 8 + spec.headerLength);
       await cpu('peer parse: TextDecoder + JSON.parse + entry checks', () => peerParse(header, spec.length), (out) => checkStPeer(spec, out.header));
-      await cpu('Kiln wasm parse: openModel + tensors()', () => kilnParse(spec.head, spec.length, 'safetensors'), (out) => checkStKiln(spec, out));
+      await cpu('Kiln wasm parse: openFile + tensors() + metadata', () => kilnParse(spec.head, spec.length), (out) => checkStKiln(spec, out));
     }
   });
 }

@@ -22,19 +22,21 @@ const sample = new URL('../../www/samples/model.kiln', import.meta.url);
 const fd = fs.openSync(sample, 'r');
 try {
   const size = fs.fstatSync(fd).size;
-  const read = (offset, length) => {
+  // An async read, as a browser's Blob.slice().arrayBuffer() or fetch is.
+  const read = async (offset, length) => {
     const out = new Uint8Array(length);
     fs.readSync(fd, out, 0, length, offset);
     return out;
   };
-  const kiln = KilnFile.openReader(size, read, 'tensors', false);
+  const kiln = await KilnFile.openReader(size, read, {});
   const tensors = kiln.tensors();
   assert.equal(tensors.length, 19);
+  assert.equal(kiln.header.kiln.type, 'tensors');
   const t = tensors.find((x) => x.name === 'embed.weight');
   const [at, len] = kiln.elementBytes(t.index, 0, 4);
-  const first = Array.from(kiln.widenBytes(t.index, read(at, len), 0, 4));
+  const first = Array.from(kiln.widenBytes(t.index, await read(at, len), 0, 4));
   assert.equal(first.length, 4);
-  console.log(`packed kiln-wasm ${meta.version}: ${tensors.length} tensors, ${kiln.header.readBytes} of ${size} bytes read; embed.weight starts ${first.map((x) => x.toFixed(3)).join(', ')}`);
+  console.log(`packed kiln-wasm ${meta.version}: ${tensors.length} tensors, ${kiln.reads.bytes} of ${size} bytes read; embed.weight starts ${first.map((x) => x.toFixed(3)).join(', ')}`);
 } finally {
   fs.closeSync(fd);
 }

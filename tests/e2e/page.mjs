@@ -16,7 +16,8 @@ export async function openPage(server) {
     executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
   });
-  const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
+  // 1,280 px wide: the narrowest screen the page is laid out for (every name and shape readable).
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   const errors = [];
   page.on('pageerror', (e) => errors.push(e.message));
   page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });

@@ -1,8 +1,8 @@
 // www/serve.mjs in a worker thread of its own: a far host's server does
-// not share the client's thread, and a client that blocks its thread for
-// a synchronous read (sync-read.mjs) would otherwise block the server it
-// waits for. The requests and bytes are counted into shared memory, read
-// here as `stats.requests` and `stats.sent`.
+// not share the client's thread, so the client's own work (a parse in
+// wasm, JSON.parse) never delays the answers it waits for. The requests
+// and bytes are counted into shared memory, read here as
+// `stats.requests` and `stats.sent`.
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 
 /** Starts the server in a worker; resolves to { url, stats, setDelay(ms) (awaitable), close() }. */
