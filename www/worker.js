@@ -20,7 +20,6 @@ import { fileSource, urlSource } from './source.js';
 import { isIndexName, setOrder } from './set.js';
 import { firstValues, tensorStats } from './stats.js';
 import { compareTensors } from './diff.js';
-import { metadataOf } from './model-json.js';
 
 const wasm = await init();
 /** The open models, by side. */
@@ -222,9 +221,9 @@ function metadataList(model) {
     const entries = [];
     let omitted = 0;
     for (const [kiln, file] of kilns) {
-      const meta = metadataOf(kiln.json());
-      omitted += meta.omitted;
-      for (const m of meta.entries) entries.push({ ...m, key: file && kilns.length > 1 ? `${file} \u203a ${m.key}` : m.key });
+      const meta = JSON.parse(kiln.metadataJson());
+      omitted += meta.omitted_values;
+      for (const m of meta.metadata) entries.push({ ...m, key: file && kilns.length > 1 ? `${file} \u203a ${m.key}` : m.key });
     }
     model.meta = { entries, omitted };
   }

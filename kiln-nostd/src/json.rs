@@ -104,7 +104,7 @@ impl<'w> JsonWriter<'w> {
     pub(crate) fn new(out: &'w mut dyn Write, pretty: bool) -> Self {
         JsonWriter {
             out,
-            buf: Vec::with_capacity(FLUSH_AT + 1024),
+            buf: Vec::new(),
             pretty,
             open: Vec::new(),
             after_name: false,

@@ -806,6 +806,14 @@ impl KilnFile {
     pub fn json(&self) -> Result<String, JsValue> {
         self.model.json().map_err(|e| kiln_error(&e))
     }
+
+    /// The JSON form's `metadata` and `omitted_values` alone, as one
+    /// object (compact): what the inspector shows beside the table,
+    /// without the tensors `tensorsJson()` gives.
+    #[wasm_bindgen(js_name = metadataJson)]
+    pub fn metadata_json(&self) -> Result<String, JsValue> {
+        self.model.metadata_json().map_err(|e| kiln_error(&e))
+    }
 }
 
 #[wasm_bindgen]

@@ -56,7 +56,6 @@ import { gguf } from '@huggingface/gguf';
 import { parseSafetensorsMetadata } from '@huggingface/hub';
 import { initSync, openFile, firstRead } from '../../www/inspect/kiln_inspect.js';
 import { urlSource } from '../../www/source.js';
-import { metadataOf } from '../../www/model-json.js';
 import { latencyFiles, GV } from './latency-files.mjs';
 import { openPage } from './page.mjs';
 import { startServerThread } from './server-thread.mjs';
@@ -77,7 +76,7 @@ initSync({ module: fs.readFileSync(path.join(root, 'www/inspect/kiln_inspect_bg.
 async function kilnNode(url) {
   const source = await urlSource(url, { first: firstRead() });
   const file = await openFile(source.length, source.read, { name: source.name });
-  const out = { tensors: file.tensors(), metadata: metadataOf(file.json()).entries };
+  const out = { tensors: file.tensors(), metadata: JSON.parse(file.metadataJson()).metadata };
   file.free();
   return out;
 }
@@ -127,7 +126,7 @@ async function kilnParse(head, length) {
     return out;
   };
   const file = await openFile(length, read, { name: 'head' });
-  const out = { tensors: file.tensors(), metadata: metadataOf(file.json()).entries };
+  const out = { tensors: file.tensors(), metadata: JSON.parse(file.metadataJson()).metadata };
   file.free();
   return out;
 }

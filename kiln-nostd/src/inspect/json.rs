@@ -17,30 +17,7 @@ impl Inspection {
         w.begin_object();
         self.header_members(&mut w);
         w.key("metadata");
-        w.begin_array();
-        for m in &self.metadata {
-            w.begin_object();
-            w.key("key");
-            w.string(&m.key);
-            w.key("type");
-            w.string(&m.type_text);
-            w.key("value");
-            match m.json() {
-                Ok(json) => w.literal(&json),
-                // The bytes are not a value of the type the entry names
-                // (a typed pair whose value is broken): said, not shown.
-                Err(e) => {
-                    let mut why = String::from("(not a ");
-                    why.push_str(&m.type_text);
-                    why.push_str(": ");
-                    why.push_str(e.fault());
-                    why.push(')');
-                    w.string(&why)
-                }
-            }
-            w.end_object();
-        }
-        w.end_array();
+        self.metadata_array(&mut w);
         w.key("omitted_values");
         w.uint(self.omitted);
         w.key("directories");
@@ -143,6 +120,52 @@ impl Inspection {
         w.end_array();
         w.done()?;
         Ok(out)
+    }
+
+    /// The metadata entries alone, as `{"metadata": [...], "omitted_values":
+    /// N}` in one compact JSON text: the members of [`Inspection::write_json`]
+    /// (what the inspector shows beside the table).
+    pub fn metadata_json(&self) -> Result<String> {
+        let mut out = String::new();
+        let mut w = JsonWriter::new(&mut out, false);
+        w.begin_object();
+        w.key("metadata");
+        self.metadata_array(&mut w);
+        w.key("omitted_values");
+        w.uint(self.omitted);
+        w.end_object();
+        w.done()?;
+        Ok(out)
+    }
+
+    fn metadata_array(&self, w: &mut JsonWriter<'_>) {
+        w.begin_array();
+        for m in &self.metadata {
+            w.begin_object();
+            w.key("key");
+            w.string(&m.key);
+            w.key("type");
+            w.string(&m.type_text);
+            w.key("value");
+            // A value is checked before any of it is written: when the
+            // bytes are not a value of the type the entry names (a typed
+            // pair whose value is broken), that is said, not shown.
+            match m.value() {
+                Ok(value) => {
+                    let _ = m.write_json(&value, w);
+                }
+                Err(e) => {
+                    let mut why = String::from("(not a ");
+                    why.push_str(&m.type_text);
+                    why.push_str(": ");
+                    why.push_str(e.fault());
+                    why.push(')');
+                    w.string(&why)
+                }
+            }
+            w.end_object();
+        }
+        w.end_array();
     }
 
     /// The directories alone, as one compact JSON array of the objects

@@ -170,16 +170,29 @@ impl Meta {
     /// The value's JSON form (`spec/json.md`), compact.
     #[doc(hidden)]
     pub fn json(&self) -> Result<String> {
-        let value = self.value()?;
+        let mut out = String::new();
+        let mut w = crate::json::JsonWriter::new(&mut out, false);
+        self.write_json(&self.value()?, &mut w)?;
+        w.done()?;
+        Ok(out)
+    }
+
+    /// `value` (this entry's, from [`Meta::value`]) in its JSON form,
+    /// compact, into `w`.
+    pub(crate) fn write_json(
+        &self,
+        value: &Value<'_>,
+        w: &mut crate::json::JsonWriter<'_>,
+    ) -> Result<()> {
         with_type(&self.type_text, |ty| {
-            crate::json::value_text(ty.root(), &value, crate::json::Style::COMPACT)
+            crate::json::value_json(ty.root(), value, w, None)
         })
     }
 }
 
 /// Runs `f` with `text` compiled: small types (nearly every metadata
 /// value) in a small table, others at the tools' cap.
-fn with_type<T>(text: &str, f: impl Fn(&dyn TypeView) -> Result<T>) -> Result<T> {
+fn with_type<T>(text: &str, mut f: impl FnMut(&dyn TypeView) -> Result<T>) -> Result<T> {
     match CompiledType::<SMALL_NODES>::parse(text) {
         Ok(ty) => f(&ty),
         Err(_) => {
