@@ -157,7 +157,28 @@ test('a set is one text from the CLI and from the module', async () => {
   assert.ok(cut.code, 'two of three files are refused');
 });
 
-test('the docs/browser.md node example opens a converted model with no type', async () => {
+test('the docs/browser.md node example, as written, opens a converted model with no type', () => {
+  // The example's own text, with the package resolved to this build and
+  // its file to a `kiln convert` output.
+  const doc = fs.readFileSync(path.join(ROOT, 'docs/browser.md'), 'utf8');
+  const at = doc.indexOf('In node, with `initSync`:');
+  assert.ok(at > 0, 'docs/browser.md has its node example');
+  const block = /```js\n([\s\S]*?)```/.exec(doc.slice(at))[1];
+  const pkg = path.join(ROOT, 'www/pkg');
+  const program = block
+    .replace("from 'kiln-wasm';", `from '${pkg}/kiln_wasm.js';`)
+    .replace("require.resolve('kiln-wasm/kiln_wasm_bg.wasm')", `'${pkg}/kiln_wasm_bg.wasm'`)
+    .replace("'model.kiln'", `'${path.join(scratch, 'tiny-gguf.kiln')}'`);
+  const script = path.join(scratch, 'example.mjs');
+  fs.writeFileSync(script, program);
+  const out = execFileSync(process.execPath, [script], { encoding: 'utf8' });
+  const lines = out.trim().split('\n');
+  assert.match(lines[0], /^token_embd\.weight f32 \[ 3, 4 \] 48$/);
+  assert.match(lines[1], /^blk\.0\.attn_q\.weight Q8_0 \[ 2, 32 \] 68$/);
+  assert.match(lines.at(-1), /^\d+ bytes read$/);
+});
+
+test('a converted model opened by ranges with no type: tensors and values', async () => {
   // As the example reads it: fs.promises ranges, KilnFile.openReader, no type text.
   const file = path.join(scratch, 'tiny-gguf.kiln');
   const src = source(file);
