@@ -125,6 +125,7 @@ impl Inspection {
     /// The metadata entries alone, as `{"metadata": [...], "omitted_values":
     /// N}` in one compact JSON text: the members of [`Inspection::write_json`]
     /// (what the inspector shows beside the table).
+    #[doc(hidden)]
     pub fn metadata_json(&self) -> Result<String> {
         let mut out = String::new();
         let mut w = JsonWriter::new(&mut out, false);
