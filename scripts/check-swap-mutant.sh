@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Proves that the big-endian run can see a broken byte swap: breaks the
-# swap in kiln-nostd/src/order.rs one way at a time, runs kiln-nostd's tests
+# swap in kiln-nostd/src/order.rs and element.rs one way at a time, runs kiln-nostd's tests
 # on s390x under qemu-user, and requires each mutant to fail tests that
 # pass on the unmodified source. The file is restored by a trap whatever
 # happens. The `cross` stage of scripts/test.sh runs it through cross.
@@ -18,10 +18,12 @@ cd "$(dirname "$0")/.."
 TARGET="${1:-s390x-unknown-linux-gnu}"
 read -r -a CARGO_COMMAND <<<"${SWAP_MUTANT_CARGO:-cargo}"
 read -r -a TEST_SELECTION <<<"${SWAP_MUTANT_TESTS:-}"
-FILE=kiln-nostd/src/order.rs
+# The files the mutants edit: the byte-order module and the element
+# trait's per-type swap.
+FILES=(kiln-nostd/src/order.rs kiln-nostd/src/element.rs)
 WORK="$(mktemp -d)"
-BACKUP="$WORK/order.rs.orig"
-cp -p "$FILE" "$BACKUP"
+backup() { echo "$WORK/$(basename "$1").orig"; }
+for file in "${FILES[@]}"; do cp -p "$file" "$(backup "$file")"; done
 # Failures the mutants cause are recorded by proptest as regression seeds;
 # they are not real regressions, so new seed files are removed afterwards.
 SEEDS_BEFORE="$(ls kiln-nostd/tests/*.proptest-regressions 2>/dev/null || true)"
@@ -29,10 +31,13 @@ SEEDS_BEFORE="$(ls kiln-nostd/tests/*.proptest-regressions 2>/dev/null || true)"
 # Writes back with a fresh modification time (cp without -p): with the
 # old time, cargo would keep the mutant's build as up to date.
 restore() {
-    if ! cmp -s "$FILE" "$BACKUP"; then
-        cp "$BACKUP" "$FILE"
-        echo "check-swap-mutant: restored $FILE"
-    fi
+    local file
+    for file in "${FILES[@]}"; do
+        if ! cmp -s "$file" "$(backup "$file")"; then
+            cp "$(backup "$file")" "$file"
+            echo "check-swap-mutant: restored $file"
+        fi
+    done
     for seeds in kiln-nostd/tests/*.proptest-regressions; do
         [[ -e "$seeds" ]] || continue
         grep -qxF "$seeds" <<<"$SEEDS_BEFORE" || rm -f "$seeds"
@@ -42,15 +47,17 @@ restore() {
 trap restore EXIT
 trap 'exit 130' INT TERM
 
-# name @ exact text in order.rs @ replacement (`@` apart: Rust code has `|`)
+# name @ file @ exact text in it @ replacement (`@` apart: Rust code has `|`)
+O=kiln-nostd/src/order.rs
+E=kiln-nostd/src/element.rs
 MUTANTS=(
-    "copy_into copies without swapping@    return copy_swapped(payload, out);@    return copy_native(payload, out);"
-    "copy_swapped does not reverse@                        element.reverse();@"
-    "copy_per_element reads host order@        *slot = T::from_le(bytes).ok_or_else(|| wrong_width(bytes.len(), T::WIDTH))?;@        *slot = bytemuck::pod_read_unaligned(bytes);"
-    "write_le writes host bytes@        write_per_element(values, w)
+    "copy_into copies without swapping@$O@    return copy_swapped(payload, out);@    return copy_native(payload, out);"
+    "copy_swapped does not reverse@$E@                    element.reverse();@"
+    "copy_per_element reads host order@$O@        *slot = T::from_le(bytes).ok_or_else(|| wrong_width(bytes.len(), T::WIDTH))?;@        *slot = bytemuck::pod_read_unaligned(bytes);"
+    "write_le writes host bytes@$O@        write_per_element(values, w)
     }@        w.put(bytemuck::cast_slice(values))
     }"
-    "write_host_elements skips the reversal@    write_reversed_elements(bytes, width, w)
+    "write_host_elements skips the reversal@$O@    write_reversed_elements(bytes, width, w)
 }@    w.put(bytes)
 }"
 )
@@ -66,7 +73,7 @@ run_tests() { # $1: log file. Prints the names of failing tests.
     grep -E "^test .* \.\.\. FAILED$" "$1" | sed -E 's/^test (.*) \.\.\. FAILED$/\1/' | sort -u || true
 }
 
-echo "== baseline: unmodified $FILE on $TARGET"
+echo "== baseline: unmodified ${FILES[*]} on $TARGET"
 baseline="$(run_tests "$WORK/baseline.log")"
 if [ "$baseline" = "BUILD-FAILED" ]; then
     tail -30 "$WORK/baseline.log"
@@ -81,11 +88,11 @@ fi
 killed=0
 survived=0
 for mutant in "${MUTANTS[@]}"; do
-    IFS='@' read -r -d '' name from to <<<"$mutant" || true
+    IFS='@' read -r -d '' name file from to <<<"$mutant" || true
     to="${to%$'\n'}"
     echo "== mutant: $name"
-    cp "$BACKUP" "$FILE"
-    FROM="$from" TO="$to" python3 - "$FILE" <<'PY'
+    cp "$(backup "$file")" "$file"
+    FROM="$from" TO="$to" python3 - "$file" <<'PY'
 import os, sys
 path = sys.argv[1]
 text = open(path).read()
@@ -95,7 +102,7 @@ if text.count(old) != 1:
 open(path, "w").write(text.replace(old, new))
 PY
     failed="$(run_tests "$WORK/mutant.log")"
-    cp "$BACKUP" "$FILE" # fresh mtime: the next build is of the real source
+    cp "$(backup "$file")" "$file" # fresh mtime: the next build is of the real source
     if [ "$failed" = "BUILD-FAILED" ]; then
         grep -A5 "^error" "$WORK/mutant.log" | head -20 || tail -20 "$WORK/mutant.log"
         echo "check-swap-mutant: mutant does not compile; fix the script" >&2
