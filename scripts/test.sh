@@ -26,6 +26,7 @@
 #   demo             the README's main job: kiln check over samples/ (scripts/demo.sh)
 #   differential     Python reference vs the Rust readers on 200,000 mutants; conversions vs ml_dtypes
 #   convert          kiln convert on real safetensors and GGUF files, both ways; kiln-convert for wasm32
+#   python-package   the kiln-codec Python package: pip install ./kiln-py in a fresh venv, pytest against kiln check, inspect and safetensors
 #   cli              kiln decode/encode against the Python reference's JSON form; the tiny model samples
 #   fuzz             a bounded run of every fuzz target (libFuzzer, ASan), then every input that ever failed
 #   bounds           work and heap bounds of the inputs that once took unbounded time (callgrind, DHAT)
@@ -277,6 +278,7 @@ stage_differential() {
 
 # Stages kept in files of their own, sourced where they run in the order.
 source "$ROOT/scripts/stages/convert.sh"
+source "$ROOT/scripts/stages/python-package.sh"
 source "$ROOT/scripts/stages/cli.sh"
 source "$ROOT/scripts/stages/fuzz.sh"
 source "$ROOT/scripts/stages/bounds.sh"

@@ -297,8 +297,24 @@ pub fn run_subcommand<A>(
 ///   when no file is concerned (a bad flag adds the usage line).
 #[derive(Debug)]
 pub struct Failure {
+    /// The line, without its newline.
     pub message: String,
+    /// 1 invalid input, 2 usage or I/O.
     pub status: u8,
+    /// Invalid input: its code (a wire code or one of [`code`]), the
+    /// sentence and the byte offset the line names.
+    pub invalid: Option<Invalid>,
+}
+
+/// What an invalid-input [`Failure`] says, in parts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Invalid {
+    /// A wire code (`EOF`, `FRAME`, ...) or one of [`code`].
+    pub code: String,
+    /// What is wrong, in the core's words.
+    pub sentence: String,
+    /// The byte the fault is at, when it has one place.
+    pub offset: Option<u64>,
 }
 
 /// The codes of invalid input that are not wire codes (docs/cli.md).
@@ -332,7 +348,15 @@ impl Failure {
         if let Some(offset) = offset {
             message.push_str(&format!(" at byte {offset}"));
         }
-        Failure { message, status: 1 }
+        Failure {
+            message,
+            status: 1,
+            invalid: Some(Invalid {
+                code: code.into(),
+                sentence: sentence.into(),
+                offset,
+            }),
+        }
     }
 
     /// A usage error: exit status 2, `kiln: reason`.
@@ -340,6 +364,7 @@ impl Failure {
         Failure {
             message: format!("kiln: {}", reason.into()),
             status: 2,
+            invalid: None,
         }
     }
 

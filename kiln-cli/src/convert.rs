@@ -68,7 +68,7 @@ enum Mode {
 
 /// A parsed `kiln convert` command line.
 #[derive(Debug, PartialEq)]
-struct ConvertArgs {
+pub(crate) struct ConvertArgs {
     input: PathBuf,
     output: PathBuf,
     from: Format,
@@ -93,7 +93,7 @@ fn split_set(path: &Path) -> Option<Vec<PathBuf>> {
 }
 
 #[derive(Debug, PartialEq)]
-enum Request {
+pub(crate) enum Request {
     Help,
     Convert(ConvertArgs),
 }
@@ -107,7 +107,7 @@ fn format_of(path: &Path) -> Result<Format, String> {
     })
 }
 
-fn parse_args(args: &[String]) -> Result<Request, String> {
+pub(crate) fn parse_args(args: &[String]) -> Result<Request, String> {
     let (mut quiet, mut shards) = (false, false);
     let mut walk = ArgWalk::new(args);
     while let Some(flag) = walk.next_option() {
@@ -569,7 +569,7 @@ fn run_to_folder(args: &ConvertArgs) -> Result<Summary, Failure> {
     }
 }
 
-fn run_conversion(args: &ConvertArgs) -> Result<Summary, Failure> {
+pub(crate) fn run_conversion(args: &ConvertArgs) -> Result<Summary, Failure> {
     match args.mode {
         Mode::File => {}
         Mode::FromSet => return run_from_set(args),

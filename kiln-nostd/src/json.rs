@@ -27,7 +27,7 @@ use crate::dtype::{Dtype, DtypeCode};
 use crate::error::{Error, Refusal, Result};
 use crate::limits::Limits;
 use crate::schema::{NodeKind, Scalar, TypeRef};
-use crate::text::{decimal, push_decimal, HEX};
+use crate::text::{decimal, HEX};
 use crate::value::{Value, ValueKind};
 
 /// How a value is written.
@@ -90,9 +90,9 @@ pub fn value_text(ty: TypeRef<'_, '_>, value: &Value<'_>, style: Style) -> Resul
 /// call does nothing, so a caller checks once, at the end.
 pub(crate) struct JsonWriter<'w> {
     out: &'w mut dyn Write,
-    /// Text not yet given to `out` (whole UTF-8 pieces only): the many
-    /// small pieces go there, and to `out` in large ones.
-    buf: Vec<u8>,
+    /// Text not yet given to `out`: the many small pieces go there, and
+    /// to `out` in large ones.
+    buf: String,
     pretty: bool,
     /// Per open container: whether it has a member yet.
     open: Vec<bool>,
@@ -104,7 +104,7 @@ impl<'w> JsonWriter<'w> {
     pub(crate) fn new(out: &'w mut dyn Write, pretty: bool) -> Self {
         JsonWriter {
             out,
-            buf: Vec::new(),
+            buf: String::new(),
             pretty,
             open: Vec::new(),
             after_name: false,
@@ -126,7 +126,7 @@ impl<'w> JsonWriter<'w> {
     }
 
     pub(crate) fn raw(&mut self, text: &str) {
-        self.buf.extend_from_slice(text.as_bytes());
+        self.buf.push_str(text);
         if self.buf.len() >= FLUSH_AT {
             self.flush();
         }
@@ -134,13 +134,11 @@ impl<'w> JsonWriter<'w> {
 
     /// One ASCII byte of JSON's punctuation.
     fn byte(&mut self, b: u8) {
-        self.buf.push(b);
+        self.buf.push(char::from(b));
     }
 
     fn flush(&mut self) {
-        // Only whole `str`s and ASCII bytes went in: the text is UTF-8.
-        let text = core::str::from_utf8(&self.buf).unwrap_or("");
-        if !self.failed && self.out.write_str(text).is_err() {
+        if !self.failed && self.out.write_str(&self.buf).is_err() {
             self.failed = true;
         }
         self.buf.clear();
@@ -253,7 +251,9 @@ impl<'w> JsonWriter<'w> {
             self.byte(b'"');
         }
         let mut digits = [0u8; 20];
-        self.buf.extend_from_slice(decimal(&mut digits, n));
+        for &d in decimal(&mut digits, n) {
+            self.buf.push(char::from(d));
+        }
         if quoted {
             self.byte(b'"');
         }
@@ -335,21 +335,102 @@ const FLUSH_AT: usize = 64 << 10;
 // ---------------------------------------------------------------------------
 // Numbers
 
+/// A number's text, on the stack: every float and integer the writer
+/// writes is a few dozen bytes, and a metadata list holds hundreds of
+/// thousands of them (a vocabulary's scores), each of which would
+/// otherwise cost allocations.
+#[derive(Clone, Copy)]
+pub(crate) struct Short {
+    bytes: [u8; Short::CAPACITY],
+    len: usize,
+}
+
+impl Short {
+    /// The longest text: `-` and 17 digits with 21 places of zeros, or an
+    /// exponent form, fit with room to spare.
+    const CAPACITY: usize = 48;
+
+    fn new() -> Short {
+        Short {
+            bytes: [0; Short::CAPACITY],
+            len: 0,
+        }
+    }
+
+    fn from_str(text: &str) -> Short {
+        let mut s = Short::new();
+        s.push_str(text);
+        s
+    }
+
+    /// Appends `text`; what does not fit is left out (nothing the writer
+    /// writes is that long).
+    fn push_str(&mut self, text: &str) {
+        let end = (self.len + text.len()).min(Short::CAPACITY);
+        let take = end - self.len;
+        if let (Some(to), Some(from)) = (
+            self.bytes.get_mut(self.len..end),
+            text.as_bytes().get(..take),
+        ) {
+            to.copy_from_slice(from);
+            self.len = end;
+        }
+    }
+
+    fn push(&mut self, b: u8) {
+        if let Some(slot) = self.bytes.get_mut(self.len) {
+            *slot = b;
+            self.len += 1;
+        }
+    }
+
+    pub(crate) fn as_str(&self) -> &str {
+        // Only whole `str`s (cut only at ASCII) and ASCII bytes went in.
+        core::str::from_utf8(self.bytes.get(..self.len).unwrap_or(&[])).unwrap_or("")
+    }
+}
+
+impl Write for Short {
+    fn write_str(&mut self, text: &str) -> core::fmt::Result {
+        if self.len + text.len() > Short::CAPACITY {
+            return Err(core::fmt::Error);
+        }
+        self.push_str(text);
+        Ok(())
+    }
+}
+
+impl PartialEq<&str> for Short {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+impl core::fmt::Debug for Short {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        core::fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+
 /// Decimal text of a finite float from its shortest round-trip digits
 /// (`{:e}` of Rust's float formatting), laid out as ECMAScript's
 /// `Number.prototype.toString` lays them out, with `.0` added when the text
 /// would otherwise look like an integer: `1.0`, `-0.0`, `0.1`, `1.5e-7`,
 /// `1e+21`, `3.4028235e+38`.
-fn float_text(exponential: &str) -> String {
+fn float_text(exponential: &str) -> Short {
     let (sign, rest) = match exponential.strip_prefix('-') {
         Some(rest) => ("-", rest),
         None => ("", exponential),
     };
     let (mantissa, exp) = rest.split_once('e').unwrap_or((rest, "0"));
-    let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
+    // The digits without the point: at most 17 of them.
+    let mut all = Short::new();
+    for b in mantissa.bytes().filter(|b| *b != b'.') {
+        all.push(b);
+    }
     let exp: i64 = exp.parse().unwrap_or(0);
-    let digits = digits.trim_end_matches('0');
-    let mut out = String::from(sign);
+    let digits = all.as_str().trim_end_matches('0');
+    let mut out = Short::from_str(sign);
     if digits.is_empty() {
         out.push_str("0.0");
         return out;
@@ -358,9 +439,9 @@ fn float_text(exponential: &str) -> String {
     // value = 0.DIGITS x 10^n
     let n = exp.saturating_add(1);
     let at = |i: i64| usize::try_from(i).unwrap_or(0);
-    let zeros = |out: &mut String, count: i64| {
+    let zeros = |out: &mut Short, count: i64| {
         for _ in 0..count {
-            out.push('0');
+            out.push(b'0');
         }
     };
     if k <= n && n <= 21 {
@@ -369,7 +450,7 @@ fn float_text(exponential: &str) -> String {
         out.push_str(".0");
     } else if 0 < n && n <= 21 {
         out.push_str(digits.get(..at(n)).unwrap_or(""));
-        out.push('.');
+        out.push(b'.');
         out.push_str(digits.get(at(n)..).unwrap_or(""));
     } else if -6 < n && n <= 0 {
         out.push_str("0.");
@@ -378,13 +459,16 @@ fn float_text(exponential: &str) -> String {
     } else {
         out.push_str(digits.get(..1).unwrap_or(""));
         if k > 1 {
-            out.push('.');
+            out.push(b'.');
             out.push_str(digits.get(1..).unwrap_or(""));
         }
         let e = n - 1;
-        out.push('e');
-        out.push(if e < 0 { '-' } else { '+' });
-        push_decimal(&mut out, e.unsigned_abs());
+        out.push(b'e');
+        out.push(if e < 0 { b'-' } else { b'+' });
+        let mut buf = [0u8; 20];
+        for &d in decimal(&mut buf, e.unsigned_abs()) {
+            out.push(d);
+        }
     }
     out
 }
@@ -393,65 +477,68 @@ fn float_text(exponential: &str) -> String {
 /// (`"Infinity"`, `"-Infinity"`, `"NaN"` for the quiet NaN 0x7fc00000,
 /// `"0x…"` bits for every other NaN). The flag says whether it is a
 /// number.
-fn f32_json(x: f32) -> (bool, String) {
+fn f32_json(x: f32) -> (bool, Short) {
     if x.is_finite() {
-        let mut e = String::new();
+        let mut e = Short::new();
         let _ = write!(e, "{x:e}");
-        (true, float_text(&e))
+        (true, float_text(e.as_str()))
     } else if x.is_nan() {
         let bits = x.to_bits();
         if bits == 0x7fc0_0000 {
-            (false, "NaN".into())
+            (false, Short::from_str("NaN"))
         } else {
-            let mut s = String::new();
+            let mut s = Short::new();
             let _ = write!(s, "0x{bits:08x}");
             (false, s)
         }
     } else if x > 0.0 {
-        (false, "Infinity".into())
+        (false, Short::from_str("Infinity"))
     } else {
-        (false, "-Infinity".into())
+        (false, Short::from_str("-Infinity"))
     }
 }
 
 /// The JSON text of an `f64`, as [`f32_json`] (quiet NaN 0x7ff8000000000000).
-fn f64_json(x: f64) -> (bool, String) {
+fn f64_json(x: f64) -> (bool, Short) {
     if x.is_finite() {
-        let mut e = String::new();
+        let mut e = Short::new();
         let _ = write!(e, "{x:e}");
-        (true, float_text(&e))
+        (true, float_text(e.as_str()))
     } else if x.is_nan() {
         let bits = x.to_bits();
         if bits == 0x7ff8_0000_0000_0000 {
-            (false, "NaN".into())
+            (false, Short::from_str("NaN"))
         } else {
-            let mut s = String::new();
+            let mut s = Short::new();
             let _ = write!(s, "0x{bits:016x}");
             (false, s)
         }
     } else if x > 0.0 {
-        (false, "Infinity".into())
+        (false, Short::from_str("Infinity"))
     } else {
-        (false, "-Infinity".into())
+        (false, Short::from_str("-Infinity"))
     }
 }
 
-fn float(w: &mut JsonWriter<'_>, (number, text): (bool, String)) {
+fn float(w: &mut JsonWriter<'_>, (number, text): (bool, Short)) {
     if number {
-        w.literal(&text)
+        w.literal(text.as_str())
     } else {
-        w.string(&text)
+        w.string(text.as_str())
     }
 }
 
-fn integer_text(n: i128) -> String {
-    let mut text = String::new();
+fn integer_text(n: i128) -> Short {
+    let mut text = Short::new();
     if n < 0 {
-        text.push('-');
+        text.push(b'-');
     }
     let magnitude = n.unsigned_abs();
     // Every Kiln integer fits 64 bits; a wider one is the value's fault.
-    push_decimal(&mut text, u64::try_from(magnitude).unwrap_or(u64::MAX));
+    let mut buf = [0u8; 20];
+    for &d in decimal(&mut buf, u64::try_from(magnitude).unwrap_or(u64::MAX)) {
+        text.push(d);
+    }
     text
 }
 
@@ -480,8 +567,10 @@ pub(crate) fn value_json(
 ) -> Result<()> {
     match (ty.kind(), &value.kind) {
         (NodeKind::Scalar(_), ValueKind::Bool(b)) => w.bool(*b),
-        (NodeKind::Scalar(s), ValueKind::Integer(n)) if is_64_bit(s) => w.string(&integer_text(*n)),
-        (NodeKind::Scalar(_), ValueKind::Integer(n)) => w.literal(&integer_text(*n)),
+        (NodeKind::Scalar(s), ValueKind::Integer(n)) if is_64_bit(s) => {
+            w.string(integer_text(*n).as_str())
+        }
+        (NodeKind::Scalar(_), ValueKind::Integer(n)) => w.literal(integer_text(*n).as_str()),
         (NodeKind::Scalar(_), ValueKind::F32(x)) => float(w, f32_json(*x)),
         (NodeKind::Scalar(_), ValueKind::F64(x)) => float(w, f64_json(*x)),
         (NodeKind::Str, ValueKind::Str(s)) => w.string(s),
@@ -643,7 +732,7 @@ fn preview_json(t: &TensorView<'_>, n: usize, w: &mut JsonWriter<'_>) {
         .min(n);
     // A whole-byte integer, exact: its little-endian bytes, sign-extended
     // when the dtype is signed.
-    let int = |width: usize, i: usize| -> Option<String> {
+    let int = |width: usize, i: usize| -> Option<Short> {
         let chunk = bytes.get(i.checked_mul(width)?..i.checked_add(1)?.checked_mul(width)?)?;
         let mut buf = [0u8; 8];
         buf.get_mut(..width)?.copy_from_slice(chunk);
@@ -660,7 +749,7 @@ fn preview_json(t: &TensorView<'_>, n: usize, w: &mut JsonWriter<'_>) {
         let item = match (dtype, dtype.element_size()) {
             (Dtype::Bool, _) => Some((
                 true,
-                String::from(if bytes.get(i) == Some(&1) {
+                Short::from_str(if bytes.get(i) == Some(&1) {
                     "true"
                 } else {
                     "false"
@@ -708,11 +797,15 @@ mod tests {
         assert_eq!(f(1.5e-7), "1.5e-7");
         assert_eq!(f(5e-324), "5e-324");
         assert_eq!(f32_json(f32::MAX).1, "3.4028235e+38");
-        assert_eq!(
-            f32_json(f32::from_bits(0x7fc0_0001)),
-            (false, "0x7fc00001".into())
-        );
-        assert_eq!(f64_json(f64::NAN), (false, "NaN".into()));
+        let bits = f32_json(f32::from_bits(0x7fc0_0001));
+        assert_eq!((bits.0, bits.1.as_str()), (false, "0x7fc00001"));
+        let nan = f64_json(f64::NAN);
+        assert_eq!((nan.0, nan.1.as_str()), (false, "NaN"));
+        // The longest layouts fit.
+        assert_eq!(f(-1.2345678901234567e20), "-123456789012345670000.0");
+        assert_eq!(f(-1.2345678901234566e-7), "-1.2345678901234566e-7");
+        assert_eq!(f(-1.2345678901234567e-6), "-0.0000012345678901234567");
+        assert_eq!(f(f64::MIN), "-1.7976931348623157e+308");
     }
 
     #[test]

@@ -133,16 +133,21 @@ pub fn u4_to_f32(nibble: u8) -> f32 {
     f32::from(nibble & 0x0F)
 }
 
+/// Element `index` of a packed payload (`i4`, `u4`, `e2m1`): its four
+/// bits, from the low nibble of byte `index / 2` for an even index and
+/// the high nibble for an odd one (the format's packing).
+pub fn nibble(payload: &[u8], index: usize) -> Option<u8> {
+    let byte = payload.get(index / 2)?;
+    Some(if index.is_multiple_of(2) {
+        byte & 0x0F
+    } else {
+        byte >> 4
+    })
+}
+
 /// Element `index` of a little-endian payload of `dtype`, as `f32`.
 pub fn element_to_f32(dtype: Dtype, payload: &[u8], index: usize) -> Option<f32> {
-    let nibble = || {
-        let byte = payload.get(index / 2)?;
-        Some(if index.is_multiple_of(2) {
-            byte & 0x0F
-        } else {
-            byte >> 4
-        })
-    };
+    let nibble = || nibble(payload, index);
     let bytes = |width: usize| {
         let start = index.checked_mul(width)?;
         payload.get(start..start.checked_add(width)?)
