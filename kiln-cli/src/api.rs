@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-pub use crate::common::{Failure, Invalid};
+pub use crate::common::{code, Failure, Invalid};
 pub use kiln_convert::Summary;
 pub use kiln_nostd::inspect::{Inspection, Reading};
 

@@ -8,7 +8,7 @@
 //! package maps the file itself (Python's `mmap`) and makes each tensor a
 //! numpy array over that map, from the offset and dtype given here. The
 //! one copy made here is of a packed dtype's nibbles, one per byte
-//! ([`Model::unpack`]), with the core's packing rule.
+//! (`Model.unpack`), with the core's packing rule.
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -227,40 +227,37 @@ impl Model {
         Ok(list)
     }
 
-    /// A tensor's facts, as a dict (the JSON form's members, plus how the
-    /// package reads it: `numpy_dtype`, `access`, `array_shape`).
-    fn info<'py>(&self, py: Python<'py>, key: &str) -> PyResult<Bound<'py, PyDict>> {
+    /// A tensor's facts ([`TensorInfo`]).
+    fn info(&self, key: &str) -> PyResult<TensorInfo> {
         let t = self.facts(key)?;
-        let d = PyDict::new(py);
-        d.set_item("name", t.name.as_deref())?;
-        d.set_item("index", t.index)?;
-        d.set_item("dtype", t.dtype_name())?;
-        d.set_item("dtype_code", t.dtype.code())?;
-        d.set_item("shape", PyTuple::new(py, &t.shape)?)?;
-        d.set_item("elements", t.elements)?;
-        d.set_item("offset", t.offset)?;
-        d.set_item("length", t.length)?;
-        d.set_item("layout", t.layout.as_deref())?;
-        d.set_item("block_size", t.block_size)?;
         let (numpy, access, why) = reading(t);
-        d.set_item("numpy_dtype", numpy)?;
-        d.set_item(
-            "access",
-            if access == Access::View {
-                "view"
-            } else {
-                "copy"
-            },
-        )?;
-        d.set_item("in_place", access == Access::View)?;
-        d.set_item("reason", why)?;
-        let array_shape: Vec<u64> = match t.dtype {
+        let array_shape = match t.dtype {
             TensorDtype::Kiln(DtypeCode::Closed(_)) => t.shape.clone(),
             // Quantized blocks and dtypes Kiln lacks: the payload's bytes.
             _ => vec![t.length],
         };
-        d.set_item("array_shape", PyTuple::new(py, array_shape)?)?;
-        Ok(d)
+        Ok(TensorInfo {
+            key: key.to_owned(),
+            name: t.name.clone(),
+            index: t.index,
+            dtype: t.dtype_name(),
+            dtype_code: t.dtype.code(),
+            shape: t.shape.clone(),
+            elements: t.elements,
+            offset: t.offset,
+            length: t.length,
+            layout: t.layout.clone(),
+            block_size: t.block_size,
+            numpy_dtype: numpy,
+            access: if access == Access::View {
+                "view"
+            } else {
+                "copy"
+            },
+            in_place: access == Access::View,
+            reason: why,
+            array_shape,
+        })
     }
 
     /// Elements `first..first + count` of a packed tensor, one per byte
@@ -309,6 +306,78 @@ impl Model {
         self.model
             .json()
             .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))
+    }
+}
+
+/// One tensor's facts: the JSON form's members (`kiln inspect --json`)
+/// and how the package reads it (`numpy_dtype`, `array_shape`, `access`,
+/// `reason`).
+#[pyclass(frozen, get_all, module = "kiln_codec._native")]
+struct TensorInfo {
+    /// The key the model lists it under.
+    key: String,
+    /// Its name, or None.
+    name: Option<String>,
+    /// Its number in the model (wire order).
+    index: usize,
+    /// A closed dtype's name (`f32`, `bf16`), a block type (`Q4_K`), or the
+    /// source's name for a dtype Kiln lacks.
+    dtype: String,
+    /// The Kiln dtype code, or None for a dtype Kiln lacks.
+    dtype_code: Option<u16>,
+    /// Dimensions, outermost first.
+    shape: Vec<u64>,
+    /// The product of the shape, None past 64 bits.
+    elements: Option<u64>,
+    /// The payload's absolute offset in the file.
+    offset: u64,
+    /// The payload's length in bytes.
+    length: u64,
+    /// An opaque dtype's layout name.
+    layout: Option<String>,
+    /// An opaque dtype's block bytes (0 otherwise).
+    block_size: u32,
+    /// The numpy (or ml_dtypes) dtype `tensor` gives.
+    numpy_dtype: &'static str,
+    /// `"view"` or `"copy"`.
+    access: &'static str,
+    /// Whether `tensor` is a view of the map.
+    in_place: bool,
+    /// Why a copy: `"packed"`, `"misaligned"`, `"big-endian host"`.
+    reason: Option<&'static str>,
+    /// The shape of the array `tensor` gives.
+    array_shape: Vec<u64>,
+}
+
+#[pymethods]
+impl TensorInfo {
+    /// The facts as a dict.
+    fn as_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let d = PyDict::new(py);
+        d.set_item("key", &self.key)?;
+        d.set_item("name", self.name.as_deref())?;
+        d.set_item("index", self.index)?;
+        d.set_item("dtype", &self.dtype)?;
+        d.set_item("dtype_code", self.dtype_code)?;
+        d.set_item("shape", PyTuple::new(py, &self.shape)?)?;
+        d.set_item("elements", self.elements)?;
+        d.set_item("offset", self.offset)?;
+        d.set_item("length", self.length)?;
+        d.set_item("layout", self.layout.as_deref())?;
+        d.set_item("block_size", self.block_size)?;
+        d.set_item("numpy_dtype", self.numpy_dtype)?;
+        d.set_item("access", self.access)?;
+        d.set_item("in_place", self.in_place)?;
+        d.set_item("reason", self.reason)?;
+        d.set_item("array_shape", PyTuple::new(py, &self.array_shape)?)?;
+        Ok(d)
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "TensorInfo(key={:?}, dtype={:?}, shape={:?}, offset={}, length={}, access={:?})",
+            self.key, self.dtype, self.shape, self.offset, self.length, self.access
+        )
     }
 }
 
@@ -402,6 +471,7 @@ fn convert(py: Python<'_>, src: PathBuf, dst: PathBuf, shards: bool) -> PyResult
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Model>()?;
+    m.add_class::<TensorInfo>()?;
     m.add_function(wrap_pyfunction!(check, m)?)?;
     m.add_function(wrap_pyfunction!(convert, m)?)?;
     Ok(())

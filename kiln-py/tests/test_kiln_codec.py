@@ -112,14 +112,14 @@ def map_of(arr: np.ndarray):
 
 def assert_view_of(model: kiln_codec.Model, name: str, arr: np.ndarray):
     info = model.info(name)
-    assert info["access"] == "view" and info["in_place"], info
+    assert info.access == "view" and info.in_place, info
     assert not arr.flags.owndata and not arr.flags.writeable
     base = map_of(arr)
     assert isinstance(base, mmap.mmap), type(base)
     # The array's first byte is the tensor's offset in the map.
     start = np.frombuffer(base, np.uint8).__array_interface__["data"][0]
     if arr.size:
-        assert arr.__array_interface__["data"][0] - start == info["offset"]
+        assert arr.__array_interface__["data"][0] - start == info.offset
 
 
 def source_files():
@@ -193,7 +193,7 @@ def test_the_model_json_is_kiln_inspect_json(converted):
         by_name = {t["name"]: t for t in json.loads(cli.stdout)["tensors"]}
         for name in model.keys():
             info, t = model.info(name), by_name[name]
-            assert (info["dtype"], list(info["shape"]), info["offset"], info["length"], info["in_place"]) == \
+            assert (info.dtype, list(info.shape), info.offset, info.length, info.in_place) == \
                 (t["dtype"], t["shape"], t["offset"], t["bytes"], t["in_place"]), name
 
 
@@ -233,6 +233,8 @@ def test_arrays_outlive_their_model(converted):
     with pytest.raises(BufferError):
         base.close()
     model.close()
+    with pytest.raises(ValueError):
+        model.keys()
     del model, base
     gc.collect()
     assert np.array_equal(arr, want)
@@ -267,8 +269,8 @@ def test_gguf_models(tmp_path):
             arr = model.tensor(r.name)
             info = model.info(r.name)
             assert arr.tobytes() == r.data.tobytes(), r.name
-            if info["layout"] is not None:
-                assert (arr.dtype, arr.shape, info["dtype"]) == (np.uint8, (info["length"],), r.tensor_type.name)
+            if info.layout is not None:
+                assert (arr.dtype, arr.shape, info.dtype) == (np.uint8, (info.length,), r.tensor_type.name)
             else:
                 assert arr.shape == tuple(int(d) for d in reversed(r.shape.tolist()))
             assert_view_of(model, r.name, arr)
@@ -342,7 +344,7 @@ def test_packed_dtypes_are_unpacked_by_the_core(tmp_path):
     a = model.tensor("i4")
     assert (a.dtype, a.shape) == (np.int8, (3, 5))
     assert np.array_equal(a, i4.reshape(3, 5))
-    assert model.info("i4")["access"] == "copy" and model.info("i4")["reason"] == "packed"
+    assert model.info("i4").access == "copy" and model.info("i4").reason == "packed"
     assert np.array_equal(model.tensor("u4"), u4.astype(np.uint8))
     f = model.tensor("e2m1")
     assert f.dtype == ml_dtypes.float4_e2m1fn and f.shape == (4, 4)

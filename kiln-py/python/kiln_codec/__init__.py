@@ -11,7 +11,7 @@ copy, why::
     import kiln_codec
     model = kiln_codec.open("model.kiln")
     for name in model.keys():
-        print(name, model.info(name)["dtype"], model.tensor(name).shape)
+        print(name, model.info(name).dtype, model.tensor(name).shape)
     model.metadata()                      # the source's metadata
 
 The facts (dtypes, shapes, offsets, metadata, refusals) come from the Rust
@@ -65,7 +65,6 @@ class Model:
             # An empty file cannot be mapped; the check has refused it.
             self._map = _mmap.mmap(f.fileno(), 0, access=_mmap.ACCESS_READ)
         self._base = _np.frombuffer(self._map, dtype=_np.uint8)
-        self._infos: dict[str, dict[str, Any]] = {}
 
     # -- what is in it
 
@@ -98,20 +97,15 @@ class Model:
         """Each metadata key's Kiln type text (``u32``, ``list<str>``, ...)."""
         return {key: type_text for key, type_text, _value in self._native.metadata()}
 
-    def info(self, name: str) -> dict[str, Any]:
-        """A tensor's facts: ``dtype`` (Kiln's name, a block type such as
+    def info(self, name: str) -> "_native.TensorInfo":
+        """A tensor's facts, as attributes (``as_dict()`` for a dict): ``dtype`` (Kiln's name, a block type such as
         ``Q4_K``, or the source's name for a dtype Kiln lacks), ``shape``,
         ``offset`` (absolute, in the file), ``length`` (bytes), ``elements``,
         ``layout``, ``block_size``; and how ``tensor`` reads it:
         ``numpy_dtype``, ``array_shape``, ``access`` (``"view"`` or
         ``"copy"``), ``in_place`` and ``reason`` (why a copy: ``"packed"``,
         ``"misaligned"``, ``"big-endian host"``)."""
-        info = self._infos.get(name)
-        if info is None:
-            info = self._native.info(name)
-            info["key"] = name
-            self._infos[name] = info
-        return dict(info)
+        return self._native.info(name)
 
     def json(self) -> str:
         """The model's JSON form: what ``kiln inspect --json`` prints."""
@@ -128,7 +122,7 @@ class Model:
         ``(length,)``); a packed dtype (``i4``, ``u4``, ``e2m1``) as a copy,
         one element per byte (``int8``, ``uint8``, ``float4_e2m1fn``)."""
         info = self.info(name)
-        return self._elements(info, 0, _count(info)).reshape(info["array_shape"])
+        return self._elements(info, 0, _count(info)).reshape(info.array_shape)
 
     def get_slice(self, name: str) -> "Slice":
         """The tensor's rows on demand: ``model.get_slice(name)[2:5]`` reads
@@ -136,22 +130,26 @@ class Model:
         them alone), as safetensors' ``get_slice`` does."""
         return Slice(self, self.info(name))
 
-    def _elements(self, info: dict[str, Any], first: int, count: int) -> _np.ndarray:
-        dtype = _numpy_dtype(info["numpy_dtype"])
-        if info["reason"] == "packed":
-            raw = self._native.unpack(info["key"], first, count)
+    def _elements(self, info: Any, first: int, count: int) -> _np.ndarray:
+        dtype = _numpy_dtype(info.numpy_dtype)
+        if info.reason == "packed":
+            raw = self._native.unpack(info.key, first, count)
             return _np.frombuffer(raw, dtype=_np.uint8).view(dtype)
-        start = info["offset"] + first * dtype.itemsize
+        start = info.offset + first * dtype.itemsize
         view = self._base[start : start + count * dtype.itemsize].view(dtype)
-        if info["access"] == "copy":
+        if info.access == "copy":
             # Misaligned or on a big-endian host: the elements, copied into
             # an aligned array of the host's byte order.
             return view.astype(dtype.newbyteorder("="))
         return view
 
     def close(self) -> None:
-        """Lets the model go. Arrays already given keep their bytes."""
-        self._infos.clear()
+        """Lets the model go: its map is unmapped once no array given uses
+        it (an array keeps its bytes). Any later call on the model raises
+        ValueError."""
+        self.__dict__["_native"] = _Closed()
+        self._base = None
+        self._map = None
 
     def __enter__(self) -> "Model":
         return self
@@ -164,29 +162,45 @@ class Model:
         return f"<kiln_codec.Model {self._path!r}: {len(self)} tensors, {h.get('converted_from') or h['format']}>"
 
 
-def _count(info: dict[str, Any]) -> int:
-    shape = info["array_shape"]
+class _Closed:
+    """What a closed model's native side is: every call says so."""
+
+    def __getattr__(self, name: str) -> Any:
+        raise ValueError("the model is closed")
+
+    def __len__(self) -> int:
+        raise ValueError("the model is closed")
+
+    def __contains__(self, key: object) -> bool:
+        raise ValueError("the model is closed")
+
+
+def _product(shape: Any) -> int:
     n = 1
     for d in shape:
         n *= d
     return n
 
 
+def _count(info: Any) -> int:
+    return _product(info.array_shape)
+
+
 class Slice:
     """Rows of one tensor, read when indexed (``Model.get_slice``)."""
 
-    def __init__(self, model: Model, info: dict[str, Any]):
+    def __init__(self, model: Model, info: Any):
         self._model = model
         self._info = info
 
     def get_shape(self) -> list[int]:
-        return list(self._info["array_shape"])
+        return list(self._info.array_shape)
 
     def get_dtype(self) -> str:
-        return self._info["dtype"]
+        return self._info.dtype
 
     def __getitem__(self, index: Any) -> _np.ndarray:
-        shape = tuple(self._info["array_shape"])
+        shape = tuple(self._info.array_shape)
         if not shape:
             return self._model._elements(self._info, 0, 1).reshape(())[index]
         rows = range(shape[0])
@@ -195,16 +209,16 @@ class Slice:
         if isinstance(first, slice):
             picked = rows[first]
             if picked.step == 1 and len(picked) > 0:
-                row = _count({"array_shape": shape[1:]})
+                row = _product(shape[1:])
                 block = self._model._elements(self._info, picked.start * row, len(picked) * row)
                 return block.reshape((len(picked),) + shape[1:])[(slice(None),) + tuple(rest)]
         elif isinstance(first, int):
             i = rows[first]
-            row = _count({"array_shape": shape[1:]})
+            row = _product(shape[1:])
             block = self._model._elements(self._info, i * row, row)
             return block.reshape(shape[1:])[tuple(rest)]
         # Anything else (steps, lists, masks): the whole tensor, indexed.
-        return self._model.tensor(self._info["key"]).reshape(shape)[index]
+        return self._model.tensor(self._info.key).reshape(shape)[index]
 
 
 def open(path: str | _os.PathLike[str]) -> Model:  # noqa: A001 - the name safetensors users know

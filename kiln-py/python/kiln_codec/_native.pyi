@@ -3,6 +3,25 @@ inspection model, checks and conversions of the command line."""
 
 from typing import Any
 
+class TensorInfo:
+    key: str
+    name: str | None
+    index: int
+    dtype: str
+    dtype_code: int | None
+    shape: list[int]
+    elements: int | None
+    offset: int
+    length: int
+    layout: str | None
+    block_size: int
+    numpy_dtype: str
+    access: str
+    in_place: bool
+    reason: str | None
+    array_shape: list[int]
+    def as_dict(self) -> dict[str, Any]: ...
+
 class Model:
     def __init__(self, path: str) -> None: ...
     def keys(self) -> list[str]: ...
@@ -11,7 +30,7 @@ class Model:
     def identity(self) -> tuple[int, int, int]: ...
     def header(self) -> dict[str, Any]: ...
     def metadata(self) -> list[tuple[str, str, Any]]: ...
-    def info(self, key: str) -> dict[str, Any]: ...
+    def info(self, key: str) -> TensorInfo: ...
     def unpack(self, key: str, first: int, count: int) -> bytes: ...
     def json(self) -> str: ...
 
