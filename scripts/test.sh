@@ -36,7 +36,7 @@
 #   firmware         Cortex-M3 under qemu-system-arm: demo, golden suite (check and typed decoders), flash/RAM
 #   firmware-m0      demo, golden suite and no-panic proof on a Cortex-M0 (qemu microbit)
 #   firmware-riscv   demo, golden suite and no-panic proof on RISC-V (qemu-system-riscv32 virt)
-#   firmware-update  a model received over the micro:bit's UART into flash, checked, read in place; bad transfers refused
+#   firmware-update  kiln-update: a power cut at every flash operation (host); models over the micro:bit's UART into two slots, bad transfers refused, board resets mid-update
 #   nopanic          release firmware whose link fails if any panic path survives
 #   wasm             kiln-nostd tests in node (wasm-bindgen-test-runner)
 #   wasm-js          kiln-wasm's JS layer in node and headless Chromium

@@ -80,7 +80,7 @@
 
 use core::fmt;
 
-use cobs::{DecodeResult, DecoderState, EncoderState, PushResult};
+use cobs::{EncoderState, PushResult};
 
 use crate::error::{Error, Result};
 use crate::wire::Sink;
@@ -104,6 +104,51 @@ pub const DELIMITER: u8 = 0x00;
 /// The CRC-32C of `bytes`.
 pub fn checksum(bytes: &[u8]) -> u32 {
     CRC32C.checksum(bytes)
+}
+
+/// The envelope's CRC-32C over bytes that arrive in pieces (a model read
+/// back from flash a few words at a time): the same figure as
+/// [`checksum`] of the pieces joined.
+///
+/// ```
+/// use kiln_nostd::envelope::{checksum, Checksum};
+///
+/// let mut digest = Checksum::new();
+/// digest.update(b"kiln ");
+/// digest.update(b"model");
+/// assert_eq!(digest.finish(), checksum(b"kiln model"));
+/// assert_ne!(checksum(b"kiln model"), checksum(b"kiln modem"));
+/// ```
+#[derive(Clone)]
+pub struct Checksum(crc::Digest<'static, u32, CrcTable>);
+
+impl Checksum {
+    /// The checksum of no bytes yet.
+    pub fn new() -> Self {
+        Checksum(CRC32C.digest())
+    }
+
+    /// Adds the next bytes.
+    pub fn update(&mut self, bytes: &[u8]) {
+        self.0.update(bytes);
+    }
+
+    /// The CRC-32C of every byte added.
+    pub fn finish(self) -> u32 {
+        self.0.finalize()
+    }
+}
+
+impl Default for Checksum {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl fmt::Debug for Checksum {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("Checksum").finish_non_exhaustive()
+    }
 }
 
 /// The longest frame [`seal`] writes for a message of `len` bytes: both
@@ -301,6 +346,26 @@ impl Sink for SliceOut<'_> {
 // ---------------------------------------------------------------------------
 // Streams: decoding
 
+/// Where the stream decoder is in COBS: between frames, or in a run of
+/// data bytes (`left` of them to come) after a code byte. A code `n`
+/// announces `n - 1` data bytes and, unless `n` is 0xFF (a run of 254
+/// bytes with no zero) or the frame ends after the run, one zero.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Cobs {
+    Idle,
+    Run { left: u8, zero_after: bool },
+}
+
+impl Cobs {
+    /// The state after the code byte `code` (not 0).
+    fn code(code: u8) -> Cobs {
+        Cobs::Run {
+            left: code.wrapping_sub(1),
+            zero_after: code != 0xFF,
+        }
+    }
+}
+
 /// Finds and checks enveloped messages in a byte stream, fed as it arrives,
 /// in pieces of any size. Memory is the caller's buffer, which must hold
 /// the longest message plus its 4-byte checksum; a longer frame is skipped
@@ -310,7 +375,7 @@ impl Sink for SliceOut<'_> {
 pub struct Decoder<'b> {
     buf: &'b mut [u8],
     len: usize,
-    state: DecoderState,
+    state: Cobs,
     overflow: bool,
 }
 
@@ -330,7 +395,7 @@ impl<'b> Decoder<'b> {
         Decoder {
             buf,
             len: 0,
-            state: DecoderState::Idle,
+            state: Cobs::Idle,
             overflow: false,
         }
     }
@@ -342,31 +407,78 @@ impl<'b> Decoder<'b> {
     /// that has not ended stays in the decoder for the next call. Empty
     /// frames (two delimiters in a row) are passed over silently.
     pub fn feed(&mut self, bytes: &[u8]) -> (usize, Option<Result<&[u8], EnvelopeError>>) {
-        for (i, &byte) in bytes.iter().enumerate() {
-            match self.state.feed(byte) {
-                Ok(DecodeResult::NoData) => {}
-                Ok(DecodeResult::DataContinue(b)) => {
-                    match self.buf.get_mut(self.len) {
-                        Some(slot) => *slot = b,
-                        None => self.overflow = true,
-                    }
-                    // Counted past the buffer too: the refusal says how
-                    // long the frame was.
-                    self.len = self.len.saturating_add(1);
-                }
-                Ok(DecodeResult::DataComplete) => {
-                    let event = self.end_frame();
-                    return (i.saturating_add(1), Some(event));
-                }
-                // Only a delimiter inside a run fails, and the state is back
-                // at the start of a frame.
-                Err(_) => {
-                    self.restart();
-                    return (i.saturating_add(1), Some(Err(EnvelopeError::BadCobs)));
-                }
+        let mut i = 0;
+        // Between frames a delimiter is an empty frame, passed over; any
+        // other byte is the first code of a frame.
+        while let Cobs::Idle = self.state {
+            let Some(&byte) = bytes.get(i) else {
+                return (bytes.len(), None);
+            };
+            i += 1;
+            if byte != DELIMITER {
+                self.state = Cobs::code(byte);
             }
         }
-        (bytes.len(), None)
+        let Cobs::Run {
+            mut left,
+            mut zero_after,
+        } = self.state
+        else {
+            return (i, None);
+        };
+        // In a frame, a byte at a time with the state in locals: a Kiln
+        // message's runs are often a few bytes (the zeros of its numbers),
+        // so this loop is the decoder's cost per byte.
+        let (mut len, mut overflow) = (self.len, self.overflow);
+        let mut ended = None;
+        while let Some(&byte) = bytes.get(i) {
+            i += 1;
+            let data = if left > 0 {
+                // Inside a run: data; a delimiter cuts the frame short.
+                if byte == DELIMITER {
+                    ended = Some(false);
+                    break;
+                }
+                left -= 1;
+                byte
+            } else {
+                // A run ended: the frame ends, or the next code follows,
+                // after the zero the run stood for (none after a code 0xFF,
+                // a run of 254 bytes with no zero).
+                if byte == DELIMITER {
+                    ended = Some(true);
+                    break;
+                }
+                let zero = zero_after;
+                left = byte.wrapping_sub(1);
+                zero_after = byte != 0xFF;
+                if !zero {
+                    continue;
+                }
+                0
+            };
+            // Counted past the buffer too: the refusal says how long the
+            // frame was.
+            match self.buf.get_mut(len) {
+                Some(slot) if !overflow => *slot = data,
+                _ => overflow = true,
+            }
+            len = len.saturating_add(1);
+        }
+        self.len = len;
+        self.overflow = overflow;
+        self.state = Cobs::Run { left, zero_after };
+        match ended {
+            None => (bytes.len(), None),
+            Some(true) => {
+                self.state = Cobs::Idle;
+                (i, Some(self.end_frame()))
+            }
+            Some(false) => {
+                self.restart();
+                (i, Some(Err(EnvelopeError::BadCobs)))
+            }
+        }
     }
 
     /// Drops the frame under way, if any: the next byte starts a new one
@@ -374,7 +486,7 @@ impl<'b> Decoder<'b> {
     pub fn restart(&mut self) {
         self.len = 0;
         self.overflow = false;
-        self.state = DecoderState::Idle;
+        self.state = Cobs::Idle;
     }
 
     /// The frame's delimiter came: its verdict, and the decoder ready for

@@ -523,3 +523,100 @@ fn a_frame_too_long_says_how_long_and_the_room() {
         )
     );
 }
+
+/// The stream decoder copies the data of a COBS run in bulk: its events
+/// are those of the `cobs` crate's byte-at-a-time state machine, on
+/// streams dense in delimiters, long runs and `0xFF` codes, fed in
+/// pieces of every size, with buffers shorter and longer than the frames.
+#[test]
+fn the_bulk_stream_decoder_agrees_with_the_byte_state_machine() {
+    use cobs::{DecodeResult, DecoderState};
+
+    /// What the decoder must say of one decoded frame.
+    fn verdict(frame: &[u8], room: usize) -> Result<Vec<u8>, EnvelopeError> {
+        if frame.len() > room {
+            return Err(EnvelopeError::TooLong {
+                length: frame.len(),
+                limit: room,
+            });
+        }
+        let Some(len) = frame.len().checked_sub(CHECK_LEN) else {
+            return Err(EnvelopeError::TooShort);
+        };
+        let (message, check) = frame.split_at(len);
+        if checksum(message).to_le_bytes() != check {
+            return Err(EnvelopeError::CrcMismatch);
+        }
+        Ok(message.to_vec())
+    }
+
+    fn reference(stream: &[u8], room: usize) -> Vec<Result<Vec<u8>, EnvelopeError>> {
+        let mut state = DecoderState::Idle;
+        let mut frame = vec![];
+        let mut events = vec![];
+        for &byte in stream {
+            match state.feed(byte) {
+                Ok(DecodeResult::NoData) => {}
+                Ok(DecodeResult::DataContinue(b)) => frame.push(b),
+                Ok(DecodeResult::DataComplete) => {
+                    events.push(verdict(&std::mem::take(&mut frame), room))
+                }
+                Err(_) => {
+                    frame.clear();
+                    state = DecoderState::Idle;
+                    events.push(Err(EnvelopeError::BadCobs));
+                }
+            }
+        }
+        events
+    }
+
+    let mut rng = Rng(0x5EED_C0B5);
+    for round in 0..400 {
+        // Real frames with their bytes changed, delimiters and 0xFF codes
+        // thrown in, and runs of noise.
+        let mut stream = vec![];
+        while stream.len() < 2000 {
+            match rng.below(4) {
+                0 => {
+                    let len = rng.below(600);
+                    let message: Vec<u8> = (0..len)
+                        .map(|_| {
+                            if rng.below(3) == 0 {
+                                0
+                            } else {
+                                rng.next() as u8
+                            }
+                        })
+                        .collect();
+                    let mut frame = sealed(&message);
+                    if rng.below(3) == 0 {
+                        let at = rng.below(frame.len());
+                        frame[at] = [0x00, 0xFF, 0x01, rng.next() as u8][rng.below(4)];
+                    }
+                    stream.extend_from_slice(&frame);
+                }
+                1 => stream.extend((0..rng.below(300)).map(|_| rng.next() as u8 | 1)),
+                2 => stream.extend([0xFF; 3]),
+                _ => stream.push(0),
+            }
+        }
+        let room = [16, 255, 300, 700, 4096][round % 5];
+        let want = reference(&stream, room);
+        let piece = [1, 2, 7, 64, 255, 4096][round % 6];
+        let mut buf = vec![0u8; room];
+        let mut decoder = Decoder::new(&mut buf);
+        let mut got = vec![];
+        for mut part in stream.chunks(piece) {
+            while !part.is_empty() {
+                let (used, event) = decoder.feed(part);
+                assert!(used > 0 && used <= part.len());
+                if let Some(event) = event {
+                    got.push(event.map(<[u8]>::to_vec));
+                }
+                part = &part[used..];
+            }
+        }
+        assert_eq!(got, want, "round {round}: room {room}, pieces of {piece}");
+    }
+}

@@ -14,9 +14,14 @@
 #                 there
 # firmware-riscv  the same on RISC-V (riscv32imac-unknown-none-elf,
 #                 qemu-system-riscv32 virt)
-# firmware-update a model sent in enveloped chunks over the micro:bit's UART,
-#                 checked as it streams, written to its flash, read in place;
-#                 noise passed over; changed, lost, cut, oversized refused
+# firmware-update the model update of kiln-update: on the host, a power cut
+#                 at every flash operation of an update on a simulated NOR
+#                 flash (kiln-update/tests/power_cut.rs); then on the
+#                 micro:bit, models sent in enveloped chunks over its UART
+#                 into two flash slots, checked as they stream, read in
+#                 place; noise passed over; changed, lost, cut, oversized
+#                 refused with the old model current; the board reset at
+#                 four flash operations of an update
 #
 # The suites report as plain text over semihosting and end with an exit
 # status, so no decoder (defmt-print) is needed.
@@ -77,7 +82,12 @@ stage_firmware-riscv() {
     firmware_nopanic riscv32imac-unknown-none-elf
 }
 
-stage firmware-update "a model received over the micro:bit's UART into flash, checked, read in place; bad transfers refused"
+stage firmware-update "kiln-update: a power cut at every flash operation (host); models over the micro:bit's UART into two slots, bad transfers refused, board resets mid-update"
 stage_firmware-update() {
+    # The sweep prints its one line ("power cuts: N tried, N recovered, 0
+    # without a valid model"); the test fails on any cut without one.
+    local sweep
+    sweep="$(cd "$ROOT" && cargo test -q -p kiln-update --features sim --test power_cut -- --nocapture)"
+    grep "^power cuts:" <<<"$sweep"
     bash "$ROOT/tests/firmware/update-run.sh"
 }

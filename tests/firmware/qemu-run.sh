@@ -12,7 +12,12 @@ set -uo pipefail
 board="$1"
 elf="$2"
 shift 2
-semihosting=(-semihosting-config enable=on,target=native)
+# KILN_SEMIHOSTING_ARGS: words passed as the firmware's command line.
+semihosting_config=enable=on,target=native
+for arg in ${KILN_SEMIHOSTING_ARGS:-}; do
+    semihosting_config+=",arg=$arg"
+done
+semihosting=(-semihosting-config "$semihosting_config")
 case "$board" in
     lm3s6965evb) qemu=(qemu-system-arm -cpu cortex-m3 -machine lm3s6965evb) ;;
     # The nRF51822's 32K-RAM variant (memory/microbit.x says why).

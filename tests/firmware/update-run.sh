@@ -32,6 +32,9 @@ transfer() { # name model [options]: writes $work/name.bin
     shift 2
     "$sender" "$work/$model" "$work/$name.bin" "$@"
 }
+# The device's first model (version 2), installed by the first transfer
+# of every session; the second transfer is the case.
+transfer old old.kiln
 transfer good model.kiln
 transfer noisy model.kiln --garbage 7
 transfer flip-first model.kiln --flip 0:3
@@ -40,8 +43,11 @@ transfer flip-last model.kiln --flip "$(offset last):6"
 transfer bad-name bad-name.kiln
 transfer lost-frame model.kiln --drop 100
 transfer stopped model.kiln --stop-at $(($(stat -c %s "$work/good.bin") / 2))
-# One byte more than the firmware's model region (src/bin/update.rs).
-transfer oversize model.kiln --announce $((0x20000 + 1))
+# One byte more than a slot of the firmware's layout (src/bin/update.rs).
+transfer oversize model.kiln --announce $((0x10000 + 1))
+for name in good noisy flip-first flip-weight flip-last bad-name lost-frame stopped oversize; do
+    cat "$work/old.bin" "$work/$name.bin" >"$work/then-$name.bin"
+done
 
 send() { # transfer-file log-file: the firmware's exit status
     local link="$work/link"
@@ -59,46 +65,74 @@ send() { # transfer-file log-file: the firmware's exit status
     return "$status"
 }
 
-expect() { # name transfer status pattern
-    local status=0
-    echo "--- update: $1"
-    send "$work/$2.bin" "$work/$2.log" || status=$?
-    if [ "$status" -ne "$3" ]; then
-        echo "update-run: $1: exit status $status, expected $3" >&2
+expect() { # name transfer status pattern...
+    local name="$1" file="$2" want="$3" status=0
+    shift 3
+    echo "--- update: $name"
+    send "$work/$file.bin" "$work/$file.log" || status=$?
+    if [ "$status" -ne "$want" ]; then
+        echo "update-run: $name: exit status $status, expected $want" >&2
         return 1
     fi
-    grep -q -- "$4" "$work/$2.log" || { echo "update-run: $1: no line matching '$4'" >&2; return 1; }
+    for pattern in "$@"; do
+        grep -q -- "$pattern" "$work/$file.log" ||
+            { echo "update-run: $name: no line matching '$pattern'" >&2; return 1; }
+    done
 }
 
-nothing_valid="flag word 0xffffffff"
-expect "a valid model is received in chunks, checked as it streams, stored, marked valid and used in place" \
-    good 0 "update: model used in place"
+old_current="current: model version 2 in slot 0 (record 1)"
+still="the model current before is still current"
+expect "a first model on an empty flash goes to slot 0" \
+    old 0 "transfer 1: 49945 bytes into slot 0" "$old_current" "update: model used in place"
+expect "a new model goes to the other slot, checked as it streams, read back, made current, used in place" \
+    then-good 0 "$old_current" "transfer 2: 49945 bytes into slot 1" \
+    "current: model version 3 in slot 1 (record 2)" "update: model used in place"
 expect "garbage before, between and after the frames: the same model, used in place" \
-    noisy 0 "update: model used in place"
-grep -q "[1-9][0-9]* frames refused by the envelope" "$work/noisy.log" ||
+    then-noisy 0 "current: model version 3 in slot 1" "update: model used in place"
+grep -q "[1-9][0-9]* frames refused by the envelope" "$work/then-noisy.log" ||
     { echo "update-run: noisy: no frame refused: the garbage did not reach the receiver" >&2; exit 1; }
 # A bit flipped on the link after the sender's CRC: the frame is refused
 # by its CRC, so its chunk is missing: the next chunk is out of order, or
 # after the last one the link goes quiet. Without the envelope, the
-# flipped weight was a valid model with a wrong weight.
-expect "a bit flipped in the first frame is refused by its CRC, nothing marked valid" \
-    flip-first 2 "update refused: OutOfOrder.*CrcMismatch.*$nothing_valid"
+# flipped weight was a valid model with a wrong weight. In every case the
+# old model stays current.
+expect "a bit flipped in the first frame is refused by its CRC; the old model stays current" \
+    then-flip-first 2 "update refused: OutOfOrder.*CrcMismatch" "$old_current" "$still"
 expect "a bit flipped in a weight (a valid f32 either way) is refused by its frame's CRC" \
-    flip-weight 2 "update refused: OutOfOrder.*CrcMismatch.*$nothing_valid"
+    then-flip-weight 2 "update refused: OutOfOrder.*CrcMismatch" "$old_current" "$still"
 expect "a bit flipped in the last frame is refused by its CRC; the link goes quiet" \
-    flip-last 2 "update refused: Short.*CrcMismatch.*$nothing_valid"
+    then-flip-last 2 "update refused: Short.*CrcMismatch" "$old_current" "$still"
 expect "a name byte that is not UTF-8, sent with good CRCs, is refused by the streaming check" \
-    bad-name 2 "update refused: UTF8.*$nothing_valid"
+    then-bad-name 2 "update refused: UTF8" "$old_current" "$still"
 expect "a frame lost on the link is refused at the next chunk" \
-    lost-frame 2 "update refused: OutOfOrder: chunk at 25000 expected.*$nothing_valid"
+    then-lost-frame 2 "update refused: OutOfOrder: chunk at 25000 expected" "$old_current" "$still"
 expect "a transfer that stops half way is refused when the link goes quiet" \
-    stopped 2 "update refused: Short: the link went quiet at .* of $(offset length) bytes.*$nothing_valid"
-expect "a model larger than the model region is refused at its first chunk" \
-    oversize 2 "update refused: TooLarge.*$nothing_valid"
+    then-stopped 2 "update refused: Short: the link went quiet at .* of $(offset length) bytes" "$old_current" "$still"
+expect "a model larger than a slot is refused at its first chunk" \
+    then-oversize 2 "update refused: TooLarge" "$old_current" "$still"
+expect "a refused first transfer leaves an empty flash with no model" \
+    bad-name 2 "update refused: UTF8" "current: no model" "$still"
+
+# Power cuts: the board reset at flash operation K of the second transfer
+# (a write left half done); the boot after it must find a valid model.
+# The cut points: the first erase of the new slot, the middle of the
+# model's writes, the erase of the state page, the record's write (torn).
+ops=$(sed -n 's/^transfer 2: .* after \([0-9]*\) flash operations$/\1/p' "$work/then-good.log")
+[ -n "$ops" ] || { echo "update-run: no operation count in the good transfer's report" >&2; exit 1; }
+tried=0 recovered=0
+for cut in 0 $((ops / 2)) $((ops - 2)) $((ops - 1)); do
+    tried=$((tried + 1))
+    KILN_SEMIHOSTING_ARGS="update cut=$cut" expect "power cut at flash operation $cut of $ops: the old model stays current" \
+        then-good 0 "power cut at flash operation $cut" \
+        "restarted after a power cut at flash operation $cut" "$old_current" \
+        "update: a valid model after the power cut"
+    recovered=$((recovered + 1))
+done
+echo "power cuts on the Cortex-M0 (qemu, board reset): $tried tried, $recovered recovered, $((tried - recovered)) without a valid model"
 
 echo "--- update receiver without reports (release, $target): flash = text + data, static RAM = data + bss"
 build --no-default-features
 "$(rustc --print sysroot)/lib/rustlib/$(rustc -vV | sed -n 's/^host: //p')/bin/llvm-size" "$elf"
 build --no-default-features --features measure
-expect "the same receiver, painted stack" good 0 "peak stack"
-grep -h "peak stack" "$work/good.log" | sed 's/^/receiver /'
+expect "the same receiver, painted stack" then-good 0 "peak stack"
+grep -h "peak stack" "$work/then-good.log" | sed 's/^/receiver /'

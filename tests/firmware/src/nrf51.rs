@@ -7,6 +7,10 @@
 
 use core::ptr::{read_volatile, write_volatile};
 
+use embedded_storage::nor_flash::{
+    check_erase, check_read, check_write, ErrorType, NorFlash, NorFlashErrorKind, ReadNorFlash,
+};
+
 /// UART0's registers.
 mod uart {
     pub const BASE: usize = 0x4000_2000;
@@ -137,26 +141,64 @@ impl Nvmc {
     }
 }
 
-impl crate::update::Flash for Nvmc {
-    const PAGE: usize = 1024;
+/// The nRF51's flash: 256 KiB from address 0, 1 KiB pages, 4-byte words.
+const FLASH_SIZE: usize = 256 * 1024;
 
-    fn erase_page(&mut self, address: usize) {
-        write_register(nvmc::CONFIG, nvmc::ERASE);
-        Self::wait_ready();
-        write_register(nvmc::ERASEPAGE, address as u32);
-        Self::wait_ready();
-        write_register(nvmc::CONFIG, nvmc::READ_ONLY);
+impl ErrorType for Nvmc {
+    type Error = NorFlashErrorKind;
+}
+
+impl ReadNorFlash for Nvmc {
+    const READ_SIZE: usize = 1;
+
+    fn read(&mut self, offset: u32, bytes: &mut [u8]) -> Result<(), NorFlashErrorKind> {
+        check_read(self, offset, bytes.len())?;
+        // SAFETY: check_read keeps [offset, offset + len) inside the
+        // on-chip flash, which is memory-mapped from address 0 and always
+        // readable; the NVMC is idle between operations (each waits for
+        // READY), so the bytes are stable.
+        let flash =
+            unsafe { core::slice::from_raw_parts(offset as usize as *const u8, bytes.len()) };
+        bytes.copy_from_slice(flash);
+        Ok(())
     }
 
-    fn write_word(&mut self, address: usize, word: u32) {
+    fn capacity(&self) -> usize {
+        FLASH_SIZE
+    }
+}
+
+impl NorFlash for Nvmc {
+    const WRITE_SIZE: usize = 4;
+    const ERASE_SIZE: usize = 1024;
+
+    fn erase(&mut self, from: u32, to: u32) -> Result<(), NorFlashErrorKind> {
+        check_erase(self, from, to)?;
+        for page in (from..to).step_by(Self::ERASE_SIZE) {
+            write_register(nvmc::CONFIG, nvmc::ERASE);
+            Self::wait_ready();
+            write_register(nvmc::ERASEPAGE, page);
+            Self::wait_ready();
+            write_register(nvmc::CONFIG, nvmc::READ_ONLY);
+        }
+        Ok(())
+    }
+
+    fn write(&mut self, offset: u32, bytes: &[u8]) -> Result<(), NorFlashErrorKind> {
+        check_write(self, offset, bytes.len())?;
         write_register(nvmc::CONFIG, nvmc::WRITE);
-        Self::wait_ready();
-        // SAFETY: the caller writes only inside its model or flag region,
-        // word-aligned flash addresses outside the program's image (the
-        // update program checks that its image ends below them); with
-        // CONFIG at WRITE the NVMC turns the store into a flash write.
-        unsafe { write_volatile(address as *mut u32, word) };
+        for (i, word) in bytes.chunks_exact(4).enumerate() {
+            let address = offset as usize + 4 * i;
+            let word = u32::from_le_bytes([word[0], word[1], word[2], word[3]]);
+            Self::wait_ready();
+            // SAFETY: check_write keeps the word inside the flash and
+            // word-aligned; the update program checks that its layout lies
+            // above its own image, so no code is written; with CONFIG at
+            // WRITE the NVMC turns the store into a flash write.
+            unsafe { write_volatile(address as *mut u32, word) };
+        }
         Self::wait_ready();
         write_register(nvmc::CONFIG, nvmc::READ_ONLY);
+        Ok(())
     }
 }

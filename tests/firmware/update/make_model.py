@@ -6,7 +6,10 @@ these files by kiln-nostd's model_transfer example.
 
     make_model.py OUT_DIR
 
-OUT_DIR/model.kiln     the model
+OUT_DIR/model.kiln     the model (version 3)
+OUT_DIR/old.kiln       the model the device has before it (version 2: other
+                       weights, weight[r][c] = ((r*128 + c) % 89) * 0.5 - 20,
+                       bias r * 0.25), installed by the first transfer
 OUT_DIR/bad-name.kiln  the same with one byte the check sees flipped (the first
                        byte of the tensor name "weight" becomes 0xFF: not UTF-8);
                        sent with good CRCs, refused by the streaming check
@@ -35,15 +38,19 @@ F32 = kiln_ref.DTYPE_CODES["f32"]
 NOTE = "kiln model update"
 
 
-def model() -> bytes:
-    weight = [((i % 97) * 0.25 - 12.0) for i in range(ROWS * COLS)]
-    bias = [r * 0.5 for r in range(ROWS)]
+def model(version: int = 3) -> bytes:
+    if version == 3:
+        weight = [((i % 97) * 0.25 - 12.0) for i in range(ROWS * COLS)]
+        bias = [r * 0.5 for r in range(ROWS)]
+    else:
+        weight = [((i % 89) * 0.5 - 20.0) for i in range(ROWS * COLS)]
+        bias = [r * 0.25 for r in range(ROWS)]
     layer = kiln_ref.Directory((
         kiln_ref.Tensor(dtype=F32, shape=(ROWS,), payload=kiln_ref.pack_f32(bias), name="bias"),
         kiln_ref.Tensor(dtype=F32, shape=(ROWS, COLS), payload=kiln_ref.pack_f32(weight),
                         name="weight"),
     ))
-    message = kiln_ref.encode(MODEL_TYPE, {"version": 3, "layer": layer, "note": NOTE})
+    message = kiln_ref.encode(MODEL_TYPE, {"version": version, "layer": layer, "note": NOTE})
     assert len(message) % 4 != 0, "the message should end inside a flash word"
     kiln_ref.check(MODEL_TYPE, message)
     return message
@@ -54,6 +61,7 @@ def main() -> None:
     out.mkdir(parents=True, exist_ok=True)
     message = model()
     (out / "model.kiln").write_bytes(message)
+    (out / "old.kiln").write_bytes(model(2))
 
     bad = bytearray(message)
     name = bad.index(b"weight")
