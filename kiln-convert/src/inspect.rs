@@ -15,14 +15,14 @@
 use std::cmp::Ordering;
 
 use kiln_nostd::inspect::{open_bytes, Format, GgufFacts, Inspection, Meta, Reading};
-use kiln_nostd::{from_bytes_with, from_frame_with, Decode, Dtype, DtypeCode, ValueKind};
+use kiln_nostd::{from_bytes_with, from_frame_with, Decode, DtypeCode, ValueKind};
 
 use crate::error::{Error, Result};
 use crate::gguf::{ALIGNMENT_KEY, DEFAULT_ALIGNMENT};
 use crate::gguf_kiln::SplitFile;
 use crate::head::str_bytes;
 use crate::message::{GgufMessage, SafetensorsMessage, LIMITS};
-use crate::safetensors_dtype;
+use crate::{foreign_dtype, safetensors_dtype};
 
 /// The model of the Kiln file `bytes` (named `name`), read as `reading`
 /// says ([`kiln_nostd::inspect::recognise`]), with its metadata; a
@@ -153,11 +153,10 @@ pub(crate) fn integer_of(meta: &Meta) -> Option<i128> {
 /// descending dtype (the crate's order of dtypes, which is by alignment),
 /// then by name. A dtype safetensors lacks sorts last.
 pub(crate) fn writer_order(
-    l: (Option<Dtype>, Option<&str>),
-    r: (Option<Dtype>, Option<&str>),
+    l: (Option<safetensors::Dtype>, Option<&str>),
+    r: (Option<safetensors::Dtype>, Option<&str>),
 ) -> Ordering {
-    let st = |d: Option<Dtype>| d.and_then(safetensors_dtype);
-    st(r.0).cmp(&st(l.0)).then(l.1.cmp(&r.1))
+    r.0.cmp(&l.0).then(l.1.cmp(&r.1))
 }
 
 /// Every tensor's position, file by file, each file's in the writer's
@@ -166,8 +165,11 @@ fn safetensors_order(model: &Inspection, files: &[(String, usize)]) -> Vec<usize
     let key = |i: &usize| {
         let t = model.tensors.get(*i);
         let dtype = t.and_then(|t| match t.dtype {
-            kiln_nostd::inspect::TensorDtype::Kiln(DtypeCode::Closed(d)) => Some(d),
-            _ => None,
+            kiln_nostd::inspect::TensorDtype::Kiln(DtypeCode::Closed(d)) => safetensors_dtype(d),
+            kiln_nostd::inspect::TensorDtype::Kiln(DtypeCode::Opaque(code)) => {
+                foreign_dtype(code, t.layout.as_deref(), t.block_size)
+            }
+            kiln_nostd::inspect::TensorDtype::Foreign(_) => None,
         });
         (dtype, t.and_then(|t| t.name.as_deref()))
     };

@@ -100,10 +100,10 @@ pub use crate::model::{Message, Model};
 pub use crate::safetensors_header::{fast_reader, serde_reader};
 pub use crate::safetensors_header::{HeaderTensor, SafetensorsHeader};
 pub use crate::safetensors_kiln::{
-    check_safetensors_index, check_safetensors_set, kiln_dtype, kiln_safetensors_parts,
-    kiln_to_safetensors, kiln_to_safetensors_set, read_safetensors, read_safetensors_header,
-    safetensors_dtype, safetensors_index_files, safetensors_set_to_kiln, safetensors_to_kiln,
-    BorrowedView, SafetensorsParts,
+    check_safetensors_index, check_safetensors_set, foreign_dtype, foreign_layout, kiln_dtype,
+    kiln_safetensors_parts, kiln_to_safetensors, kiln_to_safetensors_set, read_safetensors,
+    read_safetensors_header, safetensors_dtype, safetensors_index_files, safetensors_set_to_kiln,
+    safetensors_to_kiln, BorrowedView, SafetensorsParts,
 };
 pub use crate::sink::{WriteSink, BUFFER_LEN, LOAN_LEN, WRITE_ALIGN};
 

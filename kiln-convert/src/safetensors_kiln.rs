@@ -52,8 +52,58 @@ pub fn kiln_dtype(d: safetensors::Dtype) -> Option<Dtype> {
         S::U32 => Dtype::U32,
         S::I64 => Dtype::I64,
         S::U64 => Dtype::U64,
+        // Two FP4 (e2m1) values a byte, the first in the low nibble, and a
+        // shape that counts the values: Kiln's e2m1 (spec/conversion.md).
+        S::F4 => Dtype::E2M1,
         _ => return None,
     })
+}
+
+/// The safetensors dtypes Kiln has no dtype for, each carried as an opaque
+/// layout: its code, its layout name (the safetensors name, which the
+/// inspection shows as the tensor's dtype) and its block in bytes (the
+/// smallest whole number of bytes of whole elements). Converting back
+/// restores the dtype from all three.
+const FOREIGN_LAYOUTS: [(safetensors::Dtype, u16, &str, u32); 5] = [
+    (safetensors::Dtype::C64, 8193, "C64", 8),
+    (safetensors::Dtype::F6_E2M3, 8194, "F6_E2M3", 3),
+    (safetensors::Dtype::F6_E3M2, 8195, "F6_E3M2", 3),
+    (safetensors::Dtype::F8_E4M3FNUZ, 8196, "F8_E4M3FNUZ", 1),
+    (safetensors::Dtype::F8_E5M2FNUZ, 8197, "F8_E5M2FNUZ", 1),
+];
+
+/// The opaque layout that carries safetensors dtype `d` when Kiln has no
+/// dtype for it: (code, layout name, block bytes).
+pub fn foreign_layout(d: safetensors::Dtype) -> Option<(u16, &'static str, u32)> {
+    FOREIGN_LAYOUTS
+        .iter()
+        .find(|f| f.0 == d)
+        .map(|&(_, code, name, block)| (code, name, block))
+}
+
+/// The safetensors dtype an opaque layout carries (the inverse of
+/// [`foreign_layout`]): the code, the name and the block must all be its.
+pub fn foreign_dtype(code: u16, layout: Option<&str>, block: u32) -> Option<safetensors::Dtype> {
+    FOREIGN_LAYOUTS
+        .iter()
+        .find(|f| f.1 == code && Some(f.2) == layout && f.3 == block)
+        .map(|f| f.0)
+}
+
+/// Whether a tensor of safetensors dtype `d` converts.
+fn dtype_converts(d: safetensors::Dtype) -> bool {
+    kiln_dtype(d).is_some() || foreign_layout(d).is_some()
+}
+
+/// The spec of a tensor of safetensors dtype `d`: a Kiln dtype, or the
+/// opaque layout that carries it.
+#[inline(always)]
+fn spec_of<'a>(d: safetensors::Dtype, shape: &'a [u64], bytes: &'a [u8]) -> Option<TensorSpec<'a>> {
+    if let Some(dtype) = kiln_dtype(d) {
+        return Some(TensorSpec::new(dtype, shape, bytes));
+    }
+    let (code, layout, block) = foreign_layout(d)?;
+    Some(TensorSpec::opaque(code, layout, block, shape, bytes))
 }
 
 /// The safetensors dtype of a Kiln dtype, for the dtypes safetensors has
@@ -77,7 +127,8 @@ pub fn safetensors_dtype(d: Dtype) -> Option<safetensors::Dtype> {
         Dtype::U32 => S::U32,
         Dtype::I64 => S::I64,
         Dtype::U64 => S::U64,
-        Dtype::I4 | Dtype::U4 | Dtype::E2M1 => return None,
+        Dtype::E2M1 => S::F4,
+        Dtype::I4 | Dtype::U4 => return None,
     })
 }
 
@@ -258,16 +309,15 @@ impl<'a> ShardIn<'a> {
     }
 }
 
-/// The Kiln dtype of `info`, or a refusal that names the dtype and says
-/// what to do.
-fn dtype_for(name: &str, dtype: safetensors::Dtype) -> Result<Dtype> {
-    kiln_dtype(dtype).ok_or_else(|| {
-        Error::unsupported(format!(
-            "tensor {name:?} has safetensors dtype {dtype}, which Kiln has no dtype for (Kiln \
-             takes F64 F32 F16 BF16 F8_E4M3 F8_E5M2 F8_E8M0 BOOL I8 U8 I16 U16 I32 U32 I64 \
-             U64); cast the tensor to one of those (e.g. with torch) before converting"
-        ))
-    })
+/// Refuses a dtype that neither converts to a Kiln dtype nor travels as an
+/// opaque layout (one the pinned safetensors does not define).
+fn dtype_for(name: &str, dtype: safetensors::Dtype) -> Result<()> {
+    if dtype_converts(dtype) {
+        return Ok(());
+    }
+    Err(Error::unsupported(format!(
+        "tensor {name:?} has safetensors dtype {dtype}, which this converter does not know"
+    )))
 }
 
 /// The spec of tensor `t` of `header`, its payload in `data` (the data
@@ -279,7 +329,7 @@ fn tensor_spec<'a>(
     what: &str,
 ) -> Result<TensorSpec<'a>> {
     let name = t.name.as_ref();
-    let dtype = dtype_for(name, t.dtype)?;
+    dtype_for(name, t.dtype)?;
     let shape = header.shape(t);
     if shape.len() > 8 {
         return Err(Error::unsupported(format!(
@@ -295,7 +345,9 @@ fn tensor_spec<'a>(
             format!("{what}: tensor {name:?} lies outside the data"),
         )
     })?;
-    Ok(TensorSpec::new(dtype, shape, bytes).named(name))
+    spec_of(t.dtype, shape, bytes)
+        .map(|spec| spec.named(name))
+        .ok_or_else(|| Error::unsupported(format!("tensor {name:?}: dtype {}", t.dtype)))
 }
 
 /// The spec of tensor `t`, as [`tensor_spec`] makes it, or `None` where
@@ -306,14 +358,13 @@ fn plain_spec<'a>(
     data: &'a [u8],
     t: &'a HeaderTensor<'a>,
 ) -> Option<TensorSpec<'a>> {
-    let dtype = kiln_dtype(t.dtype)?;
     let shape = header.shape(t);
     if shape.len() > 8 {
         return None;
     }
     let (start, end) = t.data_offsets;
     let bytes = data.get(usize::try_from(start).ok()?..usize::try_from(end).ok()?)?;
-    Some(TensorSpec::new(dtype, shape, bytes).named(t.name.as_ref()))
+    Some(spec_of(t.dtype, shape, bytes)?.named(t.name.as_ref()))
 }
 
 /// Checks that every tensor of `header` converts (the errors of
@@ -335,7 +386,7 @@ fn read_shard<'a>(
     // tile: when every dtype and rank converts and the section is there,
     // so does every tensor, without a walk.
     #[cfg(not(feature = "small-code"))]
-    if header.dtypes().all(|d| kiln_dtype(d).is_some())
+    if header.dtypes().all(dtype_converts)
         && header.max_rank() <= 8
         && header.data_len() <= data.len() as u64
     {
@@ -350,7 +401,7 @@ fn read_shard<'a>(
     let mut payload_bytes = 0u64;
     for t in &header.tensors {
         let (start, end) = t.data_offsets;
-        let converts = kiln_dtype(t.dtype).is_some()
+        let converts = dtype_converts(t.dtype)
             && header.shape(t).len() <= 8
             && start <= end
             && end <= data.len() as u64;
@@ -728,11 +779,7 @@ impl<'a> OutTensor<'a> {
                 t.index()
             ))
         })?;
-        let dtype = match t.dtype() {
-            DtypeCode::Closed(d) => safetensors_dtype(d),
-            DtypeCode::Opaque(_) => None,
-        }
-        .ok_or_else(|| {
+        let dtype = st_dtype(t).ok_or_else(|| {
             Error::unsupported(format!(
                 "tensor {name:?} has Kiln dtype {}, which safetensors has no dtype for",
                 dtype_name(t.dtype(), t.layout())
@@ -866,7 +913,7 @@ struct FileOut<'f, 'a> {
 fn st_dtype(t: &TensorView<'_>) -> Option<safetensors::Dtype> {
     match t.dtype() {
         DtypeCode::Closed(d) => safetensors_dtype(d),
-        DtypeCode::Opaque(_) => None,
+        DtypeCode::Opaque(code) => foreign_dtype(code, t.layout(), t.block_size()),
     }
 }
 
