@@ -130,6 +130,7 @@ pub fn ids(scale: Scale) -> Vec<String> {
     for mib in payload_mib(scale) {
         ids.push(format!("scale-payload-{mib}"));
     }
+    ids.push("update-receive".into());
     ids.push("copy-owned".into());
     ids.push("copy-into".into());
     ids.push("copy-swap".into());
@@ -277,6 +278,9 @@ pub fn build(id: &str, scale: Scale) -> Option<Case> {
     let number = arg.parse::<usize>().ok();
     if matches!(id, "copy-owned" | "copy-into" | "copy-swap") {
         return Some(copy_case(id, scale));
+    }
+    if id == "update-receive" {
+        return Some(update_case(id, scale));
     }
     let case = match (row, number) {
         ("dir-open-lookup-sorted", Some(n)) => open_lookup_case(
@@ -649,4 +653,76 @@ fn frozen_case_against<P: SerdePeer>(id: &str, row: &str) -> Option<Case> {
         peer: Some((P::NAME.into(), peer_job)),
         goal: P::HAS_GOAL.then_some(Goal::AtLeast(2.0)),
     })
+}
+
+/// A model update through kiln-update's receiver on a simulated NOR flash
+/// (4-byte words, 1 KiB pages): the link's bytes in 64-byte pieces, the
+/// envelope, the streaming check, the writes to the free slot, the read
+/// back and the state record; against erasing the slot and writing the
+/// same model into it in 256-byte writes.
+fn update_case(id: &str, scale: Scale) -> Case {
+    use embedded_storage::nor_flash::NorFlash;
+    use kiln_nostd::envelope::{chunks, sealed_len, CHECK_LEN, CHUNK_HEADER_LEN};
+    use kiln_nostd::{CompiledType, Options};
+    use kiln_update::sim::SimFlash;
+    use kiln_update::{Layout, Updater};
+
+    const CHUNK: usize = 250;
+    let rows = match scale {
+        Scale::Full => 96,
+        Scale::Quick => 8,
+    };
+    let model = fixtures::update_model(rows);
+    let mut link = vec![];
+    for chunk in chunks(&model, CHUNK).expect("a small model") {
+        let mut out = vec![0u8; sealed_len(CHUNK + CHUNK_HEADER_LEN)];
+        link.extend_from_slice(chunk.seal(&mut out).expect("room"));
+    }
+    let slot = (model.len() as u32).div_ceil(1024) * 1024;
+    let ty: &'static CompiledType<'static, 4> =
+        leak(CompiledType::parse(fixtures::UPDATE_MODEL_TYPE).expect("the type compiles"));
+    let mut flash = SimFlash::<4, 1024>::new(2048 + 2 * slot as usize);
+    let layout = Layout::contiguous(&flash, 0, slot).expect("the layout fits");
+    let mut current = None;
+    let mut copy_flash = flash.clone();
+    let bytes = model.clone();
+    Case {
+        id: id.into(),
+        what: format!(
+            "a {} KB model update through kiln-update's receiver (envelope, chunks, streaming check, writes to the free slot, read back, state record) into a simulated NOR flash",
+            model.len() / 1000
+        ),
+        kiln: Box::new(move || {
+            let mut frame = [0u8; CHUNK + CHUNK_HEADER_LEN + CHECK_LEN];
+            let mut scratch = [0u8; 1024];
+            let mut updater = Updater::<_, 4, 1>::new(
+                &mut flash,
+                layout,
+                current,
+                ty,
+                Options::BARE,
+                &mut frame,
+                &mut scratch,
+            );
+            let mut installed = None;
+            for piece in link.chunks(64) {
+                if let Some(done) = updater.on_link_bytes(black_box(piece)).expect("installs") {
+                    installed = Some(done.current);
+                }
+            }
+            current = Some(installed.expect("the model installs"));
+        }),
+        peer: Some((
+            "erase the slot and write the model into it (256-byte writes)".into(),
+            Box::new(move || {
+                copy_flash.erase(2048, 2048 + slot).expect("erase");
+                let padded = bytes.len() / 4 * 4;
+                for (i, piece) in bytes[..padded].chunks(256).enumerate() {
+                    let at = 2048 + (i * 256) as u32;
+                    copy_flash.write(at, black_box(piece)).expect("write");
+                }
+            }),
+        )),
+        goal: Some(Goal::AtLeast(0.5)),
+    }
 }

@@ -403,3 +403,38 @@ pub fn model(count: usize, order: Order) -> ModelFixture {
         lookups,
     }
 }
+
+/// The model type of the firmware's update (tests/firmware/src/bin/update.rs).
+pub const UPDATE_MODEL_TYPE: &str = "struct{version:u32,layer:tensors,note:str,}";
+
+#[derive(Frozen)]
+struct UpdateModel<'a> {
+    version: u32,
+    layer: kiln_nostd::Directory<'a>,
+    note: &'a str,
+}
+
+/// A model of the firmware update's type: a `rows` x 128 f32 weight and a
+/// bias (96 rows: about 50 KB, the firmware's model).
+pub fn update_model(rows: usize) -> Vec<u8> {
+    let weights: Vec<f32> = (0..rows * 128)
+        .map(|i| (i % 97) as f32 * 0.25 - 12.0)
+        .collect();
+    let bias: Vec<f32> = (0..rows).map(|r| r as f32 * 0.5).collect();
+    let (shape, bias_shape) = ([rows as u64, 128], [rows as u64]);
+    let mut block = vec![0u8; weights.len() * 4 + bias.len() * 4 + 4096];
+    let layer = kiln_nostd::Directory::build(
+        &[
+            TensorSpec::from_host(&bias_shape, &bias).named("bias"),
+            TensorSpec::from_host(&shape, &weights).named("weight"),
+        ],
+        &mut block,
+    )
+    .expect("the block fits");
+    kiln_nostd::to_vec(&UpdateModel {
+        version: 3,
+        layer,
+        note: "kiln model update",
+    })
+    .expect("encodes")
+}

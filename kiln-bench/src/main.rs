@@ -296,6 +296,7 @@ fn report(opts: &Opts) {
             "dir" => "Directory open",
             "scale" => "Scaling (linear in count, flat in payload size)",
             "copy" => "Payload copies",
+            "update" => "Model update (kiln-update on the host)",
             _ => "Frozen values",
         };
         if title != section {
@@ -580,7 +581,12 @@ fn llvm_size() -> PathBuf {
 /// Section sizes of a firmware bin that `build_all` has built with the
 /// same features (the release ELF in tests/firmware's target directory).
 fn firmware_sizes(fw: &Path, bin: &str) -> Sizes {
-    let elf = fw.join("target/thumbv7m-none-eabi/release").join(bin);
+    firmware_sizes_for(fw, "thumbv7m-none-eabi", bin)
+}
+
+/// The sections of a release bin of the firmware crate built for `target`.
+fn firmware_sizes_for(fw: &Path, target: &str, bin: &str) -> Sizes {
+    let elf = fw.join("target").join(target).join("release").join(bin);
     let text = run_ok(
         Command::new(llvm_size()).arg("-A").arg(&elf),
         &format!("llvm-size {bin}"),
@@ -774,6 +780,11 @@ fn footprint(root: &Path, opts: &Opts, table: &mut Table) {
 
     envelope_rows(&bins, table);
     stream_rows(&bins, table);
+    // The full run only: the smoke run's firmware-update stage builds and
+    // measures the same program.
+    if opts.scale == Scale::Full {
+        update_rows(&fw, table);
+    }
 
     // The browser module, as scripts/www.sh builds it (wasm-bindgen, then
     // wasm-opt -Oz); the full run only, and only with its tools.
@@ -826,6 +837,34 @@ fn footprint(root: &Path, opts: &Opts, table: &mut Table) {
         what: "kiln-wasm module (scripts/www.sh --build-only: wasm-bindgen, wasm-opt -Oz)".into(),
         kiln: value,
         goal,
+        ..Row::default()
+    });
+}
+
+/// The model update program of the firmware-update stage
+/// (tests/firmware/src/bin/update.rs on the Cortex-M0: kiln-update with two
+/// slots over the NVMC, the UART, the in-place use of the model), built
+/// without reports. Its peak stack needs a transfer over the emulated UART:
+/// the firmware-update stage prints it (3,788 B when this row was added).
+fn update_rows(fw: &Path, table: &mut Table) {
+    let target = "thumbv6m-none-eabi";
+    let mut build = Command::new("cargo");
+    build.current_dir(fw).args([
+        "build",
+        "--release",
+        "--target",
+        target,
+        "--no-default-features",
+        "--bin",
+        "update",
+    ]);
+    run_ok(&mut build, "update program build");
+    let sizes = firmware_sizes_for(fw, target, "update");
+    table.row(Row {
+        what: "model update program on the Cortex-M0 (thumbv6m, kiln-update with two slots and a state record over the NVMC's NorFlash, envelope, chunks, streaming check, boot-time CRC, in-place use; small-code, no reports): flash (.text+.rodata+.data); static RAM".into(),
+        kiln: format!("{} B; RAM {} B", sizes.flash(), sizes.ram()),
+        peer: "the one-slot receiver it replaced (measured before, not in this run)".into(),
+        peer_time: "36552 B".into(),
         ..Row::default()
     });
 }
