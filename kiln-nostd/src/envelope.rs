@@ -185,6 +185,13 @@ pub enum EnvelopeError {
     TooShort,
     /// [`open`] was given no frame at all (only delimiters, or nothing).
     Empty,
+    /// A frame that holds only a checksum: the envelope never carries an
+    /// empty message. The CRC-32C of no bytes is `00000000` and COBS writes
+    /// zeros as `0x01` codes, so a delimiter flipped into a Kiln message's
+    /// run of zeros leaves a fragment `00 01 01 01 01 01 00` that would
+    /// otherwise pass as a valid empty message; [`seal`] refuses to write
+    /// one for the same reason.
+    EmptyMessage,
     /// A [`Chunk`] that is not the next of its transfer: a frame was lost
     /// or repeated, or the receiver joined the transfer after its start.
     OutOfOrder,
@@ -202,6 +209,7 @@ impl EnvelopeError {
             EnvelopeError::TooLong { .. } => "TooLong",
             EnvelopeError::TooShort => "TooShort",
             EnvelopeError::Empty => "Empty",
+            EnvelopeError::EmptyMessage => "EmptyMessage",
             EnvelopeError::OutOfOrder => "OutOfOrder",
             EnvelopeError::ChunkMismatch => "ChunkMismatch",
         }
@@ -221,6 +229,9 @@ impl fmt::Display for EnvelopeError {
             }
             EnvelopeError::TooShort => "envelope: frame shorter than its checksum",
             EnvelopeError::Empty => "envelope: no frame",
+            EnvelopeError::EmptyMessage => {
+                "envelope: a frame with an empty message (a fragment, never sent)"
+            }
             EnvelopeError::OutOfOrder => {
                 "envelope: a chunk out of order (a frame lost or repeated)"
             }
@@ -248,8 +259,12 @@ impl defmt::Format for EnvelopeError {
 
 /// Seals `message` into `out`: the delimiter, COBS of the message and its
 /// checksum, the delimiter. [`sealed_len`] of the message's length is
-/// always room enough; less is [`EnvelopeError::TooLong`].
+/// always room enough; less is [`EnvelopeError::TooLong`]. An empty
+/// message is [`EnvelopeError::EmptyMessage`]: a receiver refuses it.
 pub fn seal<'o>(message: &[u8], out: &'o mut [u8]) -> Result<&'o [u8], EnvelopeError> {
+    if message.is_empty() {
+        return Err(EnvelopeError::EmptyMessage);
+    }
     seal_parts(&[message], out)
 }
 
@@ -501,9 +516,15 @@ impl<'b> Decoder<'b> {
                 limit: self.buf.len(),
             });
         }
+        // The frame's shape first, then its checksum: fewer bytes than the
+        // checksum, then a checksum alone (a fragment whose CRC-32C of no
+        // bytes, 00000000, always matches).
         let Some(message_len) = len.checked_sub(CHECK_LEN) else {
             return Err(EnvelopeError::TooShort);
         };
+        if message_len == 0 {
+            return Err(EnvelopeError::EmptyMessage);
+        }
         let (message, check) = self
             .buf
             .get(..len)
@@ -618,8 +639,16 @@ impl<S: Sink> Encoder<S> {
     }
 
     /// Ends the message: writes its checksum and the closing delimiter.
-    /// The encoder is then ready for the next message.
+    /// The encoder is then ready for the next message. A message of no
+    /// bytes is refused (`NotEncodable`) and nothing is written: a
+    /// receiver refuses an empty message ([`EnvelopeError::EmptyMessage`]).
     pub fn finish(&mut self) -> Result<()> {
+        if self.taken == 0 {
+            return Err(Error::refused(
+                crate::Refusal::NotEncodable,
+                "the envelope carries no empty message",
+            ));
+        }
         self.start()?;
         let digest = core::mem::replace(&mut self.digest, CRC32C.digest());
         for byte in digest.finalize().to_le_bytes() {

@@ -18,11 +18,13 @@ use kiln_nostd::Sink;
 #[path = "support/cases.rs"]
 mod golden_cases;
 
-/// The bytes of every accepted golden case (the messages a link carries).
+/// The bytes of every accepted golden case (the messages a link carries):
+/// all but the empty ones (a value of a type with no bytes, such as
+/// `struct{}`), which the envelope does not carry (`EmptyMessage`).
 fn accepted_messages() -> Vec<(String, Vec<u8>)> {
     golden_cases::cases()
         .into_iter()
-        .filter(|c| c.expect.is_none())
+        .filter(|c| c.expect.is_none() && !c.bytes.is_empty())
         .map(|c| (c.name, c.bytes))
         .collect()
 }
@@ -85,7 +87,7 @@ use rng::Rng;
 fn sample_messages() -> Vec<Vec<u8>> {
     let mut out: Vec<Vec<u8>> = accepted_messages().into_iter().map(|(_, b)| b).collect();
     for len in [
-        0usize, 1, 2, 249, 250, 251, 253, 254, 255, 507, 508, 509, 1000,
+        1usize, 2, 3, 249, 250, 251, 253, 254, 255, 507, 508, 509, 1000,
     ] {
         out.push((0..len).map(|i| (i % 255 + 1) as u8).collect());
         out.push((0..len).map(|i| (i % 7) as u8).collect());
@@ -543,6 +545,9 @@ fn the_bulk_stream_decoder_agrees_with_the_byte_state_machine() {
         let Some(len) = frame.len().checked_sub(CHECK_LEN) else {
             return Err(EnvelopeError::TooShort);
         };
+        if len == 0 {
+            return Err(EnvelopeError::EmptyMessage);
+        }
         let (message, check) = frame.split_at(len);
         if checksum(message).to_le_bytes() != check {
             return Err(EnvelopeError::CrcMismatch);
@@ -579,7 +584,7 @@ fn the_bulk_stream_decoder_agrees_with_the_byte_state_machine() {
         while stream.len() < 2000 {
             match rng.below(4) {
                 0 => {
-                    let len = rng.below(600);
+                    let len = 1 + rng.below(600);
                     let message: Vec<u8> = (0..len)
                         .map(|_| {
                             if rng.below(3) == 0 {
@@ -619,4 +624,55 @@ fn the_bulk_stream_decoder_agrees_with_the_byte_state_machine() {
         }
         assert_eq!(got, want, "round {round}: room {room}, pieces of {piece}");
     }
+}
+
+/// A `0x01` code byte of a real message's run of zeros flipped to `0x00`
+/// splits its frame in two; when the flip leaves five `0x01` codes after
+/// it, the second piece is `00 01 01 01 01 01 00`: COBS of four zeros,
+/// the CRC-32C of no bytes. It is refused as an empty message on both
+/// paths, and no message comes out of the damaged frame.
+#[test]
+fn a_fragment_holding_only_a_checksum_is_refused_as_an_empty_message() {
+    // The longest accepted golden message with a run of at least nine
+    // zeros: its frame has five 0x01 codes in a row.
+    let (name, message) = accepted_messages()
+        .into_iter()
+        .filter(|(_, m)| m.windows(9).any(|w| w.iter().all(|&b| b == 0)))
+        .max_by_key(|(_, m)| m.len())
+        .expect("a golden message with a run of zeros");
+    let frame = sealed(&message);
+    let at = (1..frame.len() - 6)
+        .find(|&i| frame[i..i + 6].iter().all(|&b| b == 1))
+        .expect("five 0x01 codes after a sixth");
+    let mut damaged = frame.clone();
+    damaged[at] = 0;
+    assert_eq!(&damaged[at..at + 7], &[0, 1, 1, 1, 1, 1, 1]);
+    // Cut where the fragment ends, as a receiver's next delimiter would.
+    let fragment = [0, 1, 1, 1, 1, 1, 0];
+    assert_eq!(checksum(&[]), 0, "the CRC-32C of no bytes");
+
+    let mut out = [0u8; 16];
+    assert_eq!(open(&fragment, &mut out), Err(EnvelopeError::EmptyMessage));
+    assert_eq!(
+        open(&[1, 1, 1, 1, 1], &mut out),
+        Err(EnvelopeError::EmptyMessage)
+    );
+    let mut stream = damaged[..at + 6].to_vec();
+    stream.push(0);
+    let events = decode_stream(&stream, message.len() + CHECK_LEN, || 3);
+    assert!(
+        events.contains(&Err(EnvelopeError::EmptyMessage)),
+        "{name}: {events:?}"
+    );
+    assert!(
+        messages_of(&events).is_empty(),
+        "{name}: a message was accepted"
+    );
+
+    // The sender never writes one: an empty message is not sealed.
+    let mut room = [0u8; 16];
+    assert_eq!(seal(&[], &mut room), Err(EnvelopeError::EmptyMessage));
+    let mut encoder = Encoder::new(Vec::<u8>::new());
+    assert!(encoder.finish().is_err());
+    assert!(encoder.into_inner().is_empty());
 }
