@@ -10,6 +10,11 @@
 #   bash scripts/bench.sh --only dir-  some rows only (also --no-callgrind,
 #                                      --no-footprint, --no-tools)
 #   bash scripts/bench.sh --only convert   the kiln convert rows only
+#   bash scripts/bench.sh --only python    the Python rows only: kiln_codec
+#                                      against safetensors' safe_open
+#                                      (kiln-py/bench/bench_python.py, in
+#                                      the python-package stage's venv,
+#                                      target/py-venv, made when missing)
 #
 # Every time is a ratio against a peer measured in the same run, the two
 # sides interleaved batch by batch; next to each is the instruction count
@@ -24,8 +29,41 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-quick=false
-for arg in "$@"; do [ "$arg" = "--quick" ] && quick=true; done
+quick=false python_only=false
+for arg in "$@"; do
+    [ "$arg" = "--quick" ] && quick=true
+    [ "$arg" = "python" ] && python_only=true
+done
+
+# The Python rows: kiln_codec (the wheel pip builds from kiln-py) against
+# safetensors 0.8's own package, in one run. They need the venv of the
+# python-package stage; a full run or `--only python` makes it when it is
+# missing, the smoke run (--quick) uses it when the stage has made it.
+python_rows() {
+    local venv=target/py-venv
+    if ! "$venv/bin/python" -c "import kiln_codec, safetensors" 2>/dev/null; then
+        if $quick; then
+            echo "bench: no target/py-venv with kiln_codec (the python-package stage makes it): Python rows not run"
+            return 0
+        fi
+        python3 -m venv "$venv"
+        "$venv/bin/pip" install -q --disable-pip-version-check numpy==2.4.6 ml_dtypes==0.6.0 safetensors==0.8.0
+        CARGO_TARGET_DIR="$PWD/target" "$venv/bin/pip" install -q --disable-pip-version-check ./kiln-py
+    fi
+    echo
+    echo "## Python: kiln-codec against safetensors' own package"
+    echo
+    if $quick; then
+        # The smoke run: a 4 MB model, one run of each cell.
+        KILN_PY_MB=4 KILN_PY_RUNS=1 "$venv/bin/python" kiln-py/bench/bench_python.py
+    else
+        nice "$venv/bin/python" kiln-py/bench/bench_python.py
+    fi
+}
+if $python_only; then
+    python_rows
+    exit 0
+fi
 
 if ! command -v valgrind >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     apt-get install -y -qq valgrind >/dev/null || echo "bench: valgrind not installed; no instruction counts"
@@ -44,6 +82,9 @@ fi
 table="$(mktemp)"
 trap 'rm -f "$table"' EXIT
 nice "$exe" report "$@" | tee "$table"
+only=false
+for arg in "$@"; do case "$arg" in --only*) only=true ;; esac; done
+$only || python_rows
 full=true
 for arg in "$@"; do case "$arg" in --quick | --only*) full=false ;; esac; done
 if $full; then

@@ -1,12 +1,14 @@
 """kiln_codec against safetensors' own Python package, in one run.
 
-    python kiln-py/bench/bench_python.py [DIR]      (KILN_PY_MB=1024 sets the model's size)
+    python kiln-py/bench/bench_python.py [DIR]      (KILN_PY_MB=1024 sets the model's size,
+                                                     KILN_PY_RUNS=5 the runs of each cell)
 
 Writes, in DIR (default a temporary folder, removed at the end): a
 safetensors model of 300 f32 tensors and KILN_PY_MB MB (default 1,024), a
 18,867-tensor MoE-shaped safetensors file (small tensors, long names), and
 each converted to Kiln with kiln_codec.convert. Then, each in a fresh
-process (so that peak RSS is that of the work alone), the median of 5 runs:
+process (so that peak RSS is that of the work alone), the median of
+KILN_PY_RUNS runs (5):
 
 - open + every tensor: safetensors 0.8 `safe_open(framework="np")` and
   `get_tensor` of every name, against `kiln_codec.open` and `tensor` of
@@ -33,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
-RUNS = 5
+RUNS = int(os.environ.get("KILN_PY_RUNS", "5"))
 WORKER = r'''
 import json, resource, sys, time
 import numpy as np
