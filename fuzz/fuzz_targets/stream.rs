@@ -9,7 +9,7 @@
 
 use kiln_fuzz::{split, Ty};
 use kiln_nostd::stream::{
-    check_at, check_from, scratch_for, Checker, Discard, Need, ReadAt, ReadError,
+    check_at, check_from, scratch_bound, scratch_for, Checker, Discard, Need, ReadAt, ReadError,
 };
 use kiln_nostd::{Error, Refusal};
 use libfuzzer_sys::fuzz_target;
@@ -170,6 +170,7 @@ fuzz_target!(|data: &[u8]| {
             needed,
             "scratch_for"
         );
+        assert!(needed <= scratch_bound(&ty, input.options).check, "scratch_bound");
         let mut exact = vec![0u8; needed];
         assert_eq!(
             key(fed(&ty, bytes, &input, false, &cuts, &mut exact)),

@@ -11,7 +11,7 @@
 mod counting;
 
 use counting::{allocated_by, Counting};
-use kiln_nostd::stream::{check_at, scratch_for, Checker, Need, ReadAt, Report};
+use kiln_nostd::stream::{check_at, scratch_bound, scratch_for, Checker, Need, ReadAt, Report};
 use kiln_nostd::{
     check, Code, CompiledType, Detail, Directory, Error, Kind, Limits, Options, Refusal,
     TensorSpec, WIRE_MAX,
@@ -227,6 +227,50 @@ fn the_scratch_scratch_for_names_is_exact_for_every_golden_case() {
     }
     println!("{checked} checks with the exact figure, {refused_short} refused one byte short");
     assert!(refused_short > 400, "{refused_short}");
+}
+
+#[test]
+fn the_bound_from_the_type_covers_every_golden_case() {
+    // Under the case's caps, and under small ones, where the bound is
+    // close: a message within them never needs more (one past them never
+    // gets far enough to).
+    let (mut covered, mut within, mut exact) = (0, 0, 0);
+    for case in cases() {
+        let ty = CompiledType::<NODES>::parse(&case.type_text).unwrap();
+        let small = [0, 1, 2, 3, 4, 8, 16, 64, 256, 4096].map(Limits::uniform);
+        for limits in [case.options.limits].into_iter().chain(small) {
+            let options = case.options.with_limits(limits);
+            let need = scratch_for(&ty, &case.bytes, options);
+            let bound = scratch_bound(&ty, options);
+            let what = format!("{} under {limits:?}: {need:?}, bound {bound:?}", case.name);
+            assert!(need.check <= bound.check, "{what}");
+            assert!(need.decode <= bound.decode, "{what}");
+            covered += 1;
+            if check(&case.type_text, &case.bytes, options).is_ok() {
+                within += 1;
+                exact += usize::from(need == bound);
+            }
+        }
+    }
+    println!("{covered} cases and caps within the type's bound; of {within} valid, {exact} at it");
+    assert!(exact > 100, "{exact}");
+
+    // Fixed-size values all hold the same: the bound is the figure.
+    let ty = CompiledType::<8>::parse("struct{id:u32,at:f64,flags:u8,}").unwrap();
+    let message = [1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xf0, 0x3f, 7];
+    for options in [Options::BARE, Options::FRAMED] {
+        let mut bytes = Vec::new();
+        if options.is_framed() {
+            bytes.extend_from_slice(b"KLN0\0\0\0\0");
+            bytes.extend_from_slice(&ty.hash().to_le_bytes());
+        }
+        bytes.extend_from_slice(&message);
+        assert!(check(&ty.to_string(), &bytes, options).is_ok());
+        assert_eq!(
+            scratch_for(&ty, &bytes, options),
+            scratch_bound(&ty, options)
+        );
+    }
 }
 
 /// A directory of one tensor whose header claims `count` u32 elements

@@ -21,5 +21,5 @@ pub use checker::{Checker, Need, Part, Paused, Report, Step};
 pub use io::{check_from, decode_from, Discard, PayloadSink, ReadError};
 #[cfg(feature = "embedded-io-async")]
 pub use io::{check_from_async, decode_from_async};
-pub use scratch::{scratch_for, Scratch};
+pub use scratch::{scratch_bound, scratch_for, Scratch};
 pub use source::{check_at, ReadAt};

@@ -84,3 +84,56 @@ fn measure<const N: usize>(
     }
     checker.report().scratch_needed
 }
+
+/// Enough scratch for every message of type `ty` whose counts and byte runs
+/// are within `options`' caps, from the type alone: a `const fn`, for a
+/// buffer sized when the firmware is built. A bound, not a message's
+/// figure: for a type whose values all hold the same (scalars, structs of
+/// them) it is the figure, and otherwise it is what the largest value the
+/// caps allow would hold (a dict key of `byte_cap` bytes, a head of
+/// `count_cap` descriptors and a `byte_cap` name heap, a record of
+/// `count_cap` elements), which [`scratch_for`] of any message never
+/// exceeds. Caps a receiver sets to what it expects keep it small; under
+/// the default caps a type with a `tensors` field, a dict or a `str` is
+/// bounded only by gigabytes. Figures past `usize` are `usize::MAX`.
+///
+/// ```
+/// use kiln_nostd::stream::{scratch_bound, Scratch};
+/// use kiln_nostd::{CompiledType, Limits, Options, Schema, Scalar};
+///
+/// // A reading: struct{id:u32,temp:f32,} (a derived type's SCHEMA too).
+/// const READING: CompiledType<'static, 4> = CompiledType::from_schema(&Schema::Struct(&[
+///     kiln_nostd::Field { name: "id", ty: &Schema::Scalar(Scalar::U32) },
+///     kiln_nostd::Field { name: "temp", ty: &Schema::Scalar(Scalar::F32) },
+/// ]));
+/// const NEED: Scratch = scratch_bound(&READING, Options::FRAMED);
+/// static SCRATCH: [u8; NEED.decode] = [0; NEED.decode];
+/// assert_eq!((NEED.check, SCRATCH.len()), (16, 24)); // the frame; the frame and the record
+///
+/// // A directory of at most 4 tensors named in 64 bytes in all.
+/// let ty = CompiledType::<4>::parse("struct{step:u32,weights:tensors,}").unwrap();
+/// let caps = Options::BARE.with_limits(Limits { count_cap: 4, byte_cap: 64 });
+/// assert_eq!(scratch_bound(&ty, caps).check, 64 + 4 * 128 + 64 + 1);
+/// ```
+pub const fn scratch_bound<const N: usize>(ty: &CompiledType<'_, N>, options: Options) -> Scratch {
+    let (held, image, head) = ty.stream_bounds(options.limits);
+    let (check, decode) = if options.is_framed() {
+        let frame = crate::frame::FRAME_LEN as u64;
+        let check = if held > frame { held } else { frame };
+        (check, frame.saturating_add(image).saturating_add(head))
+    } else {
+        (held, image.saturating_add(head))
+    };
+    Scratch {
+        check: to_usize(check),
+        decode: to_usize(decode),
+    }
+}
+
+const fn to_usize(n: u64) -> usize {
+    if n > usize::MAX as u64 {
+        usize::MAX
+    } else {
+        n as usize
+    }
+}
