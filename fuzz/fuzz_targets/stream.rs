@@ -170,7 +170,10 @@ fuzz_target!(|data: &[u8]| {
             needed,
             "scratch_for"
         );
-        assert!(needed <= scratch_bound(&ty, input.options).check, "scratch_bound");
+        assert!(
+            needed <= scratch_bound(&ty, input.options).check,
+            "scratch_bound"
+        );
         let mut exact = vec![0u8; needed];
         assert_eq!(
             key(fed(&ty, bytes, &input, false, &cuts, &mut exact)),
