@@ -8,7 +8,9 @@
 #![no_main]
 
 use kiln_fuzz::{split, Ty};
-use kiln_nostd::stream::{check_at, check_from, Checker, Discard, Need, ReadAt, ReadError};
+use kiln_nostd::stream::{
+    check_at, check_from, scratch_bound, scratch_for, Checker, Discard, Need, ReadAt, ReadError,
+};
 use kiln_nostd::{Error, Refusal};
 use libfuzzer_sys::fuzz_target;
 
@@ -163,6 +165,15 @@ fuzz_target!(|data: &[u8]| {
 
     if want.is_ok() {
         let needed = fed_report(&ty, bytes, &input, &mut scratch);
+        assert_eq!(
+            scratch_for(&ty, bytes, input.options).check,
+            needed,
+            "scratch_for"
+        );
+        assert!(
+            needed <= scratch_bound(&ty, input.options).check,
+            "scratch_bound"
+        );
         let mut exact = vec![0u8; needed];
         assert_eq!(
             key(fed(&ty, bytes, &input, false, &cuts, &mut exact)),

@@ -11,7 +11,7 @@
 mod counting;
 
 use counting::{allocated_by, Counting};
-use kiln_nostd::stream::{check_at, Checker, Need, ReadAt, Report};
+use kiln_nostd::stream::{check_at, scratch_bound, scratch_for, Checker, Need, ReadAt, Report};
 use kiln_nostd::{
     check, Code, CompiledType, Detail, Directory, Error, Kind, Limits, Options, Refusal,
     TensorSpec, WIRE_MAX,
@@ -149,6 +149,128 @@ fn the_scratch_the_report_names_is_the_smallest_that_works() {
         }
     }
     assert!(checked > 100, "{checked}");
+}
+
+/// The verdict of a check of `bytes` in `scratch`, keeping the record
+/// image (as `decode_from` does) or not, the length known or not.
+fn sized<const N: usize>(
+    ty: &CompiledType<'_, N>,
+    bytes: &[u8],
+    options: Options,
+    record: bool,
+    known: bool,
+    scratch: &mut [u8],
+) -> Result<(), Error> {
+    let len = known.then_some(bytes.len() as u64);
+    let checker = Checker::with_depth::<64>(ty, options, scratch, len);
+    let checker = if record {
+        checker.keeping_record()
+    } else {
+        checker
+    };
+    drive(checker, bytes, &[]).0
+}
+
+#[test]
+fn the_scratch_scratch_for_names_is_exact_for_every_golden_case() {
+    let mut roomy = vec![0u8; 1 << 16];
+    let (mut checked, mut refused_short) = (0, 0);
+    for case in cases() {
+        let ty = CompiledType::<NODES>::parse(&case.type_text).unwrap();
+        let want = seen(check(&case.type_text, &case.bytes, case.options));
+        let need = scratch_for(&ty, &case.bytes, case.options);
+        for (record, figure) in [(false, need.check), (true, need.decode)] {
+            // The figure is the report of a check with room to spare.
+            let (got, report) = {
+                let len = Some(case.bytes.len() as u64);
+                let checker = Checker::with_depth::<64>(&ty, case.options, &mut roomy, len);
+                let checker = if record {
+                    checker.keeping_record()
+                } else {
+                    checker
+                };
+                drive(checker, &case.bytes, &[])
+            };
+            assert_eq!(seen(got), want, "{}", case.name);
+            assert_eq!(
+                report.scratch_needed, figure,
+                "{}: record {record}",
+                case.name
+            );
+            // An invalid message's figure is the length known's: without
+            // the length, a fault may wait for the end, which a refusal
+            // does too.
+            for known in [true, false].into_iter().filter(|&k| k || want.is_ok()) {
+                let what = format!("{}: record {record}, known {known}", case.name);
+                let mut exact = vec![0u8; figure];
+                let got = sized(&ty, &case.bytes, case.options, record, known, &mut exact);
+                assert_eq!(seen(got), want, "{what}: scratch of {figure}");
+                checked += 1;
+                if figure == 0 {
+                    continue;
+                }
+                let mut short = vec![0u8; figure - 1];
+                let got = sized(&ty, &case.bytes, case.options, record, known, &mut short);
+                let refused = got.unwrap_err();
+                assert_eq!(refused.refusal(), Some(Refusal::Capacity), "{what}");
+                match refused.detail() {
+                    Detail::Cap { claimed, cap } => {
+                        assert_eq!(cap, figure as u64 - 1, "{what}");
+                        assert!(claimed > cap && claimed <= figure as u64, "{what}");
+                    }
+                    // Feature no-error-text keeps no numbers.
+                    other => assert_eq!(other, Detail::None, "{what}"),
+                }
+                refused_short += 1;
+            }
+        }
+    }
+    println!("{checked} checks with the exact figure, {refused_short} refused one byte short");
+    assert!(refused_short > 400, "{refused_short}");
+}
+
+#[test]
+fn the_bound_from_the_type_covers_every_golden_case() {
+    // Under the case's caps, and under small ones, where the bound is
+    // close: a message within them never needs more (one past them never
+    // gets far enough to).
+    let (mut covered, mut within, mut exact) = (0, 0, 0);
+    for case in cases() {
+        let ty = CompiledType::<NODES>::parse(&case.type_text).unwrap();
+        let small = [0, 1, 2, 3, 4, 8, 16, 64, 256, 4096].map(Limits::uniform);
+        for limits in [case.options.limits].into_iter().chain(small) {
+            let options = case.options.with_limits(limits);
+            let need = scratch_for(&ty, &case.bytes, options);
+            let bound = scratch_bound(&ty, options);
+            let what = format!("{} under {limits:?}: {need:?}, bound {bound:?}", case.name);
+            assert!(need.check <= bound.check, "{what}");
+            assert!(need.decode <= bound.decode, "{what}");
+            covered += 1;
+            if check(&case.type_text, &case.bytes, options).is_ok() {
+                within += 1;
+                exact += usize::from(need == bound);
+            }
+        }
+    }
+    println!("{covered} cases and caps within the type's bound; of {within} valid, {exact} at it");
+    assert!(exact > 100, "{exact}");
+
+    // Fixed-size values all hold the same: the bound is the figure.
+    let ty = CompiledType::<8>::parse("struct{id:u32,at:f64,flags:u8,}").unwrap();
+    let message = [1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xf0, 0x3f, 7];
+    for options in [Options::BARE, Options::FRAMED] {
+        let mut bytes = Vec::new();
+        if options.is_framed() {
+            bytes.extend_from_slice(b"KLN0\0\0\0\0");
+            bytes.extend_from_slice(&ty.hash().to_le_bytes());
+        }
+        bytes.extend_from_slice(&message);
+        assert!(check(&ty.to_string(), &bytes, options).is_ok());
+        assert_eq!(
+            scratch_for(&ty, &bytes, options),
+            scratch_bound(&ty, options)
+        );
+    }
 }
 
 /// A directory of one tensor whose header claims `count` u32 elements
@@ -600,6 +722,53 @@ mod record {
             report.scratch_needed,
             flash.runs
         );
+
+        // The scratch the message needs, from its bytes: exactly what the
+        // decode used, and one byte fewer is refused, naming a lower bound.
+        let need = scratch_for(&UPDATE, &message, Options::FRAMED);
+        assert_eq!(need.decode, report.scratch_needed);
+        assert!(need.check < need.decode, "{need:?}");
+        for (size, works) in [(need.decode, true), (need.decode - 1, false), (64, false)] {
+            let mut scratch = vec![0u8; size];
+            let mut place = Update {
+                version: 0,
+                name: "",
+                weights: Directory::EMPTY,
+                scale: PodList::from_slice(&[]),
+                crc: 0,
+            };
+            let got = decode_from(
+                &UPDATE,
+                Options::FRAMED,
+                Uart::new(&message, 7),
+                &mut scratch,
+                &mut Flash::default(),
+                &mut place,
+            )
+            .map_err(kiln_error);
+            if works {
+                assert_eq!(got.unwrap().scratch_needed, need.decode);
+                continue;
+            }
+            let refused = got.unwrap_err();
+            assert_eq!(refused.refusal(), Some(Refusal::Capacity), "{size}");
+            if let Detail::Cap { claimed, cap } = refused.detail() {
+                assert_eq!(cap, size as u64);
+                assert!(claimed > cap && claimed <= need.decode as u64, "{refused}");
+                assert!(refused.to_string().contains("at least"), "{refused}");
+            }
+        }
+        let mut scratch = vec![0u8; need.check];
+        let checked = kiln_nostd::stream::check_from(
+            &UPDATE,
+            Options::FRAMED,
+            Uart::new(&message, 7),
+            &mut scratch,
+            &mut Flash::default(),
+        )
+        .map_err(kiln_error)
+        .unwrap();
+        assert_eq!(checked.scratch_needed, need.check);
 
         // A flipped bit in a bool payload byte: TYPE, as check says.
         let mask_at = message.len() - 4 - 12 - 1200 - 64;

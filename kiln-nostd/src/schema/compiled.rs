@@ -15,6 +15,15 @@ use core::fmt;
 
 use super::{fnv_token, Scalar, Schema, FNV_OFFSET, TENSORS_MIN};
 use crate::error::{Error, Refusal, Result};
+use crate::limits::Limits;
+
+const fn max(a: u64, b: u64) -> u64 {
+    if a > b {
+        a
+    } else {
+        b
+    }
+}
 
 /// How many nodes [`CompiledType`] holds unless told otherwise: enough for
 /// every golden case (the deepest has 66), small enough for a
@@ -252,6 +261,87 @@ impl<'t, const N: usize> CompiledType<'t, N> {
             self.nodes[i].zero_size = zero_size;
         }
         self.hash = self.compute_hash();
+    }
+
+    /// Upper bounds on the scratch the streaming checker holds for one
+    /// value of this type whose counts and byte runs are within `limits`
+    /// (`crate::stream::scratch_bound`): the most a check holds at once;
+    /// the most a kept record image takes (each `tensors` block as its
+    /// 64-byte header); and how much more than its 64 bytes the largest
+    /// head takes while it is read, with a byte for payload bytes (0
+    /// without a `tensors` field). Children come after their parent, so a
+    /// backward pass sees them done, as in `finish`.
+    #[allow(clippy::indexing_slicing)] // guarded by `< len <= N`
+    pub(crate) const fn stream_bounds(&self, limits: Limits) -> (u64, u64, u64) {
+        let len = self.used();
+        let count = limits.count_cap as u64;
+        let bytes = limits.byte_cap as u64;
+        // A head: header, 128 bytes a descriptor, the name heap, padded.
+        let head = (64 + 128 * count + bytes).next_multiple_of(64);
+        let mut held = [0u64; N];
+        let mut image = [0u64; N];
+        let mut tensors = false;
+        let mut i = len;
+        while i > 0 {
+            i -= 1;
+            let child = i + 1;
+            // The child of a list, opt or dict (always in the table).
+            let (inner_held, inner_image, inner_kind) = if child < len {
+                (held[child], image[child], Some(self.nodes[child].kind))
+            } else {
+                (0, 0, None)
+            };
+            let (h, m) = match self.nodes[i].kind {
+                NodeKind::Scalar(s) => (s.width(), s.width()),
+                // The length word, or a piece of up to 4 bytes.
+                NodeKind::Str => (4, 4u64.saturating_add(bytes)),
+                NodeKind::Tensors => {
+                    tensors = true;
+                    (head + 1, 64)
+                }
+                // Bytes and lists of numbers: the count word, then the
+                // run a byte at a time at least.
+                NodeKind::List => match inner_kind {
+                    Some(NodeKind::Scalar(Scalar::U8)) => (4, 4u64.saturating_add(bytes)),
+                    Some(NodeKind::Scalar(s)) if !matches!(s, Scalar::Bool) => {
+                        (4, 4u64.saturating_add(count.saturating_mul(s.width())))
+                    }
+                    _ => (
+                        max(4, inner_held),
+                        4u64.saturating_add(count.saturating_mul(inner_image)),
+                    ),
+                },
+                NodeKind::Opt => (max(1, inner_held), 1u64.saturating_add(inner_image)),
+                // The previous key stays while the next key's word and
+                // bytes are read, and each key while its value is.
+                NodeKind::Dict => (
+                    max(
+                        max(bytes + 4, bytes.saturating_mul(2)),
+                        bytes.saturating_add(inner_held),
+                    ),
+                    4u64.saturating_add(
+                        count.saturating_mul((4 + bytes).saturating_add(inner_image)),
+                    ),
+                ),
+                NodeKind::Struct => {
+                    let (mut most, mut total) = (0u64, 0u64);
+                    let mut field = i + 1;
+                    let end = self.nodes[i].end as usize;
+                    while field < end && field < len {
+                        most = max(most, held[field]);
+                        total = total.saturating_add(image[field]);
+                        let next = self.nodes[field].end as usize;
+                        field = if next > field { next } else { field + 1 };
+                    }
+                    (most, total)
+                }
+            };
+            held[i] = h;
+            image[i] = m;
+        }
+        let (root_held, root_image) = if len > 0 { (held[0], image[0]) } else { (0, 0) };
+        let extra = if tensors { head + 1 - 64 } else { 0 };
+        (root_held, root_image, extra)
     }
 
     /// How many nodes are in use, never more than `N`.

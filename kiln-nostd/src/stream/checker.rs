@@ -100,7 +100,8 @@ pub struct Report {
     pub requests: u64,
     /// The smallest scratch this message can be checked with, in bytes:
     /// any smaller is refused ([`Refusal::Capacity`]), any larger gives the
-    /// same verdict. Known once the check is done (up to the fault).
+    /// same verdict. Known once the check is done (up to the fault);
+    /// [`super::scratch_for`] gives it from the message's bytes, before.
     pub scratch_needed: usize,
 }
 
@@ -334,6 +335,9 @@ pub struct Checker<'c, 't, 's, const N: usize, const DEPTH: usize = { MAX_DEPTH 
     blocks: u32,
     first: [u8; 4],
     report: Report,
+    /// When measuring ([`Checker::measuring`]): the whole message, which
+    /// the rules read in place of scratch, which is never refused.
+    measure: Option<&'s [u8]>,
 }
 
 /// A [`Checker`] set aside by [`Checker::pause`]: its state without the
@@ -399,6 +403,7 @@ impl<const DEPTH: usize> Paused<DEPTH> {
             blocks: self.blocks,
             first: self.first,
             report: self.report,
+            measure: None,
         })
     }
 }
@@ -495,6 +500,7 @@ impl<'c, 't, 's, const N: usize, const DEPTH: usize> Checker<'c, 't, 's, N, DEPT
                 requests: 0,
                 scratch_needed: 0,
             },
+            measure: None,
         }
     }
 
@@ -507,6 +513,41 @@ impl<'c, 't, 's, const N: usize, const DEPTH: usize> Checker<'c, 't, 's, N, DEPT
     pub fn keeping_record(mut self) -> Self {
         self.keep = true;
         self
+    }
+
+    /// Measures instead of checking into scratch: the rules read the bytes
+    /// of `message` (the whole message, given to [`Checker::feed`] too)
+    /// where they would read scratch, and a scratch too small is never
+    /// refused, so [`Report::scratch_needed`] ends as the most this message
+    /// needs. Pieces are as large as a roomy scratch makes them, which
+    /// changes no figure: each need's least scratch is required before its
+    /// piece is sized.
+    pub(crate) fn measuring(mut self, message: &'s [u8]) -> Self {
+        self.measure = Some(message);
+        self
+    }
+
+    /// `len` held bytes: from `from` in scratch, or, when measuring, the
+    /// message's bytes from `at` that scratch would hold there.
+    fn held(&self, from: usize, at: u64, len: usize) -> &[u8] {
+        match self.measure {
+            Some(message) => usize::try_from(at)
+                .ok()
+                .and_then(|at| message.get(at..at.saturating_add(len)))
+                .unwrap_or(&[]),
+            None => self
+                .scratch
+                .get(from..from.saturating_add(len))
+                .unwrap_or(&[]),
+        }
+    }
+
+    /// Scratch bytes free above those held (without limit when measuring).
+    fn free(&self) -> u64 {
+        match self.measure {
+            Some(_) => u64::MAX,
+            None => self.scratch.len().saturating_sub(self.top) as u64,
+        }
     }
 
     fn ensure_started(&mut self) {
@@ -594,7 +635,7 @@ impl<'c, 't, 's, const N: usize, const DEPTH: usize> Checker<'c, 't, 's, N, DEPT
                     let left = self.cur.len.saturating_sub(self.cur.filled);
                     let step = usize::try_from(left).map_or(rest.len(), |l| l.min(rest.len()));
                     let piece = rest.get(..step).unwrap_or(&[]);
-                    if !matches!(self.cur.want, Want::Skip(_)) {
+                    if !matches!(self.cur.want, Want::Skip(_)) && self.measure.is_none() {
                         let from = self.fill_at();
                         if let Some(slot) = self.scratch.get_mut(from..from.saturating_add(step)) {
                             slot.copy_from_slice(piece);
@@ -705,8 +746,8 @@ impl<'c, 't, 's, const N: usize, const DEPTH: usize> Checker<'c, 't, 's, N, DEPT
                 self.state = State::Failed(e);
             }
             State::Running => {
-                let partial = self.fill_at();
-                let e = self.short_fault(self.scratch.get(self.top..partial).unwrap_or(&[]));
+                let partial = self.fill_at().saturating_sub(self.top);
+                let e = self.short_fault(self.held(self.top, self.cur.at, partial));
                 let e = self.weigh(e, end);
                 self.state = State::Failed(e);
             }
@@ -771,11 +812,9 @@ impl<'c, 't, 's, const N: usize, const DEPTH: usize> Checker<'c, 't, 's, N, DEPT
                 Some(Step::Index(walked.saturating_sub(left).saturating_sub(1)))
             }
             Frame::Dict { key, .. } => {
-                let bytes = key.and_then(|(at, len)| self.scratch.get(at..at.saturating_add(len)));
-                // A key is in scratch once it passed the UTF-8 rule.
-                Some(Step::Key(
-                    core::str::from_utf8(bytes.unwrap_or(&[])).unwrap_or(""),
-                ))
+                let bytes = key.map_or(&[][..], |(at, len)| self.held(at, at as u64, len));
+                // A key is held once it passed the UTF-8 rule.
+                Some(Step::Key(core::str::from_utf8(bytes).unwrap_or("")))
             }
             Frame::Opt { .. } => None,
         })
@@ -840,10 +879,8 @@ impl<'c, 't, 's, const N: usize, const DEPTH: usize> Checker<'c, 't, 's, N, DEPT
             let from = self.fill_at();
             let mut first = [0u8; 4];
             let n = count.min(4);
-            if let (Some(dst), Some(src)) = (
-                first.get_mut(..n),
-                self.scratch.get(from..from.saturating_add(n)),
-            ) {
+            let src = self.held(from, self.pos, n);
+            if let Some(dst) = first.get_mut(..src.len()) {
                 dst.copy_from_slice(src);
             }
             self.note_first(first.get(..n).unwrap_or(&[]));
@@ -887,8 +924,8 @@ impl<'c, 't, 's, const N: usize, const DEPTH: usize> Checker<'c, 't, 's, N, DEPT
                 && self.cur.want != Want::Head
             {
                 if self.cur.short {
-                    let end = self.fill_at();
-                    return Err(self.short_fault(self.scratch.get(self.top..end).unwrap_or(&[])));
+                    let end = self.fill_at().saturating_sub(self.top);
+                    return Err(self.short_fault(self.held(self.top, self.cur.at, end)));
                 }
                 self.complete()?;
             }
@@ -1046,10 +1083,11 @@ impl<'c, 't, 's, const N: usize, const DEPTH: usize> Checker<'c, 't, 's, N, DEPT
     /// this message needs.
     fn require(&mut self, needed: usize) -> Result<()> {
         self.report.scratch_needed = self.report.scratch_needed.max(needed);
-        if needed > self.scratch.len() {
+        if needed > self.scratch.len() && self.measure.is_none() {
+            // Later needs may be larger: the figure is a lower bound.
             return Err(Error::refused(
                 Refusal::Capacity,
-                "scratch smaller than the bytes the check must hold",
+                "scratch too small: the message needs at least the first figure",
             )
             .at(0)
             .shifted_u64(self.pos)
@@ -1075,8 +1113,11 @@ impl<'c, 't, 's, const N: usize, const DEPTH: usize> Checker<'c, 't, 's, N, DEPT
             };
             self.require(self.run_base.saturating_add(room))?;
         }
-        let free = self.scratch.len().saturating_sub(self.top) as u64;
-        let piece = if self.keep { left } else { left.min(free) };
+        let piece = if self.keep {
+            left
+        } else {
+            left.min(self.free())
+        };
         if self.keep {
             self.require(
                 self.top
@@ -1146,8 +1187,13 @@ impl<'c, 't, 's, const N: usize, const DEPTH: usize> Checker<'c, 't, 's, N, DEPT
                     return self.want(4, Want::Word(Word::Key));
                 }
                 Frame::Dict { key, .. } => {
-                    if let (Some((start, _)), false) = (*key, self.keep) {
-                        self.top = start;
+                    if let (Some((start, len)), false) = (*key, self.keep) {
+                        // When measuring, the key is the one thing held
+                        // above the dict's place.
+                        self.top = match self.measure {
+                            Some(_) => self.top.saturating_sub(len),
+                            None => start,
+                        };
                     }
                     self.depth = top;
                 }
@@ -1269,20 +1315,20 @@ impl<'c, 't, 's, const N: usize, const DEPTH: usize> Checker<'c, 't, 's, N, DEPT
         let limits = self.options.limits;
         match self.cur.want {
             Want::Frame => {
-                let bytes = self.scratch.get(from..end).unwrap_or(&[]);
+                let bytes = self.held(from, at, len);
                 frame::open(bytes, self.ty.hash())?;
                 self.release(len);
                 self.advance(Some(0))
             }
             Want::Scalar(s) => {
-                let bytes = self.scratch.get(from..end).unwrap_or(&[]);
+                let bytes = self.held(from, at, len);
                 ScalarValue::check(s, &mut Reader::new(bytes, limits))
                     .map_err(|e| e.shifted_u64(at))?;
                 self.release(len);
                 self.advance(None)
             }
             Want::OptTag => {
-                let bytes = self.scratch.get(from..end).unwrap_or(&[]);
+                let bytes = self.held(from, at, len);
                 let present =
                     read_opt(&mut Reader::new(bytes, limits), |_, _, present| Ok(present))
                         .map_err(|e| e.shifted_u64(at))?;
@@ -1295,9 +1341,8 @@ impl<'c, 't, 's, const N: usize, const DEPTH: usize> Checker<'c, 't, 's, N, DEPT
             }
             Want::Word(word) => {
                 let value = self
-                    .scratch
-                    .get(from..)
-                    .and_then(<[u8]>::first_chunk::<4>)
+                    .held(from, at, 4)
+                    .first_chunk::<4>()
                     .map_or(0, |b| u32::from_le_bytes(*b));
                 self.release(len);
                 self.word(word, value)
@@ -1305,14 +1350,17 @@ impl<'c, 't, 's, const N: usize, const DEPTH: usize> Checker<'c, 't, 's, N, DEPT
             Want::Run { run, left } => {
                 if run == Run::Str {
                     let region_start = from.saturating_sub(self.carry);
-                    let region = self.scratch.get(region_start..end).unwrap_or(&[]);
                     let region_at = at.saturating_sub(self.carry as u64);
+                    let region =
+                        self.held(region_start, region_at, end.saturating_sub(region_start));
                     let carry = utf8_piece(region, region_at, left == 0)?;
                     if self.keep {
                         self.top = end;
                     } else {
-                        self.scratch
-                            .copy_within(end.saturating_sub(carry)..end, self.run_base);
+                        if self.measure.is_none() {
+                            self.scratch
+                                .copy_within(end.saturating_sub(carry)..end, self.run_base);
+                        }
                         self.top = self.run_base.saturating_add(carry);
                     }
                     self.carry = carry;
@@ -1323,7 +1371,7 @@ impl<'c, 't, 's, const N: usize, const DEPTH: usize> Checker<'c, 't, 's, N, DEPT
             }
             Want::Key => self.key(from, len),
             Want::DirHeader => {
-                let bytes = self.scratch.get(from..end).unwrap_or(&[]);
+                let bytes = self.held(from, at, len);
                 let header =
                     parse::check_header_fields(bytes, limits).map_err(|e| e.shifted_u64(at))?;
                 if let Some(block) = self.block.as_mut() {
@@ -1356,13 +1404,13 @@ impl<'c, 't, 's, const N: usize, const DEPTH: usize> Checker<'c, 't, 's, N, DEPT
                 self.want(0, Want::Head)
             }
             Want::Gap(i) => {
-                let bytes = self.scratch.get(from..end).unwrap_or(&[]);
+                let bytes = self.held(from, at, len);
                 parse::check_gap(bytes, i).map_err(|e| e.shifted_u64(at))?;
                 self.payload_step()
             }
             Want::Bits(i) => {
                 if let Some((block, header)) = self.block.and_then(|b| Some((b, b.header?))) {
-                    let bytes = self.scratch.get(from..end).unwrap_or(&[]);
+                    let bytes = self.held(from, at, len);
                     let head = self.head_bytes(&block, &header);
                     if let Err(e) = parse::check_payload_part(head, &header, i, bytes) {
                         if let Some(block) = self.block.as_mut() {
@@ -1463,14 +1511,14 @@ impl<'c, 't, 's, const N: usize, const DEPTH: usize> Checker<'c, 't, 's, N, DEPT
             Some(&mut Frame::Dict { value, key, .. }) => (value, key),
             _ => return Ok(()),
         };
-        let bytes = self
-            .scratch
-            .get(from..from.saturating_add(len))
-            .unwrap_or(&[]);
+        let bytes = self.held(from, at, len);
         utf8(bytes, 0).map_err(|e| e.shifted_u64(at))?;
-        let before = previous.and_then(|(s, l)| self.scratch.get(s..s.saturating_add(l)));
+        // Where the previous key is: in scratch, or, when measuring, in the
+        // message (its scratch place being just below `from`).
+        let before = previous.map(|(s, l)| self.held(s, s as u64, l));
         check_key_order(before, bytes, 0).map_err(|e| e.shifted_u64(key_at))?;
         let kept = match previous {
+            Some((_, l)) if !self.keep && self.measure.is_some() => from.saturating_sub(l),
             Some((start, _)) if !self.keep => {
                 self.scratch
                     .copy_within(from..from.saturating_add(len), start);
@@ -1479,8 +1527,12 @@ impl<'c, 't, 's, const N: usize, const DEPTH: usize> Checker<'c, 't, 's, N, DEPT
             _ => from,
         };
         self.top = kept.saturating_add(len);
+        let place = match self.measure {
+            Some(_) => usize::try_from(at).unwrap_or(usize::MAX),
+            None => kept,
+        };
         if let Some(Frame::Dict { key, .. }) = self.frame_mut() {
-            *key = Some((kept, len));
+            *key = Some((place, len));
         }
         self.run = None;
         self.advance(Some(value))
@@ -1490,9 +1542,7 @@ impl<'c, 't, 's, const N: usize, const DEPTH: usize> Checker<'c, 't, 's, N, DEPT
 
     fn head_bytes(&self, block: &Block, header: &Header) -> &[u8] {
         let len = usize::try_from(header.payload_base).unwrap_or(usize::MAX);
-        self.scratch
-            .get(block.scratch_at..block.scratch_at.saturating_add(len))
-            .unwrap_or(&[])
+        self.held(block.scratch_at, block.at, len)
     }
 
     /// The part of tensor `i` that absolute offset `at` is in.
@@ -1559,8 +1609,7 @@ impl<'c, 't, 's, const N: usize, const DEPTH: usize> Checker<'c, 't, 's, N, DEPT
                     return self.want(len, want);
                 }
                 self.require(self.top.saturating_add(1))?;
-                let free = self.scratch.len().saturating_sub(self.top) as u64;
-                return self.want_piece(len.min(free), want);
+                return self.want_piece(len.min(self.free()), want);
             }
             tensor += 1;
         }

@@ -131,7 +131,7 @@ fn same_type<T: crate::Frozen, const N: usize>(ty: &CompiledType<'_, N>) -> Resu
 /// 0 bytes), checking every rule as the bytes pass and handing each
 /// tensor's payload to `sink` as it arrives; no buffer holds the message.
 /// The verdict, code and offset are [`crate::check()`]'s on the whole
-/// message. `scratch` holds what [`Report::scratch_needed`] says (the
+/// message. `scratch` holds what [`super::scratch_for`] says (the
 /// largest directory head plus a byte, the keys of open dicts, a few bytes
 /// more: docs/streaming.md); a smaller one is refused
 /// ([`Refusal::Capacity`]).
@@ -205,7 +205,8 @@ fn pull<R: embedded_io::Read, S: PayloadSink, const N: usize>(
 /// [`check_from`], then the record: its fields decoded into `place` the
 /// [`crate::from_bytes_into`] way (framed or bare as `options` say),
 /// borrowing from `scratch`, which keeps the message's bytes outside the
-/// payload regions (the checker keeps the record). Each `tensors` field of
+/// payload regions (the checker keeps the record: [`super::Scratch::decode`]
+/// says how much). Each `tensors` field of
 /// the record holds [`crate::Directory::EMPTY`] afterwards: the tensors
 /// went to `sink` (heads and payloads), where the program keeps them and
 /// parses them in place. `ty` must be the record's type

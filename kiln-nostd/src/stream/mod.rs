@@ -6,12 +6,14 @@
 //! ([`Need`]): bytes the rules read, payload bytes they never read (which
 //! a reader by ranges skips and a streaming reader passes to its sink), or
 //! the input's end. Its verdict, error code and offset are those of the
-//! whole-buffer check. docs/streaming.md in the repository describes the
+//! whole-buffer check. [`scratch_for`] gives the exact scratch a message
+//! needs, from its bytes. docs/streaming.md in the repository describes the
 //! design and the scratch it needs.
 
 mod checker;
 #[cfg(feature = "embedded-io")]
 mod io;
+mod scratch;
 mod source;
 
 pub use checker::{Checker, Need, Part, Paused, Report, Step};
@@ -19,4 +21,5 @@ pub use checker::{Checker, Need, Part, Paused, Report, Step};
 pub use io::{check_from, decode_from, Discard, PayloadSink, ReadError};
 #[cfg(feature = "embedded-io-async")]
 pub use io::{check_from_async, decode_from_async};
+pub use scratch::{scratch_bound, scratch_for, Scratch};
 pub use source::{check_at, ReadAt};

@@ -56,8 +56,8 @@ impl ReadAt for std::fs::File {
 /// Checks the message in `source` against `ty`, reading only the ranges
 /// the rules read: each payload's interior is skipped, never fetched.
 /// Same verdict, code and offset as [`crate::check()`] on the whole
-/// message. `scratch` must hold what [`Report::scratch_needed`] says
-/// (the largest directory head plus a byte, dict keys); a smaller one is
+/// message. `scratch` must hold what [`super::scratch_for`] says (the
+/// largest directory head plus a byte, dict keys); a smaller one is
 /// refused ([`Refusal::Capacity`]). Returns what was read.
 ///
 /// ```
