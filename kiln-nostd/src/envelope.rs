@@ -202,6 +202,7 @@ pub enum EnvelopeError {
 
 impl EnvelopeError {
     /// The kind as one word, for logs and tests.
+    #[doc(hidden)]
     pub const fn name(self) -> &'static str {
         match self {
             EnvelopeError::BadCobs => "BadCobs",

@@ -457,6 +457,7 @@ impl Error {
 
     /// Whether the bytes of a failed unframed decode start with the frame
     /// magic (so `from_frame` was probably meant).
+    #[doc(hidden)]
     pub const fn looks_framed(&self) -> bool {
         self.hint & HINT_FRAMED != 0
     }

@@ -121,6 +121,7 @@ impl<W: embedded_io::Write> EmbeddedIoSink<W> {
 
     /// What stopped the writer ([`WriteError::Io`] or
     /// [`WriteError::Stalled`]), if anything did.
+    #[doc(hidden)]
     pub fn take_error(&mut self) -> Option<WriteError<W::Error>> {
         self.error.take()
     }

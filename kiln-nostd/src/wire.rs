@@ -655,6 +655,7 @@ impl<'a> SliceSink<'a> {
 
     /// The bytes written.
     #[inline]
+    #[doc(hidden)]
     pub fn into_written(self) -> &'a mut [u8] {
         let len = self.len;
         self.buf.get_mut(..len).unwrap_or_default()
@@ -813,6 +814,7 @@ impl<W: std::io::Write> IoSink<W> {
     }
 
     /// The I/O error that stopped the writer, if one did.
+    #[doc(hidden)]
     pub fn take_error(&mut self) -> Option<std::io::Error> {
         self.error.take()
     }

@@ -12,6 +12,7 @@ use crate::json::JsonWriter;
 impl Inspection {
     /// Writes the model's JSON form to `out`: pretty (two spaces of indent,
     /// metadata values compact on their line) and ending in a newline.
+    #[doc(hidden)]
     pub fn write_json(&self, out: &mut dyn Write) -> Result<()> {
         let mut w = JsonWriter::new(out, true);
         w.begin_object();

@@ -41,6 +41,7 @@ pub const TOOL_NODES: usize = 4096;
 /// How deeply type text may nest. Deeper than the 64 containers a value
 /// may enter, so that type text which is only deep in branches a value
 /// never takes is still accepted (the format's depth rule is about values).
+#[doc(hidden)]
 pub const MAX_TYPE_NESTING: usize = 256;
 
 /// What one node of a compiled type is.
