@@ -1259,7 +1259,17 @@ impl<'de> Decode<'de> for Directory<'de> {
 
 impl<'de> Directory<'de> {
     /// [`Decode::decode`] for a reader that looks no name up (the walker:
+    /// `check` and the visitors): without an allocator no parse hashes, so
+    /// this is the one decode.
+    #[cfg(not(feature = "alloc"))]
+    #[inline]
+    pub(crate) fn decode_unindexed(r: &mut Reader<'de>) -> Result<Self> {
+        Self::decode(r)
+    }
+
+    /// [`Decode::decode`] for a reader that looks no name up (the walker:
     /// `check` and the visitors): names in byte order are not hashed.
+    #[cfg(feature = "alloc")]
     pub(crate) fn decode_unindexed(r: &mut Reader<'de>) -> Result<Self> {
         let at = r.position();
         let mut dir =
@@ -1273,6 +1283,7 @@ impl<'de> Directory<'de> {
     /// [`Directory::parse_with`] for a caller that looks no name up (a
     /// value's block checked before it is written, or listed): names in
     /// byte order are not hashed.
+    #[cfg(feature = "inspect")]
     pub(crate) fn parse_unindexed(buf: &'de [u8], limits: Limits) -> Result<Self> {
         parse::parse_unindexed(buf, limits, Placement::Standalone, false)
     }

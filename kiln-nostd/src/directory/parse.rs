@@ -71,6 +71,7 @@ pub(crate) fn parse<'a>(
 /// `check`, a value's block checked before it is written): names in byte
 /// order are not hashed. A directory of names out of order still keeps
 /// the table its uniqueness check built.
+#[cfg(feature = "inspect")]
 pub(crate) fn parse_unindexed(
     buf: &[u8],
     limits: Limits,
