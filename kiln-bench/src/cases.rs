@@ -106,15 +106,11 @@ pub fn ids(scale: Scale) -> Vec<String> {
         Scale::Full => 1_000,
         Scale::Quick => 100,
     };
-    let big = match scale {
-        Scale::Full => 10_000,
-        Scale::Quick => 200,
-    };
     let mut ids = vec![];
-    for (n, label) in [(main, "main"), (big, "big")] {
-        let _ = label;
-        ids.push(format!("dir-open-lookup-sorted-{n}"));
-        ids.push(format!("dir-open-lookup-indexed-{n}"));
+    for (names, n) in open_lookup_sizes(scale) {
+        for order in ["sorted", "model"] {
+            ids.push(format!("dir-open-lookup-{order}-{names}-{n}"));
+        }
     }
     for n in model_counts(scale) {
         ids.push(format!("model-open-lookup-bytes-{n}"));
@@ -149,22 +145,38 @@ pub fn ids(scale: Scale) -> Vec<String> {
     ids
 }
 
+/// The names and counts of the bare directory's open + lookup rows, each
+/// in byte order and in model order: long names at 100 and 1,000 tensors
+/// (10,000 of them do not fit a heap's 16-bit offsets), short ones at
+/// 100, 1,000 and 10,000.
+pub fn open_lookup_sizes(scale: Scale) -> Vec<(&'static str, usize)> {
+    match scale {
+        Scale::Full => vec![
+            ("long", 100),
+            ("long", 1_000),
+            ("short", 100),
+            ("short", 1_000),
+            ("short", 10_000),
+        ],
+        Scale::Quick => vec![("long", 100), ("short", 200)],
+    }
+}
+
 fn leak<T>(value: T) -> &'static T {
     Box::leak(Box::new(value))
 }
 
 fn dir_fixture(count: usize, order: Order) -> &'static DirectoryFixture {
-    leak(fixtures::directory(
-        count,
-        names_for(count),
-        order,
-        Payloads::Model,
-    ))
+    dir_fixture_named(count, names_for(count), order)
+}
+
+fn dir_fixture_named(count: usize, names: Names, order: Order) -> &'static DirectoryFixture {
+    leak(fixtures::directory(count, names, order, Payloads::Model))
 }
 
 /// Kiln's open plus a lookup of every name with the default call: parse,
-/// then one `by_name` per name (a binary search for sorted names, the
-/// hash table the parse kept for names in model order).
+/// then one `by_name` per name (through the hash table the parse kept,
+/// whatever the order of the names).
 fn kiln_open_lookup(f: &DirectoryFixture) -> usize {
     let dir = Directory::parse(black_box(&f.kiln)).expect("valid block");
     let mut total = 0;
@@ -205,14 +217,14 @@ fn open_lookup_case(id: &str, what: String, f: &'static DirectoryFixture, goal: 
 /// directory) and every name looked up with `Model::tensor`, against
 /// safetensors' open and `tensor(name)` of the same tensors.
 /// Lookups alone, every name once, over a directory parsed beforehand:
-/// names in byte order (`by_name`'s binary search) or in model order (the
-/// name table the parse built).
+/// names in byte order or in model order, both through the name table the
+/// parse built.
 fn lookups_case(id: &str, n: usize, order: Order) -> Case {
     let f = dir_fixture(n, order);
     let dir = leak(Directory::parse(&f.kiln).expect("valid"));
     let st = leak(SafeTensors::deserialize(&f.safetensors).expect("valid"));
     let label = match order {
-        Order::Sorted => "sorted names (by_name)",
+        Order::Sorted => "sorted names (by_name, the parse's table)",
         Order::Model => "model order (by_name, the parse's table)",
     };
     Case {
@@ -266,7 +278,38 @@ fn names_label(count: usize) -> &'static str {
     match names_for(count) {
         Names::Model => "names like layers.17.attn.q_proj.weight",
         Names::Short => "names t0..t9999",
+        Names::Long => "names like model.layers.5.mlp.experts.42.up_proj.weight",
     }
+}
+
+/// The open + lookup row of the bare directory `row`
+/// (`dir-open-lookup-ORDER-NAMES`) at `n` tensors.
+fn dir_open_lookup_case(id: &str, row: &str, n: usize) -> Option<Case> {
+    let (order, names) = row.strip_prefix("dir-open-lookup-")?.split_once('-')?;
+    let (order, order_label) = match order {
+        "sorted" => (
+            Order::Sorted,
+            "names in byte order (as kiln convert writes them)",
+        ),
+        "model" => (Order::Model, "names in model order (not byte order)"),
+        _ => return None,
+    };
+    let (names, names_label) = match names {
+        "long" => (
+            Names::Long,
+            "long names like model.layers.5.mlp.experts.42.up_proj.weight",
+        ),
+        "short" => (Names::Short, "short names t0, t1, ..."),
+        _ => return None,
+    };
+    Some(open_lookup_case(
+        id,
+        format!(
+            "{n} tensors, {order_label}, {names_label}: Directory::parse + by_name of every name (the parse's table)"
+        ),
+        dir_fixture_named(n, names, order),
+        true,
+    ))
 }
 
 /// Builds case `id`, or `None` for an unknown id.
@@ -283,24 +326,7 @@ pub fn build(id: &str, scale: Scale) -> Option<Case> {
         return Some(update_case(id, scale));
     }
     let case = match (row, number) {
-        ("dir-open-lookup-sorted", Some(n)) => open_lookup_case(
-            id,
-            format!(
-                "{n} tensors, sorted names (binary search, no index): open + look up every name; {}",
-                names_label(n)
-            ),
-            dir_fixture(n, Order::Sorted),
-            true,
-        ),
-        ("dir-open-lookup-indexed", Some(n)) => open_lookup_case(
-            id,
-            format!(
-                "{n} tensors, model-order names (by_name, through the table the parse kept): open + look up every name; {}",
-                names_label(n)
-            ),
-            dir_fixture(n, Order::Model),
-            true,
-        ),
+        (row, Some(n)) if row.starts_with("dir-open-lookup-") => dir_open_lookup_case(id, row, n)?,
         ("model-open-lookup-bytes", Some(n)) => model_case(id, n, Order::Sorted),
         ("model-open-lookup-model", Some(n)) => model_case(id, n, Order::Model),
         ("dir-parse", Some(n)) => {

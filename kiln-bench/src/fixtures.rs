@@ -49,13 +49,20 @@ pub enum Names {
     /// `t0` to `t9999`: a directory's name heap has 16-bit offsets, so
     /// 10,000 names fit only when they average under about 6.5 bytes.
     Short,
+    /// `model.layers.5.mlp.experts.42.up_proj.weight`: a mixture of
+    /// experts' names (64 experts of three projections a layer, about 45
+    /// bytes each, long shared prefixes), up to about 1,400 a directory.
+    Long,
 }
+
+const PROJECTIONS: [&str; 3] = ["gate_proj", "up_proj", "down_proj"];
 
 /// The order of the descriptors in the Kiln block.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Order {
     /// By name bytes, as `kiln convert` and a dict of tensors write them:
-    /// `Directory::by_name` is a binary search, no index.
+    /// `Directory::by_name` uses the hash table the timed parse built
+    /// after proving the names unique in one pass.
     Sorted,
     /// Layer by layer, as a model lists them (not byte order): lookups go
     /// through `Directory::by_name`, which uses the hash table the timed
@@ -119,6 +126,12 @@ pub fn specs(count: usize, names: Names, payloads: Payloads) -> Vec<Spec> {
             let name = match names {
                 Names::Model => format!("layers.{}.{}", i / 10, SUFFIXES[i % 10]),
                 Names::Short => format!("t{i}"),
+                Names::Long => format!(
+                    "model.layers.{}.mlp.experts.{}.{}.weight",
+                    i / 192,
+                    i / 3 % 64,
+                    PROJECTIONS[i % 3]
+                ),
             };
             let (dtype, shape) = match payloads {
                 Payloads::Model => {

@@ -629,7 +629,7 @@ pub(crate) fn value_json(
             w.end_object();
         }
         (NodeKind::Tensors, ValueKind::Tensors(block)) => {
-            let dir = Directory::parse_with(block, Limits::uniform(u32::MAX))?;
+            let dir = Directory::parse_unindexed(block, Limits::uniform(u32::MAX))?;
             w.begin_array();
             for t in &dir {
                 tensor_json(&t, w, preview);

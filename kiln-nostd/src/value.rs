@@ -529,7 +529,7 @@ fn encode<S: Sink>(ty: TypeRef<'_, '_>, value: &Value<'_>, w: &mut Writer<S>) ->
         (NodeKind::Str, ValueKind::Str(text)) => w.byte_run(text.as_bytes()),
         (NodeKind::Tensors, ValueKind::Tensors(block)) => {
             // Only a block its own reader accepts is written.
-            Directory::parse_with(block, w.limits())
+            Directory::parse_unindexed(block, w.limits())
                 .map_err(|_| wrong("tensors value is not a valid directory block"))?;
             w.put(block)
         }

@@ -225,7 +225,9 @@ pub trait Visitor<'de> {
 
     /// A `tensors` value: a checked directory. [`Directory::byte_range`] is
     /// the absolute range of its block, and its tensors' byte ranges are
-    /// absolute too.
+    /// absolute too. A walk looks no name up, so the directory keeps no
+    /// hash table of names in byte order ([`Directory::by_name`] then
+    /// binary-searches them); a decoded `Directory` field keeps one.
     fn tensors(&mut self, directory: Directory<'de>) -> Result<()> {
         Ok(())
     }
@@ -301,7 +303,7 @@ pub fn value<'de, V: Visitor<'de>>(
             let text = r.str()?;
             v.str(start..start.saturating_add(text.len()), text)
         }
-        NodeKind::Tensors => v.tensors(Directory::decode(r)?),
+        NodeKind::Tensors => v.tensors(Directory::decode_unindexed(r)?),
         NodeKind::List => r.nested(|r| list(ty, r, v)),
         NodeKind::Opt => read_opt(r, |r, at, present| {
             v.begin_opt(at, present)?;

@@ -59,9 +59,9 @@ use crate::wire::{Reader, Sink, Writer};
 /// not the wire's offset from the start of the payload region, and is
 /// what a typed array or a memory map needs.
 ///
-/// A directory is `Clone`, not `Copy`: with `alloc`, one whose names are
-/// not in byte order keeps the parse's lookup table by name, shared (a
-/// clone adds a reference, it does not copy the table).
+/// A directory is `Clone`, not `Copy`: with `alloc`, a parsed one keeps
+/// the parse's lookup table by name, shared (a clone adds a reference, it
+/// does not copy the table).
 #[derive(Clone, PartialEq, Eq)]
 pub struct Directory<'a> {
     /// Exactly the block: header through the last payload byte.
@@ -72,9 +72,10 @@ pub struct Directory<'a> {
     name_bytes: u32,
     payload_base: usize,
     flags: u8,
-    /// Names in strictly increasing byte order (lookups binary-search).
+    /// Names in strictly increasing byte order (lookups binary-search
+    /// where no table is kept).
     names_sorted: bool,
-    /// Otherwise, what the uniqueness check kept for lookups.
+    /// The table the parse kept for lookups (with `alloc`).
     names: names::ParsedNames,
     /// The name heap as text, once the parse knows it is UTF-8 (empty
     /// otherwise, and with `small-code`): a view's name is cut from it
@@ -358,7 +359,8 @@ impl<'a> Directory<'a> {
 
     /// Whether the names are in strictly increasing byte order, as a dict
     /// of tensors and every converter of ours writes them; lookups by name
-    /// are then binary searches. False for an unnamed directory.
+    /// are then binary searches where the parse kept no hash table (no
+    /// `alloc`). False for an unnamed directory.
     #[doc(hidden)]
     pub const fn names_sorted(&self) -> bool {
         self.names_sorted
@@ -1252,6 +1254,38 @@ impl<'de> Decode<'de> for Directory<'de> {
             names: names::ParsedNames::NONE,
             heap_text: HeapText::NONE,
         })
+    }
+}
+
+impl<'de> Directory<'de> {
+    /// [`Decode::decode`] for a reader that looks no name up (the walker:
+    /// `check` and the visitors): without an allocator no parse hashes, so
+    /// this is the one decode.
+    #[cfg(not(feature = "alloc"))]
+    #[inline]
+    pub(crate) fn decode_unindexed(r: &mut Reader<'de>) -> Result<Self> {
+        Self::decode(r)
+    }
+
+    /// [`Decode::decode`] for a reader that looks no name up (the walker:
+    /// `check` and the visitors): names in byte order are not hashed.
+    #[cfg(feature = "alloc")]
+    pub(crate) fn decode_unindexed(r: &mut Reader<'de>) -> Result<Self> {
+        let at = r.position();
+        let mut dir =
+            parse::parse_unindexed(r.unread(), r.limits(), Placement::Field, r.is_trusted())
+                .map_err(|e| e.shifted(at))?;
+        dir.offset = at;
+        r.skip(dir.block_len(), "directory block")?;
+        Ok(dir)
+    }
+
+    /// [`Directory::parse_with`] for a caller that looks no name up (a
+    /// value's block checked before it is written, or listed): names in
+    /// byte order are not hashed.
+    #[cfg(feature = "inspect")]
+    pub(crate) fn parse_unindexed(buf: &'de [u8], limits: Limits) -> Result<Self> {
+        parse::parse_unindexed(buf, limits, Placement::Standalone, false)
     }
 }
 

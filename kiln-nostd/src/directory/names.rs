@@ -2,8 +2,10 @@
 //!
 //! Work is bounded for every count. When the names are already in strictly
 //! increasing byte order (a dict of tensors, and every file our converters
-//! write), one pass proves them unique and lookups are binary searches
-//! with no index at all. Otherwise the indices are sorted by name:
+//! write), one pass proves them unique; with `alloc` the parse then hashes
+//! them for lookups all the same (one pass, see below), and without it
+//! lookups are binary searches with no index at all. Otherwise the indices
+//! are sorted by name:
 //!
 //! - with the `alloc` feature, in a hash table (a vector): one pass, or a
 //!   sort, O(n log n), when hostile names collide;
@@ -32,10 +34,13 @@
 //! name is at least one byte at a distinct 16-bit offset), so a tensor
 //! index of a named directory fits in a `u16`.
 //!
-//! Lookups: [`Directory::by_name`] binary-searches sorted names with no
-//! storage at all, comparing eight bytes at a time; for other names, with
-//! `alloc`, it probes the hash table (or sorted order) the uniqueness
-//! check built, which the parsed directory keeps; [`Directory::index_names`]
+//! Lookups: with `alloc`, [`Directory::by_name`] probes the hash table
+//! the parse built, which the parsed directory keeps, whatever the order
+//! of the names (for names out of order, the one the uniqueness check
+//! built, or its sorted order); where no table is kept (no allocator, a
+//! directory not parsed, sorted names that collide too much) it
+//! binary-searches sorted names with no storage at all, comparing eight
+//! bytes at a time; [`Directory::index_names`]
 //! (alloc) builds a hash table of tensor indices (each with a fingerprint
 //! of its name's hash) in one pass, O(1) per lookup, sorted names or not;
 //! [`Directory::index_names_in`] sorts indices into the caller's storage.
@@ -568,11 +573,12 @@ fn home(hash: u64, mask: usize) -> usize {
 // ---------------------------------------------------------------------------
 // The lookup table a parse keeps
 
-/// What the uniqueness check of a parse learned about names not in byte
-/// order, kept in the [`Directory`] so that [`Directory::by_name`] is
-/// never a linear scan: with `alloc`, the hash table the check built (or
-/// the sorted order it fell back to), shared behind an [`Arc`] so that a
-/// clone of a directory is a reference count, not a copy of the table;
+/// The lookup table a parse builds, kept in the [`Directory`] so that
+/// [`Directory::by_name`] is one hash probe whatever the order of the
+/// names, and never a linear scan: with `alloc`, the hash table of the
+/// names (for names out of byte order, the one the uniqueness check built,
+/// or the sorted order it fell back to), shared behind an [`Arc`] so that
+/// a clone of a directory is a reference count, not a copy of the table;
 /// without `alloc`, nothing (lookups binary-search sorted names, and scan
 /// the few unsorted names of a firmware message).
 ///
@@ -601,7 +607,7 @@ enum NameSlots {
 }
 
 impl ParsedNames {
-    /// No table: names in byte order, no names, or no allocator.
+    /// No table: no names, no allocator, or not parsed yet.
     pub(crate) const NONE: ParsedNames = {
         #[cfg(feature = "alloc")]
         let none = ParsedNames(None);
@@ -619,6 +625,18 @@ impl ParsedNames {
     fn sorted(order: impl IntoIterator<Item = u32>) -> ParsedNames {
         let order = order.into_iter().collect();
         ParsedNames(Some(alloc::sync::Arc::new(NameSlots::Sorted(order))))
+    }
+
+    /// The table of names in strictly increasing byte order (they are
+    /// unique): the hash table, or none when some name would sit more than
+    /// [`MAX_PROBE`] slots from its hash's slot (hostile names can), where
+    /// [`Directory::by_name`] binary-searches the sorted names instead.
+    #[cfg(feature = "alloc")]
+    pub(crate) fn of_sorted<'n>(count: u32, name: impl Fn(u32) -> &'n [u8]) -> ParsedNames {
+        match first_repeat_hashed(count, &name) {
+            Some((None, table)) => ParsedNames::hashed(table),
+            _ => ParsedNames::NONE,
+        }
     }
 
     /// Whether a table is kept.
@@ -681,9 +699,16 @@ std::thread_local! {
 /// `name`, counted under test (see `NAMES_COMPARED`).
 #[inline(always)]
 fn compared(name: &[u8]) -> &[u8] {
+    count_read();
+    name
+}
+
+/// Counts one name read under test (see `NAMES_COMPARED`); nothing
+/// otherwise.
+#[inline(always)]
+fn count_read() {
     #[cfg(test)]
     NAMES_COMPARED.with(|n| n.set(n.get() + 1));
-    name
 }
 
 impl PartialEq for ParsedNames {
@@ -707,37 +732,39 @@ impl<'a> Directory<'a> {
     /// The tensor named `name`. Unnamed tensors have no name, so `""` finds
     /// nothing.
     ///
-    /// A binary search, O(log n), when the names are in increasing byte
-    /// order, as converters write them. Otherwise, with `alloc`,
-    /// through the hash table the parse's uniqueness check built and the
-    /// directory keeps (O(1); O(log n) for names that collide too much):
-    /// never a linear scan, whatever the order of the names. Without an
-    /// allocator there is nowhere to keep a table, and unsorted names are
-    /// scanned, the simplest path for the handful of tensors of a firmware
-    /// message; build a [`NameIndex`] in caller storage
+    /// With `alloc`, through the hash table the parse built and the
+    /// directory keeps, whatever the order of the names: O(1) (O(log n)
+    /// through the sorted order kept for names out of order that collide
+    /// too much). Where no table is kept (no allocator, a directory built
+    /// rather than parsed, or sorted names that collide too much), a
+    /// binary search, O(log n), when the names are in increasing byte
+    /// order, as converters write them; otherwise a scan, the simplest
+    /// path for the handful of tensors of a firmware message without an
+    /// allocator: build a [`NameIndex`] in caller storage
     /// ([`Directory::index_names_in`]) for repeated lookups in a large one.
     #[inline]
     pub fn by_name(&self, name: &str) -> Option<TensorView<'a>> {
         if name.is_empty() || !self.has_names() {
             return None;
         }
+        let needle = name.as_bytes();
+        #[cfg(feature = "alloc")]
+        if let Ok(found) = self.names.find(needle, |i| self.name_at(i)) {
+            return self.get(found? as usize);
+        }
         let index = if self.names_sorted() {
-            self.search_sorted(name.as_bytes())?
+            self.search_sorted(needle)?
         } else {
-            self.search_unsorted(name.as_bytes())?
+            self.scan(needle)?
         };
         self.get(index as usize)
     }
 
-    /// Lookup among names not in byte order: the kept table, or a scan
-    /// where there is none (no allocator, or a directory built without a
-    /// parse).
+    /// Lookup among names not in byte order where no table is kept (no
+    /// allocator, or a directory built without a parse): every name in
+    /// turn.
     #[inline]
-    fn search_unsorted(&self, needle: &[u8]) -> Option<u32> {
-        #[cfg(feature = "alloc")]
-        if let Ok(found) = self.names.find(needle, |i| self.name_at(i)) {
-            return found;
-        }
+    fn scan(&self, needle: &[u8]) -> Option<u32> {
         (0..self.tensor_count).find(|&i| compared(self.name_at(i)) == needle)
     }
 
@@ -753,6 +780,7 @@ impl<'a> Directory<'a> {
         while low < high {
             let mid = low + (high - low) / 2;
             let (off, len) = super::name_field(records, mid as usize)?;
+            count_read();
             let name = NameAt {
                 block: self.block,
                 at: heap_start.wrapping_add(off),
@@ -1024,10 +1052,10 @@ impl<'a> NameTable<'a> {
             only: None,
         };
         // One directory with names (every model of up to about 1,400
-        // tensors) not in byte order: its parse proved them unique and
-        // kept the hash table it did it with, so nothing is hashed again.
-        // (Sorted names are hashed here: one hash per lookup costs less
-        // than a binary search's probes.)
+        // tensors): its parse proved them unique and kept a hash table of
+        // them, so nothing is hashed again. (One with no table, a
+        // directory not parsed, is hashed here: one hash per lookup costs
+        // less than a binary search's probes.)
         let mut named_dirs = (0..).zip(&table.dirs).filter(|(_, d)| d.has_names());
         if let (Some((only, d)), None) = (named_dirs.next(), named_dirs.next()) {
             if !d.names.is_kept() {
@@ -1312,8 +1340,8 @@ mod tests {
         assert_eq!(sorted.fill_sorted().unwrap_err(), want);
     }
 
-    /// The names one lookup by name reads, counted through `compared`.
-    #[cfg(feature = "alloc")]
+    /// The names one lookup by name reads, counted through `compared` and
+    /// each probe of the binary search.
     fn names_read(dir: &Directory<'_>, name: &str) -> (usize, Option<usize>) {
         NAMES_COMPARED.with(|n| n.set(0));
         let found = dir.by_name(name).map(|v| v.index());
@@ -1367,6 +1395,112 @@ mod tests {
         let lean = parsed.lean().full();
         let (read, found) = names_read(&lean, names.last().unwrap());
         assert_eq!((read, found), (1000, Some(999)));
+    }
+
+    /// A standalone block of one-byte `u8` tensors named `names`, in
+    /// that order (no allocator needed).
+    fn block_of(names: &[String]) -> Vec<u8> {
+        use crate::{to_slice, TensorSpec, Tensors};
+        let one = [1u8];
+        let specs: Vec<TensorSpec> = names
+            .iter()
+            .map(|n| TensorSpec::new(crate::Dtype::U8, &[1], &one).named(n))
+            .collect();
+        let mut buf = vec![0u8; 64 + names.len() * (128 + 64) + names.len() * 64];
+        let len = to_slice(&Tensors(&specs), &mut buf).unwrap().len();
+        buf.truncate(len);
+        buf
+    }
+
+    /// Names in byte order, as converters write them: long names sharing
+    /// long prefixes at 1,000, short ones at 10,000 (the most the 16-bit
+    /// heap offsets allow at that count). `by_name` finds every name at
+    /// its index and nothing for names that are not there (before the
+    /// first, after the last, between two, a prefix, a longer name).
+    /// With `alloc` it goes through the hash table the parse kept, at most
+    /// a couple of names read per lookup where the binary search reads
+    /// about log2(n) (10 to 14); without it, through the binary search,
+    /// never a scan. A directory with no table (known by its fields only)
+    /// binary-searches with `alloc` too.
+    #[test]
+    fn sorted_lookups_find_every_name() {
+        let long: Vec<String> = {
+            let mut v: Vec<String> = (0..1000)
+                .map(|i| {
+                    format!(
+                        "model.layers.{}.mlp.experts.{}.up_proj.weight",
+                        i / 10,
+                        i % 10
+                    )
+                })
+                .collect();
+            v.sort();
+            v
+        };
+        let short: Vec<String> = {
+            let mut v: Vec<String> = (0..10_000).map(|i| format!("t{i}")).collect();
+            v.sort();
+            v
+        };
+        let misses = [
+            "",
+            "a",
+            "model.layers.0.mlp.experts.0.up_proj.weigh",
+            "model.layers.0.mlp.experts.0.up_proj.weightt",
+            "model.layers.100.mlp.experts.0.up_proj.weight",
+            "model.layers.17.mlp.experts.4.up_proj.weight.",
+            "t",
+            "t10000",
+            "t0000",
+            "t99999",
+            "u",
+            "\u{ff}",
+        ];
+        for names in [&long, &short] {
+            let block = block_of(names);
+            let dir = Directory::parse(&block).unwrap();
+            assert!(dir.names_sorted());
+            assert_eq!(dir.names.is_kept(), cfg!(feature = "alloc"));
+            let log2 = usize::BITS - names.len().leading_zeros();
+            let mut scratch = vec![0u32; names.len()];
+            let with_scratch =
+                Directory::parse_with_scratch(&block, crate::Limits::DEFAULT, &mut scratch)
+                    .unwrap();
+            for d in [dir.clone(), with_scratch] {
+                let mut most = 0;
+                for (i, n) in names.iter().enumerate() {
+                    let (read, found) = names_read(&d, n);
+                    assert_eq!(found, Some(i), "{n}");
+                    assert!(read >= 1, "{n}: found without reading a name");
+                    most = most.max(read);
+                }
+                let bound = if cfg!(feature = "alloc") {
+                    2
+                } else {
+                    log2 as usize
+                };
+                assert!(most <= bound, "a lookup read {most} names");
+                for miss in misses {
+                    let (read, found) = names_read(&d, miss);
+                    assert_eq!(found, None, "{miss:?}");
+                    assert!(read <= bound, "a miss of {miss:?} read {read} names");
+                }
+            }
+            // Known by its fields only: no table, so the binary search,
+            // which reads more names than the table's bound.
+            let lean = dir.lean().full();
+            assert!(!lean.names.is_kept());
+            let mut most = 0;
+            for (i, n) in names.iter().enumerate() {
+                let (read, found) = names_read(&lean, n);
+                assert_eq!(found, Some(i), "{n}");
+                most = most.max(read);
+            }
+            assert!(most > 2 && most <= log2 as usize, "{most}");
+            for miss in misses {
+                assert_eq!(lean.by_name(miss), None, "{miss:?}");
+            }
+        }
     }
 
     #[test]

@@ -55,6 +55,8 @@ fn u64_at(buf: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(bytes_at(buf, at))
 }
 
+/// Every step of the format on the block at the start of `buf`; the
+/// directory keeps a table for lookups by name (with `alloc`).
 pub(crate) fn parse<'a>(
     buf: &'a [u8],
     limits: Limits,
@@ -62,10 +64,36 @@ pub(crate) fn parse<'a>(
     trusted: bool,
     scratch: Option<&mut [u32]>,
 ) -> Result<Directory<'a>> {
+    parse_keeping(buf, limits, placement, trusted, scratch, true)
+}
+
+/// [`parse`] for a reader that looks no name up (the walker under
+/// `check`, a value's block checked before it is written): names in byte
+/// order are not hashed. A directory of names out of order still keeps
+/// the table its uniqueness check built.
+#[cfg(feature = "inspect")]
+pub(crate) fn parse_unindexed(
+    buf: &[u8],
+    limits: Limits,
+    placement: Placement,
+    trusted: bool,
+) -> Result<Directory<'_>> {
+    parse_keeping(buf, limits, placement, trusted, None, false)
+}
+
+fn parse_keeping<'a>(
+    buf: &'a [u8],
+    limits: Limits,
+    placement: Placement,
+    trusted: bool,
+    scratch: Option<&mut [u32]>,
+    hash_sorted: bool,
+) -> Result<Directory<'a>> {
     let (mut dir, payload_bytes) = check_header(buf, limits)?;
 
     // Steps 8 to 11.
-    (dir.names_sorted, dir.names) = check_descriptors(&dir, payload_bytes, trusted, scratch)?;
+    (dir.names_sorted, dir.names) =
+        check_descriptors(&dir, payload_bytes, trusted, scratch, hash_sorted)?;
     // The heap as text, for the views' names: one check of the whole heap
     // (fast for an ASCII one) instead of one per name read.
     dir.heap_text = super::HeapText::of(dir.heap());
@@ -419,17 +447,20 @@ fn check_descriptors(
     payload_bytes: u64,
     trusted: bool,
     scratch: Option<&mut [u32]>,
+    hash_sorted: bool,
 ) -> Result<(bool, names::ParsedNames)> {
     #[cfg(not(feature = "small-code"))]
     let mut scratch = scratch;
     #[cfg(not(feature = "small-code"))]
     {
         let mut walk = Walk::new(dir, payload_bytes, trusted);
+        walk.hash_sorted = hash_sorted;
         if one_pass(&mut walk, scratch.as_deref_mut()).is_ok() {
             return Ok((walk.increasing, walk.names));
         }
     }
     let mut walk = Walk::new(dir, payload_bytes, trusted);
+    walk.hash_sorted = hash_sorted;
     in_order(&mut walk, scratch)?;
     Ok((walk.increasing, walk.names))
 }
@@ -524,8 +555,14 @@ struct Walk<'d, 'a> {
     /// 8d: the previous name, and whether the names so far increase.
     previous: &'a [u8],
     increasing: bool,
-    /// 8d: the table the check of unsorted names built, kept for lookups.
+    /// 8d: the table kept for lookups: the one the check of unsorted
+    /// names built, or (with `alloc`, when `hash_sorted`) one of sorted
+    /// names.
     names: names::ParsedNames,
+    /// Whether sorted names are hashed for lookups: by a parse, whose
+    /// directory keeps the table, not by the checks that keep nothing.
+    #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
+    hash_sorted: bool,
     /// 9: the end of the last nonzero payload range.
     ranges_end: u64,
     /// 10: where the last payload ended.
@@ -554,6 +591,7 @@ impl<'d, 'a> Walk<'d, 'a> {
             previous: &[],
             increasing: dir.has_names(),
             names: names::ParsedNames::NONE,
+            hash_sorted: false,
             ranges_end: 0,
             placed_end: 0,
             payload_later: false,
@@ -748,8 +786,16 @@ impl<'d, 'a> Walk<'d, 'a> {
             Step::Layouts if self.layouts.unwrap_or(self.names_end) != dir.name_bytes => {
                 Err(fault(Code::Type, "name heap has bytes no name uses", 12))
             }
-            // Names in strictly increasing order are unique; only others
-            // need the sort.
+            // Names in strictly increasing order are unique: with `alloc`
+            // they are hashed all the same, for `Directory::by_name` (one
+            // probe costs less than a binary search's); without it, the
+            // binary search needs nothing kept.
+            #[cfg(feature = "alloc")]
+            Step::Unique if dir.has_names() && self.increasing && self.hash_sorted => {
+                self.names = names::ParsedNames::of_sorted(dir.tensor_count, |i| dir.name_at(i));
+                Ok(())
+            }
+            // Only names out of order need the hash or the sort.
             Step::Unique if dir.has_names() && !self.increasing => {
                 let (repeat, kept) =
                     names::first_repeat_unordered(dir.tensor_count, |i| dir.name_at(i), scratch);
@@ -850,7 +896,7 @@ mod tests {
                     if let (Ok(a), Ok(b)) = (one, in_order) {
                         assert_eq!(a, b);
                     }
-                    let both = check_descriptors(&dir, payload_bytes, trusted, None);
+                    let both = check_descriptors(&dir, payload_bytes, trusted, None, true);
                     assert_eq!(both.map(|(sorted, _)| sorted), in_order, "{m:?}");
                 }
             }
