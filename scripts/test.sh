@@ -251,12 +251,12 @@ stage_package() {
     local target="$PWD/target/package-check"
     local cargo_src="${CARGO_HOME:-$HOME/.cargo}/registry/src"
     local crate
-    for crate in kiln-derive kiln-nostd kiln-convert; do
+    for crate in kiln-derive kiln-nostd kiln-convert kiln-update; do
         rm -rf "$cargo_src"/-*/"$crate"-* \
             "$target"/debug/.fingerprint/"$crate"-* "$target"/debug/build/"$crate"-* \
             "$target"/debug/deps/*"${crate//-/_}"-*
     done
-    CARGO_TARGET_DIR="$target" cargo package --allow-dirty -p kiln-derive -p kiln-nostd -p kiln-convert
+    CARGO_TARGET_DIR="$target" cargo package --allow-dirty -p kiln-derive -p kiln-nostd -p kiln-convert -p kiln-update
 }
 
 stage demo "the README's main job: kiln check over samples/ (scripts/demo.sh)"
