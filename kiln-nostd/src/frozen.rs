@@ -64,6 +64,15 @@ pub trait Encode: Frozen {
     {
         items.iter().try_for_each(|item| item.encode(w))
     }
+
+    /// The text of a `str` value (its bytes after the length word), for
+    /// encoders that write a run of strings with one bounds check; `None`
+    /// for every other value, which then encodes itself.
+    #[doc(hidden)]
+    #[inline]
+    fn str_bytes(&self) -> Option<&[u8]> {
+        None
+    }
 }
 
 /// Reads a value, checking every rule of the format on the way.
@@ -332,6 +341,7 @@ macro_rules! fixed_width {
             const SCHEMA: Schema = Schema::Scalar(Scalar::$scalar);
         }
         impl Encode for $ty {
+            #[inline] // one store behind one bounds check
             fn encode<S: Sink>(&self, w: &mut Writer<S>) -> Result<()> {
                 w.put(&self.to_le_bytes())
             }
@@ -421,6 +431,10 @@ impl Encode for str {
     fn encode<S: Sink>(&self, w: &mut Writer<S>) -> Result<()> {
         w.byte_run(self.as_bytes())
     }
+    #[inline]
+    fn str_bytes(&self) -> Option<&[u8]> {
+        Some(self.as_bytes())
+    }
 }
 
 impl Frozen for &str {
@@ -431,6 +445,10 @@ impl Encode for &str {
     #[inline] // a few instructions around one copy: a map writes eight of them
     fn encode<S: Sink>(&self, w: &mut Writer<S>) -> Result<()> {
         (**self).encode(w)
+    }
+    #[inline]
+    fn str_bytes(&self) -> Option<&[u8]> {
+        Some(self.as_bytes())
     }
 }
 
@@ -469,6 +487,10 @@ impl<const N: usize> Frozen for heapless::String<N> {
 impl<const N: usize> Encode for heapless::String<N> {
     fn encode<S: Sink>(&self, w: &mut Writer<S>) -> Result<()> {
         w.byte_run(self.as_bytes())
+    }
+    #[inline]
+    fn str_bytes(&self) -> Option<&[u8]> {
+        Some(self.as_bytes())
     }
 }
 
@@ -895,14 +917,23 @@ impl<'de, T: Frozen + Element> Decode<'de> for PodList<'de, T> {
 }
 
 impl<T: Frozen + Element> Encode for PodList<'_, T> {
+    #[inline] // a count and one copy: inlined into the struct that holds it
     fn encode<S: Sink>(&self, w: &mut Writer<S>) -> Result<()> {
         let cap = list_cap_of::<T>(w.limits());
         w.nested(|w| {
-            w.count(self.len(), cap)?;
-            match self.elements {
-                PodElements::Wire(bytes) => w.put(bytes),
-                PodElements::Host(values) => order::write_le(values, w),
-            }
+            let bytes = match self.elements {
+                PodElements::Wire(bytes) => bytes,
+                PodElements::Host(values) if order::HOST_IS_LITTLE_ENDIAN => {
+                    bytemuck::cast_slice(values)
+                }
+                PodElements::Host(values) => {
+                    w.count(self.len(), cap)?;
+                    return order::write_le(values, w);
+                }
+            };
+            // The count word and the elements' bytes behind one bounds
+            // check.
+            w.counted_run(self.len(), cap, bytes)
         })
     }
 }
@@ -915,6 +946,7 @@ impl<T: Frozen> Frozen for Option<T> {
 }
 
 impl<T: Encode> Encode for Option<T> {
+    #[inline] // a tag byte and the value: inlined into the struct that holds it
     fn encode<S: Sink>(&self, w: &mut Writer<S>) -> Result<()> {
         w.nested(|w| match self {
             None => w.u8(0),
@@ -1144,9 +1176,12 @@ impl<K: DictKey + Eq, V: Encode, const N: usize> Encode for heapless::LinearMap<
         let in_order = self
             .keys()
             .zip(self.keys().skip(1))
-            .all(|(a, b)| a.as_key().as_bytes() < b.as_key().as_bytes());
+            .all(|(a, b)| key_less(a.as_key().as_bytes(), b.as_key().as_bytes()));
         if in_order {
             return w.nested(|w| {
+                if put_str_pairs(w, self.len(), || self.iter()) {
+                    return Ok(());
+                }
                 w.count(self.len(), w.limits().count_cap)?;
                 self.iter().try_for_each(|(k, v)| {
                     k.as_key().encode(w)?;
@@ -1163,6 +1198,9 @@ impl<K: DictKey + Eq, V: Encode, const N: usize> Encode for heapless::LinearMap<
             return Err(Error::refused(Refusal::NotEncodable, "dict keys repeat"));
         }
         w.nested(|w| {
+            if put_str_pairs(w, sorted.len(), || sorted.iter().copied()) {
+                return Ok(());
+            }
             w.count(sorted.len(), w.limits().count_cap)?;
             sorted.iter().try_for_each(|(k, v)| {
                 k.as_key().encode(w)?;
@@ -1170,6 +1208,84 @@ impl<K: DictKey + Eq, V: Encode, const N: usize> Encode for heapless::LinearMap<
             })
         })
     }
+}
+
+/// Whether key `a` comes before key `b` in byte order. Keys that differ in
+/// their first byte (most keys of a small map) are told apart by it, with
+/// no call to compare the rest.
+#[inline]
+fn key_less(a: &[u8], b: &[u8]) -> bool {
+    match (a.first(), b.first()) {
+        (Some(x), Some(y)) if x != y => x < y,
+        _ => a < b,
+    }
+}
+
+/// Writes a dict's count word and its pairs, when every value is a string
+/// (`V` is a `str` type) and every count and length is under its cap,
+/// through one loan of exactly their bytes from the sink
+/// ([`Writer::put_whole`]): one bounds check for the whole dict, the keys
+/// and values copied inline. Returns `false`, having written nothing, when
+/// that does not apply (another value type, a length over a cap, a sink
+/// that does not lend, too little room); the caller then writes the same
+/// bytes pair by pair, with its refusals.
+#[inline]
+fn put_str_pairs<'p, K, V, S, I>(w: &mut Writer<S>, count: usize, pairs: impl Fn() -> I) -> bool
+where
+    K: DictKey + 'p,
+    V: Encode + 'p,
+    S: Sink,
+    I: Iterator<Item = (&'p K, &'p V)>,
+{
+    if !const { matches!(V::SCHEMA, Schema::Str) } {
+        return false;
+    }
+    let limits = w.limits();
+    let Some(count) = u32::try_from(count)
+        .ok()
+        .filter(|&count| count <= limits.count_cap)
+    else {
+        return false;
+    };
+    let byte_cap = limits.byte_cap as usize;
+    let mut total: usize = 4;
+    for (k, v) in pairs() {
+        let (k, Some(v)) = (k.as_key().as_bytes(), v.str_bytes()) else {
+            return false;
+        };
+        if k.len() > byte_cap || v.len() > byte_cap {
+            return false;
+        }
+        // Each length is at most the u32 byte cap: the sum of the three
+        // cannot overflow.
+        total = total.saturating_add(k.len() + v.len() + 8);
+    }
+    w.put_whole(total, |out| {
+        let Some((word, mut out)) = out.split_first_chunk_mut::<4>() else {
+            return;
+        };
+        *word = count.to_le_bytes();
+        for (k, v) in pairs() {
+            out = put_run_into(out, k.as_key().as_bytes());
+            out = put_run_into(out, v.str_bytes().unwrap_or_default());
+        }
+    })
+}
+
+/// Writes `bytes`' length word and `bytes` at the start of `out`; returns
+/// the rest. The caller measured `out` for them.
+#[inline(always)]
+fn put_run_into<'o>(out: &'o mut [u8], bytes: &[u8]) -> &'o mut [u8] {
+    let Some((word, rest)) = out.split_first_chunk_mut::<4>() else {
+        return &mut [];
+    };
+    let Some((slot, rest)) = rest.split_at_mut_checked(bytes.len()) else {
+        return &mut [];
+    };
+    // At most the byte cap, a u32: checked when the pairs were measured.
+    *word = (bytes.len() as u32).to_le_bytes();
+    crate::wire::copy_short(slot, bytes);
+    rest
 }
 
 fn map_full() -> Error {
@@ -1322,6 +1438,10 @@ mod owned {
     impl Encode for String {
         fn encode<S: Sink>(&self, w: &mut Writer<S>) -> Result<()> {
             w.byte_run(self.as_bytes())
+        }
+        #[inline]
+        fn str_bytes(&self) -> Option<&[u8]> {
+            Some(self.as_bytes())
         }
     }
 

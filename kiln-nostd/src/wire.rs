@@ -615,8 +615,63 @@ pub trait Sink {
         false
     }
 
+    /// Lends the sink's next `len` bytes to `fill`, which writes every
+    /// one of them, and keeps them all; returns whether it did. A sink
+    /// with no memory of its own to lend, or with fewer than `len` bytes of
+    /// room, declines (the default): `fill` is not called, nothing is
+    /// written, and the caller writes the same bytes piece by piece, which
+    /// gives the refusal its usual place. An encoder that knows a value's
+    /// exact length writes it through this with one bounds check.
+    #[inline]
+    #[doc(hidden)]
+    fn put_whole(&mut self, len: usize, fill: impl FnOnce(&mut [u8])) -> bool
+    where
+        Self: Sized,
+    {
+        let _ = (len, fill);
+        false
+    }
+
     /// Bytes written so far.
     fn written(&self) -> usize;
+}
+
+/// `dst.copy_from_slice(src)` for slices of the same length, up to 64
+/// bytes by a few fixed-size moves (overlapping when the length is not
+/// their size) rather than a call: names, keys and short strings, and
+/// short payloads. Longer ones go to `copy_from_slice`.
+#[inline(always)]
+pub(crate) fn copy_short(dst: &mut [u8], src: &[u8]) {
+    fn pair<const W: usize>(dst: &mut [u8], src: &[u8]) {
+        if let (Some(d), Some(s)) = (dst.first_chunk_mut::<W>(), src.first_chunk::<W>()) {
+            *d = *s;
+        }
+        if let (Some(d), Some(s)) = (dst.last_chunk_mut::<W>(), src.last_chunk::<W>()) {
+            *d = *s;
+        }
+    }
+    // The shortest first: a key or a name of a few bytes is told its
+    // width in two compares.
+    let n = src.len();
+    if n != dst.len() {
+        dst.copy_from_slice(src);
+    } else if n <= 16 {
+        if n >= 8 {
+            pair::<8>(dst, src);
+        } else if n >= 4 {
+            pair::<4>(dst, src);
+        } else {
+            for (d, s) in dst.iter_mut().zip(src) {
+                *d = *s;
+            }
+        }
+    } else if n <= 32 {
+        pair::<16>(dst, src);
+    } else if n <= 64 {
+        pair::<32>(dst, src);
+    } else {
+        dst.copy_from_slice(src);
+    }
 }
 
 /// The refusal of a sink over a caller's buffer that has no room left:
@@ -649,8 +704,10 @@ impl<'a> SliceSink<'a> {
     /// `None` when fewer remain.
     #[inline]
     fn room(&mut self, len: usize) -> Option<(&mut [u8], usize)> {
-        let end = self.len.checked_add(len)?;
-        Some((self.buf.get_mut(self.len..end)?, end))
+        // Two compares: `len` fits in what is left after the written
+        // bytes, so their sum cannot overflow.
+        let slot = self.buf.get_mut(self.len..)?.get_mut(..len)?;
+        Some((slot, self.len.wrapping_add(len)))
     }
 
     /// The bytes written.
@@ -690,10 +747,23 @@ impl Sink for SliceSink<'_> {
         };
         if let Some((word, rest)) = slot.split_first_chunk_mut::<4>() {
             *word = len.to_le_bytes();
-            rest.copy_from_slice(bytes);
+            copy_short(rest, bytes);
         }
         self.len = end;
         Ok(())
+    }
+
+    /// The buffer's next `len` bytes, when there are that many.
+    #[inline]
+    fn put_whole(&mut self, len: usize, fill: impl FnOnce(&mut [u8])) -> bool {
+        match self.room(len) {
+            Some((slot, end)) => {
+                fill(slot);
+                self.len = end;
+                true
+            }
+            None => false,
+        }
     }
 
     /// Built in the buffer when its next `N` bytes are free; else on the
@@ -913,6 +983,14 @@ impl<S: Sink> Writer<S> {
         self.sink.put_lent(len, fill)
     }
 
+    /// Lends the sink's next `len` bytes to `fill`, which writes all of
+    /// them: [`Sink::put_whole`].
+    #[inline]
+    #[doc(hidden)]
+    pub fn put_whole(&mut self, len: usize, fill: impl FnOnce(&mut [u8])) -> bool {
+        self.sink.put_whole(len, fill)
+    }
+
     /// Appends the first `len` bytes (at most `N`) of an `N`-byte run that
     /// `fill` writes, every byte of them: [`Sink::put_built`].
     #[inline]
@@ -965,6 +1043,21 @@ impl<S: Sink> Writer<S> {
                 "count or length above the cap",
             ))?;
         self.u32(count)
+    }
+
+    /// A count word refused above `cap`, then `bytes` (a list's elements,
+    /// already in wire order), behind one bounds check.
+    #[inline]
+    #[doc(hidden)]
+    pub fn counted_run(&mut self, count: usize, cap: u32, bytes: &[u8]) -> Result<()> {
+        let count = u32::try_from(count)
+            .ok()
+            .filter(|&c| c <= cap)
+            .ok_or(Error::refused(
+                Refusal::NotEncodable,
+                "count or length above the cap",
+            ))?;
+        self.sink.put_run(count, bytes)
     }
 
     /// A length-prefixed byte run under the byte cap.

@@ -13,7 +13,7 @@ use crate::error::{Error, Refusal, Result};
 use crate::frozen::{Encode, Frozen};
 use crate::order::{self, Element};
 use crate::schema::Schema;
-use crate::wire::{Sink, Writer};
+use crate::wire::{copy_short, Sink, Writer};
 
 /// A tensor's payload as the builder receives it.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -978,38 +978,6 @@ fn lent_tail<S: Sink>(specs: &[TensorSpec<'_>], plan: &Plan, w: &mut Writer<S>) 
         }
         true
     })
-}
-
-/// `dst.copy_from_slice(src)` for slices of the same length, up to 64
-/// bytes by a few fixed-size moves (overlapping when the length is not
-/// their size) rather than a call: names and short payloads, one of each a
-/// tensor. Longer ones go to `copy_from_slice`.
-#[inline(always)]
-fn copy_short(dst: &mut [u8], src: &[u8]) {
-    fn pair<const W: usize>(dst: &mut [u8], src: &[u8]) {
-        if let (Some(d), Some(s)) = (dst.first_chunk_mut::<W>(), src.first_chunk::<W>()) {
-            *d = *s;
-        }
-        if let (Some(d), Some(s)) = (dst.last_chunk_mut::<W>(), src.last_chunk::<W>()) {
-            *d = *s;
-        }
-    }
-    let n = src.len();
-    if n != dst.len() || n > 64 {
-        dst.copy_from_slice(src);
-    } else if n >= 32 {
-        pair::<32>(dst, src);
-    } else if n >= 16 {
-        pair::<16>(dst, src);
-    } else if n >= 8 {
-        pair::<8>(dst, src);
-    } else if n >= 4 {
-        pair::<4>(dst, src);
-    } else {
-        for (d, s) in dst.iter_mut().zip(src) {
-            *d = *s;
-        }
-    }
 }
 
 /// Longest alignment gap and payload written as one run: a payload under
