@@ -1168,18 +1168,28 @@ impl<K, V: Frozen, const N: usize> Frozen for heapless::LinearMap<K, V, N> {
 impl<K: DictKey + Eq, V: Encode, const N: usize> Encode for heapless::LinearMap<K, V, N> {
     /// Writes the pairs sorted by the bytes of their keys, whatever order
     /// they were inserted in.
+    #[inline] // the in-order path is a few loops; the sort is out of line
     fn encode<S: Sink>(&self, w: &mut Writer<S>) -> Result<()> {
         // Keys already in strictly increasing order (inserted sorted, as a
         // map filled from a sorted source is) are written as they lie: no
         // copy of the pairs, no sort, and no check for repeats, which
-        // strict order rules out.
-        let in_order = self
-            .keys()
-            .zip(self.keys().skip(1))
-            .all(|(a, b)| key_less(a.as_key().as_bytes(), b.as_key().as_bytes()));
+        // strict order rules out. The same pass measures the pairs when
+        // the values are strings.
+        let mut in_order = true;
+        let mut measure = StrPairs::<V>::new();
+        let mut last: &[u8] = &[];
+        for (i, (k, v)) in self.iter().enumerate() {
+            let key = k.as_key().as_bytes();
+            if i > 0 && !key_less(last, key) {
+                in_order = false;
+                break;
+            }
+            last = key;
+            measure.add(key, v);
+        }
         if in_order {
             return w.nested(|w| {
-                if put_str_pairs(w, self.len(), || self.iter()) {
+                if measure.put(w, self.len(), || self.iter()) {
                     return Ok(());
                 }
                 w.count(self.len(), w.limits().count_cap)?;
@@ -1189,25 +1199,46 @@ impl<K: DictKey + Eq, V: Encode, const N: usize> Encode for heapless::LinearMap<
                 })
             });
         }
-        let mut sorted: heapless::Vec<(&K, &V), N> = self.iter().collect();
-        sorted.sort_unstable_by(|a, b| a.0.as_key().as_bytes().cmp(b.0.as_key().as_bytes()));
-        let repeated = sorted
-            .windows(2)
-            .any(|pair| matches!(pair, [a, b] if a.0.as_key() == b.0.as_key()));
-        if repeated {
-            return Err(Error::refused(Refusal::NotEncodable, "dict keys repeat"));
-        }
-        w.nested(|w| {
-            if put_str_pairs(w, sorted.len(), || sorted.iter().copied()) {
-                return Ok(());
-            }
-            w.count(sorted.len(), w.limits().count_cap)?;
-            sorted.iter().try_for_each(|(k, v)| {
-                k.as_key().encode(w)?;
-                v.encode(w)
-            })
-        })
+        encode_sorted(self, w)
     }
+}
+
+/// A dict whose keys are not in strictly increasing order: its pairs
+/// sorted by key into a list of references, refused when a key repeats.
+/// Out of line: the encoder of a dict already in order (the common case,
+/// inlined where it is called) does not carry the sort.
+#[inline(never)]
+fn encode_sorted<K, V, S, const N: usize>(
+    map: &heapless::LinearMap<K, V, N>,
+    w: &mut Writer<S>,
+) -> Result<()>
+where
+    K: DictKey + Eq,
+    V: Encode,
+    S: Sink,
+{
+    let mut sorted: heapless::Vec<(&K, &V), N> = map.iter().collect();
+    sorted.sort_unstable_by(|a, b| a.0.as_key().as_bytes().cmp(b.0.as_key().as_bytes()));
+    let repeated = sorted
+        .windows(2)
+        .any(|pair| matches!(pair, [a, b] if a.0.as_key() == b.0.as_key()));
+    if repeated {
+        return Err(Error::refused(Refusal::NotEncodable, "dict keys repeat"));
+    }
+    w.nested(|w| {
+        let mut measure = StrPairs::<V>::new();
+        for (k, v) in &sorted {
+            measure.add(k.as_key().as_bytes(), v);
+        }
+        if measure.put(w, sorted.len(), || sorted.iter().copied()) {
+            return Ok(());
+        }
+        w.count(sorted.len(), w.limits().count_cap)?;
+        sorted.iter().try_for_each(|(k, v)| {
+            k.as_key().encode(w)?;
+            v.encode(w)
+        })
+    })
 }
 
 /// Whether key `a` comes before key `b` in byte order. Keys that differ in
@@ -1221,65 +1252,102 @@ fn key_less(a: &[u8], b: &[u8]) -> bool {
     }
 }
 
-/// Writes a dict's count word and its pairs, when every value is a string
-/// (`V` is a `str` type) and every count and length is under its cap,
-/// through one loan of exactly their bytes from the sink
-/// ([`Writer::put_whole`]): one bounds check for the whole dict, the keys
-/// and values copied inline. Returns `false`, having written nothing, when
-/// that does not apply (another value type, a length over a cap, a sink
-/// that does not lend, too little room); the caller then writes the same
-/// bytes pair by pair, with its refusals.
-#[inline]
-fn put_str_pairs<'p, K, V, S, I>(w: &mut Writer<S>, count: usize, pairs: impl Fn() -> I) -> bool
-where
-    K: DictKey + 'p,
-    V: Encode + 'p,
-    S: Sink,
-    I: Iterator<Item = (&'p K, &'p V)>,
-{
-    if !const { matches!(V::SCHEMA, Schema::Str) } {
-        return false;
-    }
-    let limits = w.limits();
-    let Some(count) = u32::try_from(count)
-        .ok()
-        .filter(|&count| count <= limits.count_cap)
-    else {
-        return false;
-    };
-    let byte_cap = limits.byte_cap as usize;
-    let mut total: usize = 4;
-    for (k, v) in pairs() {
-        let (k, Some(v)) = (k.as_key().as_bytes(), v.str_bytes()) else {
-            return false;
-        };
-        if k.len() > byte_cap || v.len() > byte_cap {
-            return false;
+/// The measure of a dict whose values are strings (`V` is a `str` type),
+/// taken pair by pair, to write it behind one bounds check
+/// ([`StrPairs::put`]). For any other value type it measures nothing and
+/// the dict is written pair by pair.
+struct StrPairs<V> {
+    /// The count word and each key's and value's length word and bytes
+    /// (saturating).
+    total: u64,
+    /// Every key's and value's length or-ed together: at most the byte cap
+    /// when each is.
+    lengths: usize,
+    /// Whether every value gave its text.
+    texts: bool,
+    value: PhantomData<V>,
+}
+
+impl<V: Encode> StrPairs<V> {
+    const STR: bool = matches!(V::SCHEMA, Schema::Str);
+
+    #[inline]
+    fn new() -> Self {
+        StrPairs {
+            total: 4,
+            lengths: 0,
+            texts: Self::STR,
+            value: PhantomData,
         }
-        // Each length is at most the u32 byte cap: the sum of the three
-        // cannot overflow.
-        total = total.saturating_add(k.len() + v.len() + 8);
     }
-    w.put_whole(total, |out| {
-        let Some((word, mut out)) = out.split_first_chunk_mut::<4>() else {
+
+    #[inline]
+    fn add(&mut self, key: &[u8], value: &V) {
+        if !Self::STR {
             return;
-        };
-        *word = count.to_le_bytes();
-        for (k, v) in pairs() {
-            out = put_run_into(out, k.as_key().as_bytes());
-            out = put_run_into(out, v.str_bytes().unwrap_or_default());
         }
-    })
+        match value.str_bytes() {
+            Some(value) => {
+                self.lengths |= key.len() | value.len();
+                // Wraps only when a length is over any u32 byte cap, and
+                // then `put` declines on `lengths`.
+                let pair = (key.len() as u64)
+                    .wrapping_add(value.len() as u64)
+                    .wrapping_add(8);
+                self.total = self.total.saturating_add(pair);
+            }
+            None => self.texts = false,
+        }
+    }
+
+    /// Writes the count word and the pairs `pairs` gives (the ones
+    /// measured, in the same order) through one loan of exactly their
+    /// bytes from the sink ([`Writer::put_whole`]), the keys and values
+    /// copied inline. Returns `false`, having written nothing, when that
+    /// does not apply (another value type, a count or length over its cap,
+    /// a sink that does not lend, too little room); the caller then writes
+    /// the same bytes pair by pair, with its refusals.
+    #[inline]
+    fn put<'p, K, S, I>(&self, w: &mut Writer<S>, count: usize, pairs: impl Fn() -> I) -> bool
+    where
+        K: DictKey + 'p,
+        V: 'p,
+        S: Sink,
+        I: Iterator<Item = (&'p K, &'p V)>,
+    {
+        let limits = w.limits();
+        // One compare: a count at most the u32 cap fits in the word.
+        if count as u64 > u64::from(limits.count_cap) {
+            return false;
+        }
+        let count = count as u32;
+        if !self.texts || self.lengths > limits.byte_cap as usize {
+            return false;
+        }
+        let Ok(total) = usize::try_from(self.total) else {
+            return false;
+        };
+        w.put_whole(total, |out| {
+            let Some((word, mut out)) = out.split_first_chunk_mut::<4>() else {
+                return;
+            };
+            *word = count.to_le_bytes();
+            for (k, v) in pairs() {
+                out = put_run_into(out, k.as_key().as_bytes());
+                out = put_run_into(out, v.str_bytes().unwrap_or_default());
+            }
+        })
+    }
 }
 
 /// Writes `bytes`' length word and `bytes` at the start of `out`; returns
 /// the rest. The caller measured `out` for them.
 #[inline(always)]
 fn put_run_into<'o>(out: &'o mut [u8], bytes: &[u8]) -> &'o mut [u8] {
-    let Some((word, rest)) = out.split_first_chunk_mut::<4>() else {
+    let Some((run, rest)) = out.split_at_mut_checked(bytes.len().wrapping_add(4)) else {
         return &mut [];
     };
-    let Some((slot, rest)) = rest.split_at_mut_checked(bytes.len()) else {
+    let Some((word, slot)) = run.split_first_chunk_mut::<4>() else {
         return &mut [];
     };
     // At most the byte cap, a u32: checked when the pairs were measured.
