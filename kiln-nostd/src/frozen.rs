@@ -572,8 +572,13 @@ fn skip_elements<'de, T: Decode<'de>>(r: &mut Reader<'de>, count: u32) -> Result
 }
 
 /// [`list_cap`] for a list of `T`.
+#[inline]
 fn list_cap_of<T: Frozen>(limits: crate::Limits) -> u32 {
-    list_cap(limits, T::SCHEMA == Schema::Scalar(Scalar::U8))
+    // Known at compile time: no comparison of schemas when encoding.
+    list_cap(
+        limits,
+        const { matches!(T::SCHEMA, Schema::Scalar(Scalar::U8)) },
+    )
 }
 
 /// The cap on a list's count: the byte cap for `list<u8>` (a byte run),
@@ -586,6 +591,7 @@ pub(crate) fn list_cap(limits: crate::Limits, of_u8: bool) -> u32 {
     }
 }
 
+#[inline] // a count and the elements: inlined where the list is a field
 fn encode_list<T: Encode, S: Sink>(w: &mut Writer<S>, items: &[T]) -> Result<()> {
     let cap = list_cap_of::<T>(w.limits());
     w.nested(|w| {

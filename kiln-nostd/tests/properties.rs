@@ -5,8 +5,8 @@
 use heapless::{LinearMap, String as HString, Vec as HVec};
 use kiln_nostd::{
     check, encoded_len, from_bytes, from_bytes_with, to_slice, Decode, DictView, Directory, Dtype,
-    Encode, Framing, Frozen, Int, Kind, Limits, ListView, Options, PodList, Refusal, TensorSpec,
-    Tensors, Uint,
+    Encode, Framing, Frozen, Int, Kind, Limits, ListView, Options, PodList, Refusal, SliceSink,
+    TensorSpec, Tensors, Uint, Writer,
 };
 
 fn options(framed: bool, limits: Limits) -> Options {
@@ -128,6 +128,58 @@ proptest! {
         }
         let stored: LinearMap<HString<8>, u16, 8> = from_bytes(&bytes).unwrap();
         prop_assert_eq!(encode(&stored), bytes);
+    }
+
+    #[test]
+    fn dicts_of_strings_into_a_slice(
+        pairs in proptest::collection::btree_map("[a-z]{0,20}", "[ -~]{0,70}", 0..8),
+        reversed: bool,
+        cap in 0u32..80,
+    ) {
+        // The bytes written by hand: count, then each key's and value's
+        // length word and text, in key order.
+        let mut want = (pairs.len() as u32).to_le_bytes().to_vec();
+        for (k, v) in &pairs {
+            for text in [k, v] {
+                want.extend_from_slice(&(text.len() as u32).to_le_bytes());
+                want.extend_from_slice(text.as_bytes());
+            }
+        }
+        // Inserted in order (written behind one bounds check) or reversed
+        // (sorted first); borrowed and stored keys and values alike.
+        let mut borrowed: LinearMap<&str, &str, 8> = LinearMap::new();
+        let mut stored: LinearMap<HString<20>, HString<70>, 8> = LinearMap::new();
+        let order: Vec<_> = if reversed { pairs.iter().rev().collect() } else { pairs.iter().collect() };
+        for (k, v) in order {
+            borrowed.insert(k.as_str(), v.as_str()).unwrap();
+            stored
+                .insert(HString::try_from(k.as_str()).unwrap(), HString::try_from(v.as_str()).unwrap())
+                .unwrap();
+        }
+        prop_assert_eq!(&encode(&borrowed), &want);
+        prop_assert_eq!(&encode(&stored), &want);
+        // Every buffer shorter than the dict is refused, whatever it holds.
+        for len in 0..want.len() {
+            let mut short = vec![0xa5u8; len];
+            let err = to_slice(&borrowed, &mut short).unwrap_err();
+            prop_assert_eq!(err.kind(), Kind::Refused(Refusal::BufferTooSmall));
+        }
+        // A text over the byte cap is refused as the pair-by-pair writer
+        // refuses it; under it, the same bytes.
+        let limits = Limits { count_cap: 8, byte_cap: cap };
+        let over = pairs.iter().any(|(k, v)| k.len() > cap as usize || v.len() > cap as usize);
+        let mut buf = vec![0u8; want.len()];
+        let mut w = Writer::with_limits(SliceSink::new(&mut buf), limits);
+        match borrowed.encode(&mut w) {
+            Ok(()) => {
+                prop_assert!(!over);
+                prop_assert_eq!(&*w.into_sink().into_written(), &want[..]);
+            }
+            Err(err) => {
+                prop_assert!(over);
+                prop_assert_eq!(err.kind(), Kind::Refused(Refusal::NotEncodable));
+            }
+        }
     }
 
     #[test]
