@@ -635,7 +635,7 @@ for (const { format, ext, count } of [
       const stats = await text('#detail .stats');
       assert.match(stats, /MIN\s+-8/);
       assert.match(stats, /MAX\s+7\.99609/);
-      const norm = await page.evaluate(() => window.kilnInspector.tensors.find((t) => t.name === 'model.norm.weight'));
+      const norm = await page.evaluate(() => JSON.parse(JSON.stringify(window.kilnInspector.tensors.find((t) => t.name === 'model.norm.weight'))));
       assert.equal(norm.offset + norm.bytes, size);
       const after = await page.evaluate(() => window.kilnInspector.io);
       assert.ok(after.bytesRead - before <= 2 * norm.bytes + 4096, `read ${after.bytesRead - before} for ${norm.bytes}`);
