@@ -478,6 +478,12 @@ fn float_text(exponential: &str) -> Short {
 /// `"0x…"` bits for every other NaN). The flag says whether it is a
 /// number.
 fn f32_json(x: f32) -> (bool, Short) {
+    // A whole number below 2^24 in magnitude (a tokenizer's scores): every
+    // whole number near it is an f32 too, so its shortest round-trip
+    // digits are its own, and float_text lays them out as `N.0`.
+    if x != 0.0 && x > -16_777_216.0 && x < 16_777_216.0 && x as i32 as f32 == x {
+        return (true, whole_text(i64::from(x as i32)));
+    }
     if x.is_finite() {
         let mut e = Short::new();
         let _ = write!(e, "{x:e}");
@@ -500,6 +506,11 @@ fn f32_json(x: f32) -> (bool, Short) {
 
 /// The JSON text of an `f64`, as [`f32_json`] (quiet NaN 0x7ff8000000000000).
 fn f64_json(x: f64) -> (bool, Short) {
+    // As f32_json, below 2^53.
+    const WHOLE: f64 = 9_007_199_254_740_992.0;
+    if x != 0.0 && x > -WHOLE && x < WHOLE && x as i64 as f64 == x {
+        return (true, whole_text(x as i64));
+    }
     if x.is_finite() {
         let mut e = Short::new();
         let _ = write!(e, "{x:e}");
@@ -518,6 +529,20 @@ fn f64_json(x: f64) -> (bool, Short) {
     } else {
         (false, Short::from_str("-Infinity"))
     }
+}
+
+/// `N.0`: what float_text gives a whole number of 21 digits or fewer.
+fn whole_text(n: i64) -> Short {
+    let mut text = Short::new();
+    if n < 0 {
+        text.push(b'-');
+    }
+    let mut buf = [0u8; 20];
+    for &d in decimal(&mut buf, n.unsigned_abs()) {
+        text.push(d);
+    }
+    text.push_str(".0");
+    text
 }
 
 fn float(w: &mut JsonWriter<'_>, (number, text): (bool, Short)) {
@@ -806,6 +831,37 @@ mod tests {
         assert_eq!(f(-1.2345678901234566e-7), "-1.2345678901234566e-7");
         assert_eq!(f(-1.2345678901234567e-6), "-0.0000012345678901234567");
         assert_eq!(f(f64::MIN), "-1.7976931348623157e+308");
+    }
+
+    #[test]
+    fn whole_floats_are_their_shortest_digits() {
+        // The whole-number path gives what the digits of `{:e}` give.
+        let slow32 = |x: f32| float_text(&std::format!("{x:e}"));
+        let slow64 = |x: f64| float_text(&std::format!("{x:e}"));
+        let mut n: i64 = 1;
+        while n < 1 << 24 {
+            for x in [n, n + 1, n - 1, (1 << 24) - n] {
+                let f = x as f32;
+                assert_eq!(f32_json(f).1.as_str(), slow32(f).as_str(), "{x}");
+                assert_eq!(f32_json(-f).1.as_str(), slow32(-f).as_str(), "-{x}");
+            }
+            n = n * 3 + 1;
+        }
+        let mut n: i64 = 1;
+        while n < 1 << 53 {
+            for x in [n, n + 1, n - 1, (1 << 53) - n] {
+                let f = x as f64;
+                assert_eq!(f64_json(f).1.as_str(), slow64(f).as_str(), "{x}");
+                assert_eq!(f64_json(-f).1.as_str(), slow64(-f).as_str(), "-{x}");
+            }
+            n = n * 3 + 1;
+        }
+        for x in [16_777_216.0f32, 16_777_218.0, 1e20, -0.0, 0.0, 0.5, 1e-7] {
+            assert_eq!(f32_json(x).1.as_str(), slow32(x).as_str(), "{x}");
+        }
+        for x in [9_007_199_254_740_992.0f64, 1e21, 1e300, -0.0, 0.0, 0.5] {
+            assert_eq!(f64_json(x).1.as_str(), slow64(x).as_str(), "{x}");
+        }
     }
 
     #[test]
