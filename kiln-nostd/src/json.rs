@@ -531,6 +531,68 @@ fn f64_json(x: f64) -> (bool, Short) {
     }
 }
 
+/// Writes the JSON form of a `list<str>`, `list<i32>`, `list<u32>` or
+/// `list<f32>` value (a tokenizer's tokens, merges, scores and token
+/// types) straight from its bytes, without a value tree: the text
+/// [`value_json`] writes for its decoded value. Writes nothing and says
+/// `false` for any other type, or for bytes that are not exactly one
+/// such value (the caller's decoder then says why).
+pub(crate) fn scalar_list_json(type_text: &str, bytes: &[u8], w: &mut JsonWriter<'_>) -> bool {
+    let width = match type_text {
+        "list<str>" => 0,
+        "list<i32>" | "list<u32>" | "list<f32>" => 4,
+        _ => return false,
+    };
+    let Some((count, items)) = bytes.split_first_chunk::<4>() else {
+        return false;
+    };
+    let count = u32::from_le_bytes(*count) as usize;
+    if width == 4 {
+        if items.len() / 4 != count || items.len() % 4 != 0 {
+            return false;
+        }
+        w.begin_array();
+        for item in items.chunks_exact(4) {
+            let Some(&word) = item.first_chunk::<4>() else {
+                break;
+            };
+            match type_text {
+                "list<i32>" => w.literal(integer_text(i32::from_le_bytes(word).into()).as_str()),
+                "list<u32>" => w.literal(integer_text(u32::from_le_bytes(word).into()).as_str()),
+                _ => float(w, f32_json(f32::from_le_bytes(word))),
+            }
+        }
+        w.end_array();
+        return true;
+    }
+    // Strings: every one found and checked before any is written.
+    let mut strs = Vec::with_capacity(count.min(items.len() / 4));
+    let mut rest = items;
+    for _ in 0..count {
+        let Some((len, tail)) = rest.split_first_chunk::<4>() else {
+            return false;
+        };
+        let len = u32::from_le_bytes(*len) as usize;
+        let (Some(text), Some(tail)) = (tail.get(..len), tail.get(len..)) else {
+            return false;
+        };
+        let Ok(text) = core::str::from_utf8(text) else {
+            return false;
+        };
+        strs.push(text);
+        rest = tail;
+    }
+    if !rest.is_empty() {
+        return false;
+    }
+    w.begin_array();
+    for text in strs {
+        w.string(text);
+    }
+    w.end_array();
+    true
+}
+
 /// `N.0`: what float_text gives a whole number of 21 digits or fewer.
 fn whole_text(n: i64) -> Short {
     let mut text = Short::new();
@@ -861,6 +923,80 @@ mod tests {
         }
         for x in [9_007_199_254_740_992.0f64, 1e21, 1e300, -0.0, 0.0, 0.5] {
             assert_eq!(f64_json(x).1.as_str(), slow64(x).as_str(), "{x}");
+        }
+    }
+
+    #[test]
+    fn scalar_lists_from_bytes_are_their_values_json() {
+        use crate::inspect::Meta;
+        use crate::value::encode_value;
+        let list = |ty: &str, items: Vec<ValueKind<'static>>| {
+            let items = items
+                .into_iter()
+                .map(|kind| Value { span: 0..0, kind })
+                .collect();
+            let v = Value {
+                span: 0..0,
+                kind: ValueKind::List(items),
+            };
+            let bytes = encode_value(ty, &v, crate::limits::Options::BARE).unwrap();
+            Meta {
+                key: "k".into(),
+                type_text: ty.into(),
+                bytes,
+            }
+        };
+        let fast = |m: &Meta| {
+            let mut out = String::new();
+            let mut w = JsonWriter::new(&mut out, false);
+            let done = scalar_list_json(&m.type_text, &m.bytes, &mut w);
+            w.done().unwrap();
+            (done, out)
+        };
+        let s = |t: &'static str| ValueKind::Str(t.into());
+        let f = |x: f32| ValueKind::F32(x);
+        let n = |x: i128| ValueKind::Integer(x);
+        let metas = [
+            list(
+                "list<str>",
+                vec![s("a"), s(""), s("\u{2581}x\"\\\n\u{1}"), s("\u{9f}")],
+            ),
+            list("list<str>", vec![]),
+            list(
+                "list<i32>",
+                vec![n(0), n(-1), n(i32::MIN.into()), n(i32::MAX.into())],
+            ),
+            list("list<u32>", vec![n(0), n(u32::MAX.into())]),
+            list(
+                "list<f32>",
+                vec![
+                    f(0.0),
+                    f(-0.0),
+                    f(-31743.0),
+                    f(0.1),
+                    f(1e-7),
+                    f(f32::MAX),
+                    f(f32::INFINITY),
+                    f(f32::NAN),
+                    f(f32::from_bits(0x7fc0_0001)),
+                ],
+            ),
+            list("list<f32>", vec![]),
+        ];
+        for m in &metas {
+            assert_eq!(fast(m), (true, m.json().unwrap()), "{}", m.type_text);
+        }
+        // Bytes that are not one such value: nothing written.
+        let [strs, _, ints, ..] = &metas;
+        let mut bad = strs.clone();
+        bad.bytes.push(0);
+        let mut short = ints.clone();
+        short.bytes.pop();
+        let mut utf8 = strs.clone();
+        *utf8.bytes.last_mut().unwrap() = 0xff;
+        let other = list("list<i16>", vec![n(1)]);
+        for m in [&bad, &short, &utf8, &other] {
+            assert_eq!(fast(m), (false, String::new()), "{}", m.type_text);
         }
     }
 

@@ -265,6 +265,10 @@ impl Inspection {
             // A value is checked before any of it is written: when the
             // bytes are not a value of the type the entry names (a typed
             // pair whose value is broken), that is said, not shown.
+            if crate::json::scalar_list_json(&m.type_text, &m.bytes, w) {
+                w.end_object();
+                continue;
+            }
             match m.value() {
                 Ok(value) => {
                     let _ = m.write_json(&value, w);
