@@ -44,17 +44,18 @@ const COLUMNS = [
   { key: 'file', label: 'File', text: (t) => state.labels.get(t.file) ?? '', optional: true },
 ];
 
-/** The decimal digits of a whole number. */
-const digits = (n) => String(n).length;
+/** The decimal digits of a whole number (a number past 2^53 - 1 is a decimal string), without making its text. */
+function digits(d) {
+  if (typeof d !== 'number') return String(d).length;
+  let n = 1;
+  for (let p = 10; d >= p && p <= 1e15; p *= 10) n += 1;
+  return n;
+}
 
-/** The length of shapeText(shape), without making it (a dimension past 2^53 - 1 is a decimal string). */
+/** The length of shapeText(shape), without making it. */
 function shapeChars(shape) {
   let n = shape.length ? 2 * shape.length : 2;
-  for (const d of shape) {
-    if (typeof d !== 'number') { n += String(d).length; continue; }
-    n += 1;
-    for (let p = 10; d >= p && p <= 1e15; p *= 10) n += 1;
-  }
+  for (const d of shape) n += digits(d);
   return n;
 }
 
