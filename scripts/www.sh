@@ -49,6 +49,9 @@ build() {
     module kiln-wasm kiln_wasm www/pkg "$MAX_WASM_BYTES" --features module
     package_json
     module kiln-wasm-inspect kiln_inspect www/inspect "$MAX_INSPECT_BYTES"
+    # The module's rows.js (its tensorRows()), where the page imports it
+    # from to make the same rows of the columns its worker sends.
+    cp www/inspect/snippets/kiln-wasm-*/js/rows.js www/inspect/rows.js
     # Not a package to publish: what node needs to import the page's
     # module as the ES module it is (the tests, scripts, serve.mjs).
     cat > www/inspect/package.json <<JSON

@@ -1,6 +1,9 @@
 // The page's side of the worker (worker.js): requests and their replies,
 // jobs (an open, statistics, a comparison) with progress and a cancel.
-// An open's tensors come as one transferred JSON buffer, parsed here once.
+// An open's tensors come as the module's columns (their numbers in a
+// transferred buffer), made into rows here by the module's own rows.js, or
+// (several Kiln files joined) as one transferred JSON buffer, parsed once.
+import { tensorRows } from './inspect/rows.js';
 
 let worker = null;
 export let ready = null;
@@ -17,10 +20,11 @@ function onMessage({ data }) {
   const done = pending.get(data.id);
   pending.delete(data.id);
   if (data.io) Object.assign(io, data.io);
-  if (data.tensorsJson) {
+  if (data.tensorsJson || data.tensorColumns) {
     const t0 = performance.now();
-    data.tensors = JSON.parse(new TextDecoder().decode(data.tensorsJson));
+    data.tensors = data.tensorColumns ? tensorRows(...data.tensorColumns) : JSON.parse(new TextDecoder().decode(data.tensorsJson));
     delete data.tensorsJson;
+    delete data.tensorColumns;
     data.parseMs = performance.now() - t0;
     data.postMs = performance.timeOrigin + t0 - data.postedAt;
   }

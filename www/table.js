@@ -15,7 +15,7 @@ const LINE = 16; // a row's line height
 const MAX_LINES = 3;
 
 const state = {
-  tensors: [], rows: [], sort: { key: 'order', dir: 1 }, selected: -1, all: [], columns: [], lines: 1,
+  tensors: [], nameLabels: [], rows: [], sort: { key: 'order', dir: 1 }, selected: -1, all: [], columns: [], lines: 1,
   onSelect: () => {}, labels: new Map(), duplicate: new Set(), charPx: 0,
 };
 
@@ -36,7 +36,7 @@ export function quantText(t) {
 const COLUMNS = [
   { key: 'name', label: 'Name' },
   { key: 'dtype', label: 'Dtype', text: (t) => t.dtype, tag: true },
-  { key: 'shape', label: 'Shape', text: (t) => shapeText(t.shape), max: 26 },
+  { key: 'shape', label: 'Shape', text: (t) => shapeText(t.shape), width: (t) => shapeChars(t.shape), max: 26 },
   { key: 'elements', label: 'Elements', num: true, text: (t) => (t.elements === null ? '' : int(t.elements)), width: (t) => (t.elements === null ? 0 : digits(t.elements) * 4 / 3) },
   { key: 'bytes', label: 'Bytes', num: true, text: (t) => fmtBytes(t.bytes), width: () => 9 },
   { key: 'offset', label: 'Offset', num: true, text: (t) => hex(t.offset), width: (t) => 2 + Math.ceil(Math.log2(Number(t.offset) + 1) / 4) },
@@ -44,8 +44,20 @@ const COLUMNS = [
   { key: 'file', label: 'File', text: (t) => state.labels.get(t.file) ?? '', optional: true },
 ];
 
-/** The decimal digits of a whole number. */
-const digits = (n) => String(n).length;
+/** The decimal digits of a whole number (a number past 2^53 - 1 is a decimal string), without making its text. */
+function digits(d) {
+  if (typeof d !== 'number') return String(d).length;
+  let n = 1;
+  for (let p = 10; d >= p && p <= 1e15; p *= 10) n += 1;
+  return n;
+}
+
+/** The length of shapeText(shape), without making it. */
+function shapeChars(shape) {
+  let n = shape.length ? 2 * shape.length : 2;
+  for (const d of shape) n += digits(d);
+  return n;
+}
 
 /** The width of one character of the rows' monospace font, in px. */
 function measureChar() {
@@ -58,12 +70,18 @@ function measureChar() {
 
 /** How many lines `text` needs in `perLine` characters, breaking after '.', '_', '-', '/' or a space, else anywhere. */
 function linesFor(text, perLine) {
-  let lines = 1, used = 0;
-  for (const part of text.split(/(?<=[._/\- ])/)) {
-    if (used + part.length <= perLine) { used += part.length; continue; }
+  let lines = 1, used = 0, start = 0;
+  // Each part ends after a break character or at the text's end (a scan,
+  // not a split: layout() measures every name).
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c !== 46 && c !== 95 && c !== 47 && c !== 45 && c !== 32 && i !== text.length - 1) continue;
+    const part = i + 1 - start;
+    start = i + 1;
+    if (used + part <= perLine) { used += part; continue; }
     if (used > 0) { lines++; used = 0; }
-    lines += Math.ceil(part.length / perLine) - 1;
-    used = part.length % perLine || perLine;
+    lines += Math.ceil(part / perLine) - 1;
+    used = part % perLine || perLine;
   }
   return lines;
 }
@@ -80,9 +98,12 @@ export function showTable(tensors, { labels = null, onSelect }) {
   state.selected = -1;
   const seen = new Set();
   state.duplicate = new Set();
-  for (const t of tensors) { const n = nameOf(t); if (seen.has(n)) state.duplicate.add(n); seen.add(n); }
+  const names = tensors.map(nameOf);
+  for (const n of names) { if (seen.has(n)) state.duplicate.add(n); seen.add(n); }
+  // Each row's label, once: what layout() measures at every width.
+  state.nameLabels = state.duplicate.size ? tensors.map(nameLabel) : names;
   state.charPx ||= measureChar();
-  state.longestName = tensors.reduce((a, t) => Math.max(a, nameLabel(t).length), 0);
+  state.longestName = state.nameLabels.reduce((a, n) => Math.max(a, n.length), 0);
   state.all = COLUMNS.filter((c) => !c.optional || (c.key === 'file' ? labels !== null : tensors.some((t) => c.text(t)))).map((c) => ({ ...c }));
   for (const c of state.all) {
     if (!c.text) continue;
@@ -130,11 +151,17 @@ function layout() {
   const perLine = Math.max(8, Math.floor((nameWidth - PAD - 2) / px));
   const shape = state.columns.find((c) => c.key === 'shape');
   let lines = 1;
-  for (const t of state.tensors) {
-    const name = nameLabel(t);
-    if (name.length > perLine) lines = Math.max(lines, linesFor(name, perLine));
-    if (shape?.wraps) lines = Math.max(lines, linesFor(shapeText(t.shape), shape.ch));
-    if (lines >= MAX_LINES) { lines = MAX_LINES; break; }
+  if (state.longestName > perLine) {
+    for (const name of state.nameLabels) {
+      if (name.length > perLine) lines = Math.max(lines, linesFor(name, perLine));
+      if (lines >= MAX_LINES) { lines = MAX_LINES; break; }
+    }
+  }
+  if (shape?.wraps && lines < MAX_LINES) {
+    for (const t of state.tensors) {
+      lines = Math.max(lines, linesFor(shapeText(t.shape), shape.ch));
+      if (lines >= MAX_LINES) { lines = MAX_LINES; break; }
+    }
   }
   state.lines = lines;
   $('table-scroll').style.setProperty('--row', `${rowHeight()}px`);

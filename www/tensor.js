@@ -11,21 +11,30 @@ import { histogram, heatmap } from './charts.js';
 import { quantText } from './table.js';
 import { SAMPLE, hasElements } from './stats.js';
 
-const state = { tensors: new Map(), scaleOf: new Map(), statsJob: 0, shown: -1, side: 'a', multiFile: false, onLink: () => {}, onRead: () => {} };
+const state = { list: [], tensors: null, scaleOf: new Map(), statsJob: 0, shown: -1, side: 'a', multiFile: false, onLink: () => {}, onRead: () => {} };
 
 /** The model whose tensors the panel shows; `onLink(index)` selects another, `onRead()` after a read. */
 export function setModel(tensors, { multiFile, onLink, onRead }) {
   stop();
-  state.tensors = new Map(tensors.map((t) => [t.index, t]));
+  state.list = tensors;
+  state.tensors = null; // by index, made when the panel first shows a tensor (after the table's frame)
   state.multiFile = multiFile;
   state.onLink = onLink;
   state.onRead = onRead;
   state.scaleOf = new Map();
   for (const t of tensors) {
-    for (const [j, role] of [[t.quant?.scales, 'scales'], [t.quant?.outer, 'outer scale']]) {
+    const q = t.quant;
+    if (!q) continue;
+    for (const [j, role] of [[q.scales, 'scales'], [q.outer, 'outer scale']]) {
       if (j !== null && j !== undefined) state.scaleOf.set(j, [...(state.scaleOf.get(j) ?? []), [t.index, role]]);
     }
   }
+}
+
+/** Tensor `index` of the model (its number in the module). */
+function tensorAt(index) {
+  state.tensors ??= new Map(state.list.map((t) => [t.index, t]));
+  return state.tensors.get(index);
 }
 
 /** Stops the running statistics (another tensor, a comparison, another file). */
@@ -56,7 +65,7 @@ function facts(t) {
     if (t.quant.outer !== null) kv.push(['Outer scale', link(t.quant.outer, t.quant.outer_name ?? `#${t.quant.outer}`)]);
   }
   for (const [j, role] of state.scaleOf.get(t.index) ?? []) {
-    kv.push([`${role[0].toUpperCase()}${role.slice(1)} of`, link(j, nameOf(state.tensors.get(j)))]);
+    kv.push([`${role[0].toUpperCase()}${role.slice(1)} of`, link(j, nameOf(tensorAt(j)))]);
   }
   const w = width(t);
   kv.push(['In place', t.in_place
@@ -69,7 +78,7 @@ function facts(t) {
 /** Shows tensor `index`: its facts at once, its values and statistics as the worker reads them. */
 export function showTensor(index) {
   stop();
-  const t = state.tensors.get(index);
+  const t = tensorAt(index);
   state.shown = index;
   const d = $('detail');
   d.dataset.stats = 'pending';

@@ -16,6 +16,7 @@
 // Two models can be open: `a` (the page's) and `b` (what it is compared
 // with). The page talks to this worker through rpc.js.
 import init, { openFile, FileSet, setPlace, safetensorsIndexFiles, firstRead, schemaHash } from './inspect/kiln_inspect.js';
+import { tensorRows } from './inspect/rows.js';
 import { fileSource, urlSource } from './source.js';
 import { isIndexName, setOrder } from './set.js';
 import { firstValues, tensorStats } from './stats.js';
@@ -46,19 +47,34 @@ async function around(source, offset) {
 
 /** A model the page shows: its tensors, and where each is read. */
 class Model {
-  constructor({ main = null, parts = [], sources, tensorsJson, header, directories, place = null, duplicates = [] }) {
+  /** `columns` (a file's tensorColumns()) or `tensorsJson` (several Kiln files joined). */
+  constructor({ main = null, parts = [], sources, columns = null, tensorsJson = null, header, directories, place = null, duplicates = [] }) {
     Object.assign(this, { main, parts, sources, header, directories, place, duplicates });
-    this.json = tensorsJson.slice(); // the page's copy is transferred
+    this.columns = columns;
+    this.json = tensorsJson;
     this.list = null;
     this.meta = null;
   }
 
-  /** Tensor `index` (its number in the module, not its place in the listing), parsed when first needed. */
+  /** What the page makes its rows of: `{ tensorColumns }` or `{ tensorsJson }`, and the buffers to transfer (copies: this model keeps its own). */
+  forPage() {
+    if (this.columns) {
+      const [text, nums] = this.columns;
+      const copy = nums.slice();
+      return { tensorColumns: [text, copy], transfer: [copy.buffer] };
+    }
+    const json = this.json.slice();
+    return { tensorsJson: json, transfer: [json.buffer] };
+  }
+
+  /** Tensor `index` (its number in the module, not its place in the listing), made when first needed. */
   tensor(index) {
     if (!this.list) {
       this.list = [];
-      for (const t of JSON.parse(new TextDecoder().decode(this.json))) this.list[t.index] = t;
+      const rows = this.columns ? tensorRows(...this.columns) : JSON.parse(new TextDecoder().decode(this.json));
+      for (const t of rows) this.list[t.index] = t;
       this.json = null;
+      this.columns = null;
     }
     return this.list[index];
   }
@@ -176,7 +192,7 @@ async function open({ side, files, type, framed, types = [] }, signal) {
     const kiln = kilns[0];
     const header = kiln.header;
     model = new Model({
-      main: kiln, sources: new Map([[sources[0].name, sources[0]]]), tensorsJson: kiln.tensorsJson(), header,
+      main: kiln, sources: new Map([[sources[0].name, sources[0]]]), columns: kiln.tensorColumns(), header,
       directories: kiln.directories(), place: header.format === 'kiln' ? null : setPlace(kiln, sources[0].name),
     });
   } else if (!index && kilns.every((k) => k.header.format === 'kiln')) {
@@ -188,17 +204,17 @@ async function open({ side, files, type, framed, types = [] }, signal) {
     let whole;
     try { whole = set.finish(indexBytes); } catch (e) { return { error: { ...errorOf(e), set: true }, name: index?.name ?? sources[0].name }; }
     model = new Model({
-      main: whole, sources: new Map(sources.map((s) => [s.name, s])), tensorsJson: whole.tensorsJson(),
+      main: whole, sources: new Map(sources.map((s) => [s.name, s])), columns: whole.tensorColumns(),
       header: whole.header, directories: whole.directories(),
     });
   }
   models[side] = model;
-  const tensorsJson = model.json.slice();
+  const tensors = model.forPage();
   const factsMs = performance.now() - t1;
   return {
     header: model.header, directories: model.directories, place: model.place, duplicates: model.duplicates,
     title: index ? `${index.name}: ${list.length} shards` : list.length > 1 ? `${list[0].name}: ${list.length} files` : list[0].name,
-    tensorsJson, checkMs, factsMs, postedAt: performance.timeOrigin + performance.now(), io: memory(), transfer: [tensorsJson.buffer],
+    ...tensors, checkMs, factsMs, postedAt: performance.timeOrigin + performance.now(), io: memory(),
   };
 }
 

@@ -478,6 +478,12 @@ fn float_text(exponential: &str) -> Short {
 /// `"0x…"` bits for every other NaN). The flag says whether it is a
 /// number.
 fn f32_json(x: f32) -> (bool, Short) {
+    // A whole number below 2^24 in magnitude (a tokenizer's scores): every
+    // whole number near it is an f32 too, so its shortest round-trip
+    // digits are its own, and float_text lays them out as `N.0`.
+    if x != 0.0 && x > -16_777_216.0 && x < 16_777_216.0 && x as i32 as f32 == x {
+        return (true, whole_text(i64::from(x as i32)));
+    }
     if x.is_finite() {
         let mut e = Short::new();
         let _ = write!(e, "{x:e}");
@@ -500,6 +506,11 @@ fn f32_json(x: f32) -> (bool, Short) {
 
 /// The JSON text of an `f64`, as [`f32_json`] (quiet NaN 0x7ff8000000000000).
 fn f64_json(x: f64) -> (bool, Short) {
+    // As f32_json, below 2^53.
+    const WHOLE: f64 = 9_007_199_254_740_992.0;
+    if x != 0.0 && x > -WHOLE && x < WHOLE && x as i64 as f64 == x {
+        return (true, whole_text(x as i64));
+    }
     if x.is_finite() {
         let mut e = Short::new();
         let _ = write!(e, "{x:e}");
@@ -518,6 +529,82 @@ fn f64_json(x: f64) -> (bool, Short) {
     } else {
         (false, Short::from_str("-Infinity"))
     }
+}
+
+/// Writes the JSON form of a `list<str>`, `list<i32>`, `list<u32>` or
+/// `list<f32>` value (a tokenizer's tokens, merges, scores and token
+/// types) straight from its bytes, without a value tree: the text
+/// [`value_json`] writes for its decoded value. Writes nothing and says
+/// `false` for any other type, or for bytes that are not exactly one
+/// such value (the caller's decoder then says why).
+pub(crate) fn scalar_list_json(type_text: &str, bytes: &[u8], w: &mut JsonWriter<'_>) -> bool {
+    let width = match type_text {
+        "list<str>" => 0,
+        "list<i32>" | "list<u32>" | "list<f32>" => 4,
+        _ => return false,
+    };
+    let Some((count, items)) = bytes.split_first_chunk::<4>() else {
+        return false;
+    };
+    let count = u32::from_le_bytes(*count) as usize;
+    if width == 4 {
+        if items.len() / 4 != count || items.len() % 4 != 0 {
+            return false;
+        }
+        w.begin_array();
+        for item in items.chunks_exact(4) {
+            let Some(&word) = item.first_chunk::<4>() else {
+                break;
+            };
+            match type_text {
+                "list<i32>" => w.literal(integer_text(i32::from_le_bytes(word).into()).as_str()),
+                "list<u32>" => w.literal(integer_text(u32::from_le_bytes(word).into()).as_str()),
+                _ => float(w, f32_json(f32::from_le_bytes(word))),
+            }
+        }
+        w.end_array();
+        return true;
+    }
+    // Strings: every one found and checked before any is written.
+    let mut strs = Vec::with_capacity(count.min(items.len() / 4));
+    let mut rest = items;
+    for _ in 0..count {
+        let Some((len, tail)) = rest.split_first_chunk::<4>() else {
+            return false;
+        };
+        let len = u32::from_le_bytes(*len) as usize;
+        let (Some(text), Some(tail)) = (tail.get(..len), tail.get(len..)) else {
+            return false;
+        };
+        let Ok(text) = core::str::from_utf8(text) else {
+            return false;
+        };
+        strs.push(text);
+        rest = tail;
+    }
+    if !rest.is_empty() {
+        return false;
+    }
+    w.begin_array();
+    for text in strs {
+        w.string(text);
+    }
+    w.end_array();
+    true
+}
+
+/// `N.0`: what float_text gives a whole number of 21 digits or fewer.
+fn whole_text(n: i64) -> Short {
+    let mut text = Short::new();
+    if n < 0 {
+        text.push(b'-');
+    }
+    let mut buf = [0u8; 20];
+    for &d in decimal(&mut buf, n.unsigned_abs()) {
+        text.push(d);
+    }
+    text.push_str(".0");
+    text
 }
 
 fn float(w: &mut JsonWriter<'_>, (number, text): (bool, Short)) {
@@ -806,6 +893,111 @@ mod tests {
         assert_eq!(f(-1.2345678901234566e-7), "-1.2345678901234566e-7");
         assert_eq!(f(-1.2345678901234567e-6), "-0.0000012345678901234567");
         assert_eq!(f(f64::MIN), "-1.7976931348623157e+308");
+    }
+
+    #[test]
+    fn whole_floats_are_their_shortest_digits() {
+        // The whole-number path gives what the digits of `{:e}` give.
+        let slow32 = |x: f32| float_text(&std::format!("{x:e}"));
+        let slow64 = |x: f64| float_text(&std::format!("{x:e}"));
+        let mut n: i64 = 1;
+        while n < 1 << 24 {
+            for x in [n, n + 1, n - 1, (1 << 24) - n] {
+                let f = x as f32;
+                assert_eq!(f32_json(f).1.as_str(), slow32(f).as_str(), "{x}");
+                assert_eq!(f32_json(-f).1.as_str(), slow32(-f).as_str(), "-{x}");
+            }
+            n = n * 3 + 1;
+        }
+        let mut n: i64 = 1;
+        while n < 1 << 53 {
+            for x in [n, n + 1, n - 1, (1 << 53) - n] {
+                let f = x as f64;
+                assert_eq!(f64_json(f).1.as_str(), slow64(f).as_str(), "{x}");
+                assert_eq!(f64_json(-f).1.as_str(), slow64(-f).as_str(), "-{x}");
+            }
+            n = n * 3 + 1;
+        }
+        for x in [16_777_216.0f32, 16_777_218.0, 1e20, -0.0, 0.0, 0.5, 1e-7] {
+            assert_eq!(f32_json(x).1.as_str(), slow32(x).as_str(), "{x}");
+        }
+        for x in [9_007_199_254_740_992.0f64, 1e21, 1e300, -0.0, 0.0, 0.5] {
+            assert_eq!(f64_json(x).1.as_str(), slow64(x).as_str(), "{x}");
+        }
+    }
+
+    #[test]
+    fn scalar_lists_from_bytes_are_their_values_json() {
+        use crate::inspect::Meta;
+        use crate::value::encode_value;
+        let list = |ty: &str, items: Vec<ValueKind<'static>>| {
+            let items = items
+                .into_iter()
+                .map(|kind| Value { span: 0..0, kind })
+                .collect();
+            let v = Value {
+                span: 0..0,
+                kind: ValueKind::List(items),
+            };
+            let bytes = encode_value(ty, &v, crate::limits::Options::BARE).unwrap();
+            Meta {
+                key: "k".into(),
+                type_text: ty.into(),
+                bytes,
+            }
+        };
+        let fast = |m: &Meta| {
+            let mut out = String::new();
+            let mut w = JsonWriter::new(&mut out, false);
+            let done = scalar_list_json(&m.type_text, &m.bytes, &mut w);
+            w.done().unwrap();
+            (done, out)
+        };
+        let s = |t: &'static str| ValueKind::Str(t.into());
+        let f = |x: f32| ValueKind::F32(x);
+        let n = |x: i128| ValueKind::Integer(x);
+        let metas = [
+            list(
+                "list<str>",
+                vec![s("a"), s(""), s("\u{2581}x\"\\\n\u{1}"), s("\u{9f}")],
+            ),
+            list("list<str>", vec![]),
+            list(
+                "list<i32>",
+                vec![n(0), n(-1), n(i32::MIN.into()), n(i32::MAX.into())],
+            ),
+            list("list<u32>", vec![n(0), n(u32::MAX.into())]),
+            list(
+                "list<f32>",
+                vec![
+                    f(0.0),
+                    f(-0.0),
+                    f(-31743.0),
+                    f(0.1),
+                    f(1e-7),
+                    f(f32::MAX),
+                    f(f32::INFINITY),
+                    f(f32::NAN),
+                    f(f32::from_bits(0x7fc0_0001)),
+                ],
+            ),
+            list("list<f32>", vec![]),
+        ];
+        for m in &metas {
+            assert_eq!(fast(m), (true, m.json().unwrap()), "{}", m.type_text);
+        }
+        // Bytes that are not one such value: nothing written.
+        let [strs, _, ints, ..] = &metas;
+        let mut bad = strs.clone();
+        bad.bytes.push(0);
+        let mut short = ints.clone();
+        short.bytes.pop();
+        let mut utf8 = strs.clone();
+        *utf8.bytes.last_mut().unwrap() = 0xff;
+        let other = list("list<i16>", vec![n(1)]);
+        for m in [&bad, &short, &utf8, &other] {
+            assert_eq!(fast(m), (false, String::new()), "{}", m.type_text);
+        }
     }
 
     #[test]

@@ -28,7 +28,9 @@
 //! tensors, view payloads as typed arrays, widen them for display, and
 //! read `peekFrame` and `schemaHash`. The feature `inspector`, enabled
 //! only by kiln-wasm-inspect, adds what the inspector alone shows: the
-//! whole JSON form with the metadata (`KilnFile.json()`) and the chunked
+//! whole JSON form with the metadata (`KilnFile.json()`), the tensors as
+//! rows made on demand from columns (`tensorRows()`, `tensorColumns()`;
+//! the rows are `js/rows.js`, which the page imports too) and the chunked
 //! comparison of two tensors (module `compare`, `TensorDiff`).
 //!
 //! The TypeScript types (`www/pkg/kiln_wasm.d.ts`) are wasm-bindgen's,

@@ -2,7 +2,8 @@
 // `json()` of the same file, opened by ranges with the same name, are the
 // same text, byte for byte, for every sample, converted model, safetensors
 // and GGUF file and set of the test suite; a file that breaks a rule gets
-// the same code and offset from both. Also the README's node example of
+// the same code and offset from both; the module's rows made on demand
+// (tensorRows()) are its JSON's tensor objects. Also the README's node example of
 // docs/browser.md: a converted model opened with no type.
 //
 //   node --test json.test.mjs      (after scripts/www.sh --build-only and
@@ -52,6 +53,11 @@ async function module(name, cwd, type) {
   try {
     const file = await inspect.openFile(src.length, src.read, { name, ...(type ? { type } : {}) });
     const json = file.json();
+    // The rows made on demand from columns are the JSON form's tensor
+    // objects, member for member, as tensors() gives them.
+    const rows = JSON.stringify(file.tensorRows());
+    assert.equal(rows, JSON.stringify(JSON.parse(json).tensors), `${name}: tensorRows() against json()`);
+    assert.equal(rows, JSON.stringify(file.tensors()), `${name}: tensorRows() against tensors()`);
     file.free();
     return { json };
   } catch (e) {

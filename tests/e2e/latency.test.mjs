@@ -17,7 +17,8 @@
 //   the metadata entries, the module loaded beforehand: openFile(size,
 //   read) over www/source.js's urlSource (fetch with Range, its first
 //   request the opener's first read, whose Content-Range gives the size),
-//   then tensors() and the metadata of json();
+//   then tensorRows() (the tensors' rows, made on demand from columns:
+//   json.test.mjs holds them to the JSON form) and the metadata of json();
 // - Kiln's inspector page in headless Chromium (kilnPage): from the URL
 //   submitted in the page's field (the page already loaded) to the frame
 //   after the table is shown, timed in the page (its metadata panel is
@@ -25,7 +26,7 @@
 // - and, for the safetensors file, the CPU of the parse alone, the head
 //   already in memory: the peer's path (TextDecoder, JSON.parse and the
 //   entry checks parseSafetensorsMetadata runs) against Kiln's wasm
-//   (kilnParse: openFile, tensors() and the metadata of json()).
+//   (kilnParse: openFile, tensorRows() and the metadata of json()).
 //
 // The server runs in a worker thread of its own (server-thread.mjs), as a
 // far host would not share the client's thread. Requests and bytes are
@@ -76,7 +77,7 @@ initSync({ module: fs.readFileSync(path.join(root, 'www/inspect/kiln_inspect_bg.
 async function kilnNode(url) {
   const source = await urlSource(url, { first: firstRead() });
   const file = await openFile(source.length, source.read, { name: source.name });
-  const out = { tensors: file.tensors(), metadata: JSON.parse(file.metadataJson()).metadata };
+  const out = { tensors: file.tensorRows(), metadata: JSON.parse(file.metadataJson()).metadata };
   file.free();
   return out;
 }
@@ -126,7 +127,7 @@ async function kilnParse(head, length) {
     return out;
   };
   const file = await openFile(length, read, { name: 'head' });
-  const out = { tensors: file.tensors(), metadata: JSON.parse(file.metadataJson()).metadata };
+  const out = { tensors: file.tensorRows(), metadata: JSON.parse(file.metadataJson()).metadata };
   file.free();
   return out;
 }
@@ -291,7 +292,7 @@ for (const name of ['llama2-7b.gguf', 'qwen3-8b.gguf', 'gpt-oss-20b.gguf', 'moe-
       };
       const header = spec.head.subarray(8, 8 + spec.headerLength);
       await cpu('peer parse: TextDecoder + JSON.parse + entry checks', () => peerParse(header, spec.length), (out) => checkStPeer(spec, out.header));
-      await cpu('Kiln wasm parse: openFile + tensors() + metadata', () => kilnParse(spec.head, spec.length), (out) => checkStKiln(spec, out));
+      await cpu('Kiln wasm parse: openFile + tensorRows() + metadata', () => kilnParse(spec.head, spec.length), (out) => checkStKiln(spec, out));
     }
   });
 }

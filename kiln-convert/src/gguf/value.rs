@@ -232,9 +232,14 @@ pub(crate) fn gguf_to_kiln<O: Out>(
             let n = c.claim(count, elem.min_len(), count_at, "array count")?;
             out.put(&kiln_len(count, count_at, "array count")?);
             match elem {
+                // The string arm above, inline: no type text made per
+                // element (a vocabulary has hundreds of thousands).
                 ValueType::String => {
                     for _ in 0..n {
-                        gguf_to_kiln(c, elem, depth + 1, out)?;
+                        let at = c.at();
+                        let s = c.string("string value")?;
+                        out.put(&kiln_len(s.len() as u64, at, "string length")?);
+                        out.put(s.as_bytes());
                     }
                 }
                 ValueType::Array => {

@@ -9,6 +9,9 @@ use super::{InPlace, Inspection, QuantLink, TensorFacts};
 use crate::error::Result;
 use crate::json::JsonWriter;
 
+/// How many numbers a row takes in [`Inspection::tensor_columns`].
+const COLUMN_SLOTS: usize = 15;
+
 impl Inspection {
     /// Writes the model's JSON form to `out`: pretty (two spaces of indent,
     /// metadata values compact on their line) and ending in a newline.
@@ -123,6 +126,117 @@ impl Inspection {
         Ok(out)
     }
 
+    /// The tensors of [`Inspection::tensors_json`] as columns, for rows
+    /// made on demand (the browser module's `tensorRows()`): a compact
+    /// JSON text `[names, strings, full]` and one number per slot.
+    /// `names` holds each row's `name` in listing order; `strings` the
+    /// other strings the rows name, each once; `nums` has
+    /// numbers a row (15: `index`, `directory`, `index_in_directory`, then
+    /// `path`, `file`, `dtype`, as indexes into `strings` or -1 for
+    /// null, `dtype_code` or -1, `layout` as a string index or -1,
+    /// `block_size`, where the row's dims start in `nums` and how many,
+    /// `elements` or -1, `offset`, `bytes`, and `not_in_place` as a
+    /// string index or -1), then every row's dims. A row with a
+    /// quantization link, or with a number above 2^53 - 1 (which the JSON
+    /// form writes as a string), is in `full` instead, as
+    /// `[row, object]` with the object of [`Inspection::tensors_json`].
+    /// Each row read back from the columns is that object, member for
+    /// member.
+    #[doc(hidden)]
+    pub fn tensor_columns(&self) -> Result<(String, alloc::vec::Vec<f64>)> {
+        use crate::json::MAX_SAFE_INTEGER;
+        let n = self.tensors.len();
+        let mut names = String::with_capacity(n.saturating_mul(48));
+        let mut strings: alloc::vec::Vec<String> = alloc::vec::Vec::new();
+        let mut full = String::new();
+        let mut nums = alloc::vec::Vec::with_capacity(n.saturating_mul(COLUMN_SLOTS + 2));
+        let mut dims = alloc::vec::Vec::with_capacity(n.saturating_mul(2));
+        let paths = self.path_texts();
+        let mut intern = |s: Option<&str>| -> f64 {
+            let Some(s) = s else { return -1.0 };
+            match strings.iter().position(|x| x == s) {
+                Some(i) => i as f64,
+                None => {
+                    strings.push(s.into());
+                    (strings.len() - 1) as f64
+                }
+            }
+        };
+        let mut wn = JsonWriter::new(&mut names, false);
+        let mut wf = JsonWriter::new(&mut full, false);
+        wn.begin_array();
+        wf.begin_array();
+        for (row, position) in self.listing().enumerate() {
+            let Some(t) = self.tensors.get(position) else {
+                continue;
+            };
+            wn.opt_string(t.name.as_deref());
+            let safe = |x: u64| x <= MAX_SAFE_INTEGER;
+            let plain = matches!(t.quant, QuantLink::None)
+                && safe(t.offset)
+                && safe(t.length)
+                && t.elements.is_none_or(safe)
+                && t.shape.iter().all(|&d| safe(d));
+            if !plain {
+                wf.begin_array();
+                wf.uint(row as u64);
+                self.tensor_json(position, &paths, &mut wf);
+                wf.end_array();
+                nums.extend_from_slice(&[0.0; COLUMN_SLOTS]);
+                continue;
+            }
+            let dtype = t.dtype_name();
+            nums.extend_from_slice(&[
+                position as f64,
+                t.directory as f64,
+                t.index as f64,
+                intern(paths.get(t.directory).and_then(Option::as_deref)),
+                intern(self.source_of(t)),
+                intern(Some(&dtype)),
+                t.dtype.code().map_or(-1.0, f64::from),
+                intern(t.layout.as_deref()),
+                f64::from(t.block_size),
+                dims.len() as f64,
+                t.shape.len() as f64,
+                t.elements.map_or(-1.0, |e| e as f64),
+                t.offset as f64,
+                t.length as f64,
+                match t.in_place {
+                    InPlace::Yes => -1.0,
+                    other => intern(Some(other.reason())),
+                },
+            ]);
+            dims.extend(t.shape.iter().map(|&d| d as f64));
+        }
+        wn.end_array();
+        wf.end_array();
+        wn.done()?;
+        wf.done()?;
+        // Where the dims start: after every row's slots.
+        let base = nums.len() as f64;
+        for row in nums.chunks_exact_mut(COLUMN_SLOTS) {
+            if let Some(at) = row.get_mut(9) {
+                *at += base;
+            }
+        }
+        nums.extend_from_slice(&dims);
+        let mut text = String::with_capacity(names.len() + full.len() + 64);
+        text.push('[');
+        text.push_str(&names);
+        text.push(',');
+        let mut ws = JsonWriter::new(&mut text, false);
+        ws.begin_array();
+        for s in &strings {
+            ws.string(s);
+        }
+        ws.end_array();
+        ws.done()?;
+        text.push(',');
+        text.push_str(&full);
+        text.push(']');
+        Ok((text, nums))
+    }
+
     /// The metadata entries alone, as `{"metadata": [...], "omitted_values":
     /// N}` in one compact JSON text: the members of [`Inspection::write_json`]
     /// (what the inspector shows beside the table).
@@ -152,6 +266,10 @@ impl Inspection {
             // A value is checked before any of it is written: when the
             // bytes are not a value of the type the entry names (a typed
             // pair whose value is broken), that is said, not shown.
+            if crate::json::scalar_list_json(&m.type_text, &m.bytes, w) {
+                w.end_object();
+                continue;
+            }
             match m.value() {
                 Ok(value) => {
                     let _ = m.write_json(&value, w);
