@@ -57,10 +57,29 @@ mod nvmc {
     pub const ERASE: u32 = 2;
 }
 
+/// The Cortex-M0 core's reset request (ARMv6-M Architecture Reference
+/// Manual, B3.2.6): AIRCR with its write key and SYSRESETREQ.
+mod scb {
+    pub const AIRCR: usize = 0xE000_ED0C;
+    pub const VECTKEY_SYSRESETREQ: u32 = 0x05FA_0004;
+}
+
+/// Resets the board, as a power cut would (RAM is kept on the nRF51, the
+/// program starts again from its reset vector). Written by register, not
+/// through the cortex-m crate, so this module builds for every core the
+/// firmware crate does; it runs only on the micro:bit.
+pub fn system_reset() -> ! {
+    write_register(scb::AIRCR, scb::VECTKEY_SYSRESETREQ);
+    // The reset takes a few cycles to happen.
+    loop {
+        core::hint::spin_loop();
+    }
+}
+
 fn write_register(address: usize, value: u32) {
-    // SAFETY: `address` is one of the peripheral registers above, a
-    // word-aligned MMIO address of the nRF51; writing it has no effect on
-    // memory the program owns.
+    // SAFETY: `address` is one of the registers above (the nRF51's
+    // peripherals, the core's AIRCR), a word-aligned MMIO address; writing
+    // it has no effect on memory the program owns.
     unsafe { write_volatile(address as *mut u32, value) }
 }
 

@@ -192,7 +192,7 @@ impl CutFlash<'_> {
             self.operations - 1
         );
         set_cut_mark(Some(self.operations - 1));
-        cortex_m::peripheral::SCB::sys_reset()
+        kiln_firmware::nrf51::system_reset()
     }
 }
 
