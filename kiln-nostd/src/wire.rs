@@ -926,6 +926,18 @@ pub struct Writer<S> {
     depth: u8,
 }
 
+/// `count` as a count or length word, refused above `cap`.
+#[inline]
+fn capped(count: usize, cap: u32) -> Result<u32> {
+    u32::try_from(count)
+        .ok()
+        .filter(|&c| c <= cap)
+        .ok_or(Error::refused(
+            Refusal::NotEncodable,
+            "count or length above the cap",
+        ))
+}
+
 impl<S: Sink> Writer<S> {
     /// A writer under the default caps.
     #[inline]
@@ -1035,13 +1047,7 @@ impl<S: Sink> Writer<S> {
     #[inline]
     #[doc(hidden)]
     pub fn count(&mut self, count: usize, cap: u32) -> Result<()> {
-        let count = u32::try_from(count)
-            .ok()
-            .filter(|&c| c <= cap)
-            .ok_or(Error::refused(
-                Refusal::NotEncodable,
-                "count or length above the cap",
-            ))?;
+        let count = capped(count, cap)?;
         self.u32(count)
     }
 
@@ -1050,13 +1056,7 @@ impl<S: Sink> Writer<S> {
     #[inline]
     #[doc(hidden)]
     pub fn counted_run(&mut self, count: usize, cap: u32, bytes: &[u8]) -> Result<()> {
-        let count = u32::try_from(count)
-            .ok()
-            .filter(|&c| c <= cap)
-            .ok_or(Error::refused(
-                Refusal::NotEncodable,
-                "count or length above the cap",
-            ))?;
+        let count = capped(count, cap)?;
         self.sink.put_run(count, bytes)
     }
 
