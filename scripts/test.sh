@@ -148,8 +148,22 @@ finish() {
     echo "time: $SECONDS s in all; installing $((SETUP_SECONDS + STAGE_INSTALL_SECONDS)) s (setup $SETUP_SECONDS s, within stages $STAGE_INSTALL_SECONDS s)"
 }
 
+# The machine's busy share of its cores while a stage ran (from /proc/stat,
+# so containers and daemons count too): below ~90% on an otherwise idle
+# machine, the stage leaves cores idle and overlapping work would pay.
+cpu_ticks() { # prints "BUSY TOTAL"
+    awk '/^cpu /{ busy = $2 + $3 + $4 + $7 + $8 + $9; print busy, busy + $5 + $6; exit }' /proc/stat 2>/dev/null || echo "0 0"
+}
+cpu_share() { # BUSY0 TOTAL0: percent busy since then
+    local now
+    read -r -a now <<<"$(cpu_ticks)"
+    local total=$((now[1] - $2))
+    [ "$total" -gt 0 ] && echo "cpu $(((now[0] - $1) * 100 / total))% of $(nproc)" || echo "cpu ?"
+}
+
 run_stage() { # name function
-    local name="$1" start=$SECONDS
+    local name="$1" start=$SECONDS ticks
+    read -r -a ticks <<<"$(cpu_ticks)"
     rm -f "$SKIP_MARK" "$NOTE_FILE"
     banner "stage $name"
     # In a subshell outside any `if`, so that `set -e` stops the stage at
@@ -166,15 +180,15 @@ run_stage() { # name function
     if [ "$status" -eq 0 ]; then
         if [ -e "$SKIP_MARK" ]; then
             skipped=$((skipped + 1))
-            SUMMARY+=("$(printf '%-16s skipped  %4d s  %s' "$name" $((SECONDS - start)) "$(disk_report)")")
+            SUMMARY+=("$(printf '%-16s skipped  %4d s  %s, %s' "$name" $((SECONDS - start)) "$(cpu_share "${ticks[@]}")" "$(disk_report)")")
         else
             passed=$((passed + 1))
-            SUMMARY+=("$(printf '%-16s passed   %4d s  %s' "$name" $((SECONDS - start)) "$(disk_report)")")
+            SUMMARY+=("$(printf '%-16s passed   %4d s  %s, %s' "$name" $((SECONDS - start)) "$(cpu_share "${ticks[@]}")" "$(disk_report)")")
         fi
         add_notes
     else
         failed=$((failed + 1))
-        SUMMARY+=("$(printf '%-16s FAILED   %4d s  %s' "$name" $((SECONDS - start)) "$(disk_report)")")
+        SUMMARY+=("$(printf '%-16s FAILED   %4d s  %s, %s' "$name" $((SECONDS - start)) "$(cpu_share "${ticks[@]}")" "$(disk_report)")")
         add_notes
         finish
         exit 1
