@@ -21,6 +21,7 @@
 #   clippy           clippy -D warnings, default and all features; tests/firmware on thumbv7m
 #   doc              rustdoc -D warnings; the stage lists agree with the declarations (stage-table.sh)
 #   python           the Python reference codec: case file up to date, unit tests
+#   cross            (in the background until fuzz) kiln-nostd tests and doc tests on s390x and powerpc64 through cross in a Debian-built image, and the swap mutants
 #   test             cargo test: every crate with default features, then all features, no alloc, examples
 #   package          cargo package of every library crate
 #   demo             the README's main job: kiln check over samples/ (scripts/demo.sh)
@@ -31,7 +32,6 @@
 #   fuzz             a bounded run of every fuzz target (libFuzzer, ASan), then every input that ever failed
 #   bounds           work and heap bounds of the inputs that once took unbounded time (callgrind, DHAT)
 #   thumb            kiln-nostd for thumbv7em-none-eabihf: without features, with defmt+derive, with the envelope, embedded-io and small-code
-#   cross            kiln-nostd tests and doc tests on s390x and powerpc64 through cross in a Debian-built image, and the swap mutants
 #   bigendian        (by name only) the cross stage's tests with .cargo/config.toml's qemu-user runners, for a machine without a container engine
 #   firmware         Cortex-M3 under qemu-system-arm: demo, golden suite (check and typed decoders), flash/RAM
 #   firmware-m0      demo, golden suite and no-panic proof on a Cortex-M0 (qemu microbit)
@@ -53,17 +53,29 @@ ROOT="$PWD"
 # `stage --by-name NAME "..."` declares a stage that runs only when named
 # (an alternative to another stage, for machines without what that one
 # needs); --list marks it so.
+# `stage --until LATER NAME "..."` declares a stage that runs in the
+# background from its place in the order while the stages after it run,
+# and is waited for before stage LATER (or at the end): for a stage that
+# leaves cores idle (emulation, downloads), whose work then fills them.
+# Its output is shown, and its line added to the summary, when it is
+# waited for; a failure stops the run there. --list marks it so.
 ALL_STAGES=()
 DEFAULT_STAGES=()
 declare -A STAGE_DESCRIPTION=()
-stage() { # [--by-name] name description
-    local by_name=false
+declare -A STAGE_UNTIL=()
+stage() { # [--by-name | --until LATER] name description
+    local by_name=false until=
     if [ "$1" = --by-name ]; then by_name=true; shift; fi
+    if [ "$1" = --until ]; then until="$2"; shift 2; fi
     [ -z "${STAGE_DESCRIPTION[$1]+set}" ] || { echo "test.sh: stage $1 declared twice" >&2; exit 2; }
     ALL_STAGES+=("$1")
     $by_name || DEFAULT_STAGES+=("$1")
     STAGE_DESCRIPTION[$1]="$2"
     $by_name && STAGE_DESCRIPTION[$1]="(by name only) $2"
+    if [ -n "$until" ]; then
+        STAGE_UNTIL[$1]="$until"
+        STAGE_DESCRIPTION[$1]="(in the background until $until) $2"
+    fi
     return 0
 }
 
@@ -142,6 +154,7 @@ add_notes() {
 }
 
 finish() {
+    stop_background
     printf '\n=== summary ===\n'
     printf '%s\n' "${SUMMARY[@]}"
     echo "stages: $passed passed, $failed failed, $skipped skipped"
@@ -161,6 +174,27 @@ cpu_share() { # BUSY0 TOTAL0: percent busy since then
     [ "$total" -gt 0 ] && echo "cpu $(((now[0] - $1) * 100 / total))% of $(nproc)" || echo "cpu ?"
 }
 
+# record_stage NAME STATUS START BUSY TOTAL: the stage's summary line and
+# notes (from $SKIP_MARK and $NOTE_FILE); stops the run when it failed.
+record_stage() {
+    local name="$1" status="$2" start="$3"
+    local line
+    [ "$status" -ne 0 ] || prune_after "$name"
+    line="$(printf '%4d s  %s, %s' $((SECONDS - start)) "$(cpu_share "$4" "$5")" "$(disk_report)")"
+    if [ "$status" -eq 0 ] && [ -e "$SKIP_MARK" ]; then
+        skipped=$((skipped + 1))
+        SUMMARY+=("$(printf '%-16s skipped  %s' "$name" "$line")")
+    elif [ "$status" -eq 0 ]; then
+        passed=$((passed + 1))
+        SUMMARY+=("$(printf '%-16s passed   %s' "$name" "$line")")
+    else
+        failed=$((failed + 1))
+        SUMMARY+=("$(printf '%-16s FAILED   %s' "$name" "$line")")
+    fi
+    add_notes
+    [ "$status" -eq 0 ] || { finish; exit 1; }
+}
+
 run_stage() { # name function
     local name="$1" start=$SECONDS ticks
     read -r -a ticks <<<"$(cpu_ticks)"
@@ -176,23 +210,62 @@ run_stage() { # name function
     )
     status=$?
     set -e
-    [ "$status" -ne 0 ] || prune_after "$name"
-    if [ "$status" -eq 0 ]; then
-        if [ -e "$SKIP_MARK" ]; then
-            skipped=$((skipped + 1))
-            SUMMARY+=("$(printf '%-16s skipped  %4d s  %s, %s' "$name" $((SECONDS - start)) "$(cpu_share "${ticks[@]}")" "$(disk_report)")")
-        else
-            passed=$((passed + 1))
-            SUMMARY+=("$(printf '%-16s passed   %4d s  %s, %s' "$name" $((SECONDS - start)) "$(cpu_share "${ticks[@]}")" "$(disk_report)")")
-        fi
-        add_notes
-    else
-        failed=$((failed + 1))
-        SUMMARY+=("$(printf '%-16s FAILED   %4d s  %s, %s' "$name" $((SECONDS - start)) "$(cpu_share "${ticks[@]}")" "$(disk_report)")")
-        add_notes
-        finish
-        exit 1
-    fi
+    record_stage "$name" "$status" "$start" "${ticks[@]}"
+}
+
+# The stage running in the background (stage --until), if any: its name,
+# start, CPU ticks then, process and directory (log, status, skip mark,
+# notes).
+BG_NAME=
+BG_PID=
+start_background() { # name
+    BG_NAME="$1"
+    BG_START=$SECONDS
+    read -r -a BG_TICKS <<<"$(cpu_ticks)"
+    BG_DIR="$(mktemp -d)"
+    banner "stage $BG_NAME: in the background until stage ${STAGE_UNTIL[$BG_NAME]} (its output is shown then)"
+    (
+        SKIP_MARK="$BG_DIR/skip" NOTE_FILE="$BG_DIR/notes"
+        export KILN_NOTE_FILE="$NOTE_FILE"
+        set +e
+        (
+            set -e
+            "stage_$BG_NAME"
+        )
+        echo $? >"$BG_DIR/status"
+    ) >"$BG_DIR/log" 2>&1 </dev/null &
+    BG_PID=$!
+}
+
+# Waits for the background stage, shows its output and records it.
+join_background() {
+    [ -n "$BG_PID" ] || return 0
+    local start=$SECONDS status
+    wait "$BG_PID" || true
+    BG_PID=
+    banner "stage $BG_NAME: its output (it ran in the background; waited $((SECONDS - start)) s for it here)"
+    cat "$BG_DIR/log"
+    status="$(cat "$BG_DIR/status" 2>/dev/null || echo 1)"
+    SKIP_MARK="$BG_DIR/skip" NOTE_FILE="$BG_DIR/notes" record_stage "$BG_NAME" "$status" "$BG_START" "${BG_TICKS[@]}"
+    rm -rf "$BG_DIR"
+}
+
+# A run that stops (a failing stage, an interrupt) stops the background
+# stage too: TERM to its processes, deepest first, so that its own traps
+# (the cross stage stops its Docker daemon) run.
+stop_background() {
+    [ -n "${BG_PID:-}" ] || return 0
+    kill_tree() {
+        local child
+        for child in $(ps -o pid= --ppid "$1" 2>/dev/null); do kill_tree "$child"; done
+        kill -TERM "$1" 2>/dev/null || true
+    }
+    echo "stopping the background stage $BG_NAME"
+    kill_tree "$BG_PID"
+    wait "$BG_PID" 2>/dev/null || true
+    BG_PID=
+    [ ! -f "$BG_DIR/log" ] || { echo "--- its output (last 30 lines)"; tail -30 "$BG_DIR/log"; }
+    rm -rf "$BG_DIR"
 }
 
 # ---------------------------------------------------------------------------
@@ -224,6 +297,10 @@ stage_python() {
     python3 spec/reference/gen_v2_cases.py --check
     python3 -m unittest discover -s tests/python
 }
+
+# In the background from here until fuzz: its emulated tests and its
+# image's download leave cores idle that the host's stages fill.
+source "$ROOT/scripts/stages/cross.sh"
 
 stage test "cargo test: every crate with default features, then all features, no alloc, examples"
 stage_test() {
@@ -303,8 +380,6 @@ stage_thumb() {
     cargo build -p kiln-nostd --target thumbv7em-none-eabihf --features defmt,derive
     cargo build -p kiln-nostd --target thumbv7em-none-eabihf --features envelope,embedded-io,embedded-io-async,small-code
 }
-
-source "$ROOT/scripts/stages/cross.sh"
 
 stage --by-name bigendian "the cross stage's tests with .cargo/config.toml's qemu-user runners, for a machine without a container engine"
 stage_bigendian() {
@@ -403,7 +478,16 @@ if [ "$setup_status" -ne 0 ]; then
     exit 1
 fi
 
+trap 'stop_background; rm -f "$SKIP_MARK" "$NOTE_FILE" "$SETUP_TIMES"' EXIT
 for stage in "${STAGES[@]}"; do
-    run_stage "$stage" "stage_$stage"
+    if [ -n "$BG_PID" ] && [ "${STAGE_UNTIL[$BG_NAME]}" = "$stage" ]; then join_background; fi
+    if [ -n "${STAGE_UNTIL[$stage]:-}" ]; then
+        # One background stage at a time.
+        join_background
+        start_background "$stage"
+    else
+        run_stage "$stage" "stage_$stage"
+    fi
 done
+join_background
 finish
