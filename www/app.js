@@ -164,7 +164,7 @@ function showModel(r) {
   const multiFile = h.files.length > 1;
   const labels = multiFile ? new Map(fileLabels(h.files.map((f) => f.name)).map((l, i) => [h.files[i].name, l])) : null;
   setModel(r.tensors, { multiFile, onLink: (j) => { filterPath(null); select(j); }, onRead: updateIo });
-  showTable(r.tensors, { labels, onSelect: showTensor });
+  showTable(r.tensors, { labels, onSelect: showTensor, unique: !multiFile && r.directories.length <= 1 });
   document.body.dataset.state = 'ready';
   document.title = `${state.name} \u2014 Kiln inspector`;
   // The open's time as the user sees it: from the file picked or dropped

@@ -89,17 +89,24 @@ function linesFor(text, perLine) {
 /** The text a row shows as its name: the name, and where names repeat, its directory's path after it. */
 const nameLabel = (t) => (state.duplicate.has(nameOf(t)) && t.path ? `${nameOf(t)} \u00b7 ${t.path}` : nameOf(t));
 
-/** Shows a model's tensors: `labels` names each file's File cell (a set of files), `onSelect(index)` on a click. */
-export function showTable(tensors, { labels = null, onSelect }) {
+/**
+ * Shows a model's tensors: `labels` names each file's File cell (a set of
+ * files), `onSelect(index)` on a click. `unique`: the model has one file
+ * and one directory, whose names the format keeps unique (no name is then
+ * looked for twice: 20,000 names hashed cost the open a few ms).
+ */
+export function showTable(tensors, { labels = null, onSelect, unique = false }) {
   tensors.forEach((t, order) => { t.order = order; }); // the model's own order, for sorting back to it
   state.tensors = tensors;
   state.labels = labels ?? new Map();
   state.onSelect = onSelect;
   state.selected = -1;
-  const seen = new Set();
   state.duplicate = new Set();
   const names = tensors.map(nameOf);
-  for (const n of names) { if (seen.has(n)) state.duplicate.add(n); seen.add(n); }
+  if (!unique) {
+    const seen = new Set();
+    for (const n of names) { if (seen.has(n)) state.duplicate.add(n); seen.add(n); }
+  }
   // Each row's label, once: what layout() measures at every width.
   state.nameLabels = state.duplicate.size ? tensors.map(nameLabel) : names;
   state.charPx ||= measureChar();
@@ -116,38 +123,71 @@ export function showTable(tensors, { labels = null, onSelect }) {
     c.wraps = longest > c.ch;
   }
   $('filter').value = '';
+  // A new model starts at its first row.
+  if (box.top) { $('table-scroll').scrollTop = 0; box.top = 0; }
   fit();
 }
 
-/** Lays the table out, and again if that showed or hid the scroll bar (which narrows the rows; style.css keeps it shown). */
-function fit() {
+/**
+ * The scroll box's width inside its scroll bar (`client`) and with it
+ * (`offset`), as a ResizeObserver last saw them: reading them from the
+ * box would force a layout of the whole page in the middle of an open.
+ * Unknown (0) while the box has never been shown; a change lays the
+ * table out again before the frame is painted.
+ */
+const box = { client: 0, offset: 0, height: 0, top: 0 };
+const observer = new ResizeObserver(() => {
   const scroll = $('table-scroll');
-  const bar = () => scroll.offsetWidth - scroll.clientWidth;
-  const before = bar();
+  const height = scroll.clientHeight;
+  if (scroll.clientWidth === box.client && scroll.offsetWidth === box.offset && height === box.height) return;
+  const widths = scroll.clientWidth !== box.client || scroll.offsetWidth !== box.offset;
+  box.client = scroll.clientWidth;
+  box.offset = scroll.offsetWidth;
+  box.height = height;
+  if (state.all.length && box.client) {
+    if (widths) layout();
+    refreshRows();
+  }
+});
+let observed = false;
+
+function geometry() {
+  const scroll = $('table-scroll');
+  if (!observed) {
+    observer.observe(scroll);
+    // The scroll position as the box says it, kept here for the same reason.
+    scroll.addEventListener('scroll', () => { box.top = scroll.scrollTop; }, { passive: true });
+    observed = true;
+  }
+  if (!box.client) { box.client = scroll.clientWidth; box.offset = scroll.offsetWidth; box.height = scroll.clientHeight; }
+  return box;
+}
+
+/** Lays the table out at the scroll box's width (style.css keeps its scroll bar shown, so rows never change it). */
+function fit() {
   layout();
   refreshRows();
-  if (bar() !== before) { layout(); refreshRows(); }
 }
 
 /** Column widths, and the rows' height from the longest name (and shape) at this width. */
 function layout() {
   const px = state.charPx;
-  const scroll = $('table-scroll');
+  const scroll = geometry();
   const widthOf = (c) => (c.key === 'name' ? 0 : Math.ceil(c.ch * px + PAD + (c.tag ? 12 : 0)));
   const fixed = (cols) => cols.reduce((a, c) => a + widthOf(c), 0);
   // The Offset column stays while the longest name fits beside it on one
   // line (or has NAME_MIN px).
   const longest = Math.min(NAME_MIN, state.longestName * px + PAD + 2);
-  state.columns = state.all.filter((c) => c.key !== 'offset' || scroll.clientWidth - fixed(state.all) >= longest);
+  state.columns = state.all.filter((c) => c.key !== 'offset' || scroll.client - fixed(state.all) >= longest);
   renderHead();
   const widths = state.columns.map(widthOf);
   const template = state.columns.map((c, i) => (c.key === 'name' ? 'minmax(180px, 1fr)' : `${widths[i]}px`)).join(' ');
   $('table-head').style.gridTemplateColumns = template;
   // The rows are narrower than the head by the scroll bar: the head's
   // columns are moved left as far.
-  $('table-head').style.paddingRight = `${scroll.offsetWidth - scroll.clientWidth}px`;
+  $('table-head').style.paddingRight = `${scroll.offset - scroll.client}px`;
   $('table-rows').style.setProperty('--cols', template);
-  const nameWidth = Math.max(180, scroll.clientWidth - widths.reduce((a, b) => a + b, 0));
+  const nameWidth = Math.max(180, scroll.client - widths.reduce((a, b) => a + b, 0));
   const perLine = Math.max(8, Math.floor((nameWidth - PAD - 2) / px));
   const shape = state.columns.find((c) => c.key === 'shape');
   let lines = 1;
@@ -229,10 +269,10 @@ function cell(c, t) {
 }
 
 export function renderRows() {
-  const scroll = $('table-scroll');
+  const scroll = geometry();
   const row = rowHeight();
-  const first = Math.max(0, Math.floor(scroll.scrollTop / row) - 5);
-  const last = Math.min(state.rows.length, first + Math.ceil(scroll.clientHeight / row) + 10);
+  const first = Math.max(0, Math.floor(scroll.top / row) - 5);
+  const last = Math.min(state.rows.length, first + Math.ceil(scroll.height / row) + 10);
   const box = $('table-rows');
   box.style.transform = `translateY(${first * row}px)`;
   const out = [];
@@ -254,6 +294,7 @@ export function select(index) {
   const row = rowHeight();
   if (pos >= 0 && (pos * row < scroll.scrollTop || (pos + 1) * row > scroll.scrollTop + scroll.clientHeight)) {
     scroll.scrollTop = Math.max(0, pos * row - scroll.clientHeight / 3);
+    box.top = scroll.scrollTop;
   }
   renderRows();
   state.onSelect(index);
