@@ -15,7 +15,7 @@
 //
 // Two models can be open: `a` (the page's) and `b` (what it is compared
 // with). The page talks to this worker through rpc.js.
-import init, { openFile, FileSet, setPlace, safetensorsIndexFiles, firstRead, schemaHash } from './inspect/kiln_inspect.js';
+import init, { openFile, FileSet, setPlace, safetensorsIndexFiles, firstRead, readsAfterFirst, schemaHash } from './inspect/kiln_inspect.js';
 import { tensorRows } from './inspect/rows.js';
 import { fileSource, urlSource } from './source.js';
 import { isIndexName, setOrder } from './set.js';
@@ -167,7 +167,7 @@ async function open({ side, files, type, framed, types = [] }, signal) {
   const sources = [];
   for (const f of list) {
     try {
-      sources.push(f.blob ? fileSource(f.blob, { name: f.name, reads: io }) : await urlSource(f.url, { signal, name: f.name, first: firstRead(), reads: io }));
+      sources.push(f.blob ? fileSource(f.blob, { name: f.name, reads: io }) : await urlSource(f.url, { signal, name: f.name, first: firstRead(), reads: io, after: readsAfterFirst }));
     } catch (e) {
       return e.code === 'Aborted' ? { cancelled: true } : { error: errorOf(e), name: f.name };
     }

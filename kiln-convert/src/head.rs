@@ -37,7 +37,7 @@ use kiln_nostd::DtypeCode;
 use crate::error::{Error, Result};
 use crate::gguf::{GgufHead, HeadRead};
 use crate::kiln_dtype;
-use crate::safetensors_header::{data_order, read_header, Refused};
+use crate::safetensors_header::{data_order, header_json, read_header, Refused};
 use crate::safetensors_kiln::read_error;
 
 /// The largest head [`HeadOpener`] reads (safetensors caps its header at
@@ -293,6 +293,20 @@ pub struct HeadOpener {
 /// The fewest bytes a growing read asks for in one piece.
 const MIN_PIECE: u64 = 1 << 20;
 
+/// Bytes `have..target` as the reads after the first ask for them: pieces
+/// of at least [`MIN_PIECE`], at most four, in flight together.
+fn pieces(have: u64, target: u64) -> Vec<Range<u64>> {
+    let piece = (target - have).div_ceil(4).max(MIN_PIECE);
+    let mut ranges = Vec::new();
+    let mut at = have;
+    while at < target {
+        let end = at.saturating_add(piece).min(target);
+        ranges.push(at..end);
+        at = end;
+    }
+    ranges
+}
+
 impl HeadOpener {
     /// An opener of the `format` file `name`, `file_len` bytes long.
     pub fn new(name: &str, format: Format, file_len: u64) -> HeadOpener {
@@ -363,20 +377,38 @@ impl HeadOpener {
             };
         }
         // The first read is one request (a URL's first answer also gives
-        // the file's length); later ones are pieces of at least MIN_PIECE,
-        // at most four, in flight together.
-        let piece = if self.stats.requests == 0 {
-            target
+        // the file's length); later ones are pieces.
+        let ranges = if self.stats.requests == 0 {
+            std::iter::once(0..target).collect()
         } else {
-            (target - have).div_ceil(4).max(MIN_PIECE)
+            pieces(have, target)
         };
-        let mut at = have;
-        while at < target {
-            let end = at.saturating_add(piece).min(target);
-            self.asked.push((at..end, None));
-            at = end;
+        self.asked = ranges.iter().map(|r| (r.clone(), None)).collect();
+        Ok(ranges)
+    }
+
+    /// The reads that will follow the first when the file's first bytes
+    /// are `start` (the beginning of the first read, as it arrives): for
+    /// a safetensors header longer than the first read, the rest of it,
+    /// exactly as [`HeadOpener::next_reads`] will ask for it; none when
+    /// the first bytes do not say (a GGUF head, a Kiln file, a header the
+    /// first read holds, a length the reader refuses). A URL source
+    /// starts these while the first read's bytes still arrive, so a long
+    /// safetensors header costs one round trip, not two.
+    pub fn reads_after_first(start: &[u8], file_len: u64) -> Vec<Range<u64>> {
+        let first = FIRST_READ.min(file_len);
+        if sniff(start) != Some(Format::Safetensors) {
+            return Vec::new();
         }
-        Ok(self.asked.iter().map(|(r, _)| r.clone()).collect())
+        let head_len = match header_json(start, file_len) {
+            Err(Refused::ShortHead { needed }) => needed,
+            Ok(json) => 8 + json.len() as u64,
+            Err(Refused::Crate(_)) => return Vec::new(),
+        };
+        if head_len <= first || head_len > MAX_HEAD {
+            return Vec::new();
+        }
+        pieces(first, head_len)
     }
 
     /// The bytes of one range [`HeadOpener::next_reads`] named, read from

@@ -154,7 +154,7 @@ pub(crate) fn read_header(head: &[u8], file_len: u64) -> Result<SafetensorsHeade
 
 /// The JSON header's bytes, after the checks the crate makes before it
 /// reads them (in its order), or how many bytes are needed.
-fn header_json(head: &[u8], file_len: u64) -> Result<&[u8], Refused> {
+pub(crate) fn header_json(head: &[u8], file_len: u64) -> Result<&[u8], Refused> {
     let Some(word) = head.first_chunk::<8>() else {
         if file_len < 8 {
             return Err(Refused::Crate(SafeTensorError::HeaderTooSmall));

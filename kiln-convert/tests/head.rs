@@ -495,3 +495,62 @@ fn a_safetensors_head_past_4_gib_reads_from_its_head() {
         );
     }
 }
+
+/// A safetensors header longer than the first read: its first bytes say
+/// the reads that follow (`HeadOpener::reads_after_first`, which a URL
+/// source starts while the first read still arrives), exactly the ones
+/// the opener asks for once given the first read. Nothing for a header
+/// the first read holds, a GGUF head, a Kiln file or a refused length.
+#[test]
+fn the_first_bytes_of_a_long_safetensors_header_say_the_reads_after_the_first() {
+    for count in [25_000u64, 60_000] {
+        let mut json = String::from("{");
+        for i in 0..count {
+            if i > 0 {
+                json.push(',');
+            }
+            let at = 4 * i;
+            json.push_str(&format!(
+                "\"model.layers.{i}.mlp.up_proj.weight\":{{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[{at},{}]}}",
+                at + 4
+            ));
+        }
+        json.push('}');
+        let mut file = (json.len() as u64).to_le_bytes().to_vec();
+        file.extend(json.as_bytes());
+        let head_end = file.len() as u64;
+        file.extend(vec![0u8; 4 * count as usize]);
+        let len = file.len() as u64;
+        assert!(head_end > FIRST_READ, "{head_end}");
+        let planned = HeadOpener::reads_after_first(&file[..64], len);
+        let mut opener = HeadOpener::new("f", Format::Safetensors, len);
+        let first = opener.next_reads().unwrap();
+        assert_eq!(first.len(), 1);
+        assert_eq!(first[0], 0..FIRST_READ);
+        opener.give(0, &file[..FIRST_READ as usize]).unwrap();
+        let asked = opener.next_reads().unwrap();
+        assert_eq!(planned, asked, "{count} tensors");
+        assert_eq!(asked.last().unwrap().end, head_end);
+        for r in &asked {
+            opener
+                .give(r.start, &file[r.start as usize..r.end as usize])
+                .unwrap();
+        }
+        assert!(opener.next_reads().unwrap().is_empty());
+        assert_eq!(opener.finish().unwrap().0.tensors.len() as u64, count);
+    }
+    let small = sample_safetensors_file();
+    assert!(HeadOpener::reads_after_first(&small, small.len() as u64).is_empty());
+    let gguf = sample_gguf_file();
+    assert!(HeadOpener::reads_after_first(&gguf, 1 << 30).is_empty());
+    assert!(
+        HeadOpener::reads_after_first(b"KLNT\x02\x00\x00\x00\x00\x00\x00\x00\x00", 1 << 30)
+            .is_empty()
+    );
+    // A length past the file: the opener's first read reports it.
+    let mut past = (1u64 << 40).to_le_bytes().to_vec();
+    past.extend(b"{\"a\":");
+    assert!(HeadOpener::reads_after_first(&past, 1 << 30).is_empty());
+    // Too few bytes to say: nothing.
+    assert!(HeadOpener::reads_after_first(&past[..5], 1 << 30).is_empty());
+}

@@ -47,6 +47,24 @@ pub fn sniff_format(bytes: &[u8]) -> Option<String> {
     sniff(bytes).map(|f| f.name().into())
 }
 
+/// The reads that will follow the first read of `openFile`, from the
+/// first bytes of that read as they arrive (64 are enough):
+/// `[[offset, length], ...]`, exactly the ranges the opener asks for
+/// next; empty when those bytes do not say (only a safetensors header
+/// longer than the first read says its length up front). A URL source
+/// starts them while the first read's bytes still arrive, so such a head
+/// costs one round trip, not two.
+#[wasm_bindgen(js_name = readsAfterFirst, unchecked_return_type = "[number, number][]")]
+pub fn reads_after_first(
+    start: &[u8],
+    #[wasm_bindgen(js_name = byteLength)] byte_length: f64,
+) -> Result<Array, JsValue> {
+    Ok(ranges_value(&HeadOpener::reads_after_first(
+        start,
+        length_of(byte_length)?,
+    )))
+}
+
 /// A kiln-convert error as a `KilnError`: its code is the format's own
 /// (`safetensors`, `GGUF`), a Kiln input's wire code, `Io` or
 /// `Unsupported`; the message without the kind and offset `Display`

@@ -55,7 +55,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gguf } from '@huggingface/gguf';
 import { parseSafetensorsMetadata } from '@huggingface/hub';
-import { initSync, openFile, firstRead } from '../../www/inspect/kiln_inspect.js';
+import { initSync, openFile, firstRead, readsAfterFirst } from '../../www/inspect/kiln_inspect.js';
 import { urlSource } from '../../www/source.js';
 import { latencyFiles, GV } from './latency-files.mjs';
 import { openPage } from './page.mjs';
@@ -75,7 +75,7 @@ initSync({ module: fs.readFileSync(path.join(root, 'www/inspect/kiln_inspect_bg.
 
 /** Kiln's module in node: the URL to the table's facts and the metadata (the first read's answer says the length). */
 async function kilnNode(url) {
-  const source = await urlSource(url, { first: firstRead() });
+  const source = await urlSource(url, { first: firstRead(), after: readsAfterFirst });
   const file = await openFile(source.length, source.read, { name: source.name });
   const out = { tensors: file.tensorRows(), metadata: JSON.parse(file.metadataJson()).metadata };
   file.free();
