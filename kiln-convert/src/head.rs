@@ -393,8 +393,9 @@ impl HeadOpener {
     /// exactly as [`HeadOpener::next_reads`] will ask for it; none when
     /// the first bytes do not say (a GGUF head, a Kiln file, a header the
     /// first read holds, a length the reader refuses). A URL source
-    /// starts these while the first read's bytes still arrive, so a long
-    /// safetensors header costs one round trip, not two.
+    /// starts these as soon as the first read's first bytes arrive, so
+    /// the rest of a long safetensors header comes while the first read
+    /// still does, not after it.
     pub fn reads_after_first(start: &[u8], file_len: u64) -> Vec<Range<u64>> {
         let first = FIRST_READ.min(file_len);
         if sniff(start) != Some(Format::Safetensors) {

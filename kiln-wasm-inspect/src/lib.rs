@@ -52,8 +52,8 @@ pub fn sniff_format(bytes: &[u8]) -> Option<String> {
 /// `[[offset, length], ...]`, exactly the ranges the opener asks for
 /// next; empty when those bytes do not say (only a safetensors header
 /// longer than the first read says its length up front). A URL source
-/// starts them while the first read's bytes still arrive, so such a head
-/// costs one round trip, not two.
+/// starts them as soon as the first read's first bytes arrive, so the
+/// rest of such a head comes while the first read still does.
 #[wasm_bindgen(js_name = readsAfterFirst, unchecked_return_type = "[number, number][]")]
 pub fn reads_after_first(
     start: &[u8],
